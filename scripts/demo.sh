@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Install the package into .venv and run the reference demo on the embedded file default.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e .
+exec .venv/bin/python examples/quickstart.py "$@"

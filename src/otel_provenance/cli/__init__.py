@@ -1,0 +1,79 @@
+"""The ``otel-provenance`` command line: the only place that prints and exits.
+
+``run(argv, stdout, stderr) -> int`` is the whole CLI (tests call it with in-memory streams);
+``main()`` is ``sys.exit(run(...))``. Each command lives in its own module here and exposes
+``register(subparsers)``, which adds its parser with ``handler=<callable(args, io) -> int>``.
+
+Exit codes (``gate check`` and ``audit``): 0 pass, 2 fail, 3 insufficient data, 1 any error.
+Nothing but a pass exits 0; nothing but a failed threshold exits 2; usage errors exit 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..errors import OtelProvenanceError
+from . import audit, diff, fetch, fingerprint, gate, mine, routes
+from ._common import EXIT_ERROR, IO, UsageError
+
+_COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of printing and calling ``sys.exit(2)`` (2 means *fail* here)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        raise _ParserExit(status, message)
+
+
+class _ParserExit(Exception):
+    def __init__(self, status: int, message: str | None) -> None:
+        self.status, self.message = status, message
+
+
+def build_parser(stdout: TextIO) -> argparse.ArgumentParser:
+    parser = _Parser(prog="otel-provenance", description="Prove what an AI agent did, from its traces.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in _COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    io = IO(stdout, stderr)
+    parser = build_parser(stdout)
+    try:
+        args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+        handler = getattr(args, "handler", None)
+        if handler is None:
+            parser.print_help(stderr)
+            return EXIT_ERROR
+        return int(handler(args, io))
+    except _ParserExit as exc:  # --help / --version
+        if exc.message:
+            stderr.write(exc.message)
+        return 0 if exc.status == 0 else EXIT_ERROR
+    except UsageError as exc:
+        io.error(str(exc))
+        return EXIT_ERROR
+    except OtelProvenanceError as exc:
+        io.error(str(exc))
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        io.error("interrupted")
+        return EXIT_ERROR
+    except Exception as exc:  # an internal error is never a pass, never a fail
+        io.error(f"internal error: {type(exc).__name__}: {exc}")
+        return EXIT_ERROR
+
+
+def main() -> None:
+    sys.exit(run())

@@ -1,0 +1,194 @@
+"""The span model every reader yields and every offline stage consumes.
+
+Frozen, slotted, hashable; no OTel SDK types. Attribute *absence* is a key that is not in the
+``Attributes`` mapping — it is never stood in for by ``""``, ``0`` or ``False``. Use
+``attrs.get(key, ABSENT)`` / ``key in attrs`` and test ``is ABSENT``.
+
+Value types (``Value``):
+
+- ``str``, ``bool``, ``int`` (OTLP intValue, exact), ``float`` (OTLP doubleValue),
+  ``Decimal`` (an exact decimal, e.g. a number a backend returned as text), ``bytes``;
+- ``tuple[Value, ...]`` for arrays;
+- ``Attributes`` for nested maps (OTLP kvlistValue).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Final, Union
+
+from .. import semconv
+
+
+class _Absent:
+    """Sentinel for a missing attribute: distinct from every value, falsy, and printed as ``<absent>``."""
+
+    __slots__ = ()
+    _instance: _Absent | None = None
+
+    def __new__(cls) -> _Absent:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<absent>"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "ABSENT"
+
+
+ABSENT: Final = _Absent()
+
+Value = Union[str, bool, int, float, Decimal, bytes, tuple["Value", ...], "Attributes"]
+
+
+class Attributes(Mapping[str, Value]):
+    """An immutable, hashable mapping of attribute key to typed value.
+
+    Equality and hashing ignore insertion order, so two spans whose attributes arrived in a
+    different key order compare equal. Iteration is in sorted key order (deterministic output).
+    """
+
+    __slots__ = ("_items", "_map", "_hash")
+
+    def __init__(self, items: Mapping[str, Value] | Iterable[tuple[str, Value]] = ()) -> None:
+        data = dict(items.items() if isinstance(items, Mapping) else items)
+        self._map: dict[str, Value] = data
+        self._items: tuple[tuple[str, Value], ...] = tuple(sorted(data.items(), key=lambda kv: kv[0]))
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> Value:
+        return self._map[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k, _ in self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._map
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Attributes):
+            return self._items == other._items
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(self._items)
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"Attributes({dict(self._items)!r})"
+
+    def items_sorted(self) -> tuple[tuple[str, Value], ...]:
+        return self._items
+
+
+EMPTY_ATTRIBUTES: Final = Attributes()
+
+
+class SpanKind(enum.IntEnum):
+    """OTLP ``Span.SpanKind`` numbering."""
+
+    UNSPECIFIED = 0
+    INTERNAL = 1
+    SERVER = 2
+    CLIENT = 3
+    PRODUCER = 4
+    CONSUMER = 5
+
+
+class StatusCode(enum.IntEnum):
+    """OTLP ``Status.StatusCode`` numbering."""
+
+    UNSET = 0
+    OK = 1
+    ERROR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    code: StatusCode = StatusCode.UNSET
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    name: str
+    time_ns: int
+    attributes: Attributes = EMPTY_ATTRIBUTES
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    trace_id: str
+    span_id: str
+    attributes: Attributes = EMPTY_ATTRIBUTES
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """One finished span. Ids are lowercase hex (32 chars trace, 16 chars span); a root has
+    ``parent_span_id is None``. Times are integer nanoseconds since the epoch."""
+
+    trace_id: str
+    span_id: str
+    parent_span_id: str | None
+    name: str
+    kind: SpanKind = SpanKind.INTERNAL
+    start_ns: int = 0
+    end_ns: int = 0
+    status: Status = field(default_factory=Status)
+    attributes: Attributes = EMPTY_ATTRIBUTES
+    events: tuple[Event, ...] = ()
+    links: tuple[Link, ...] = ()
+    resource: Attributes = EMPTY_ATTRIBUTES
+    scope_name: str = ""
+    scope_version: str = ""
+
+    @property
+    def is_tool(self) -> bool:
+        return self.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
+
+    @property
+    def tool_name(self) -> str | None:
+        value = self.attributes.get(semconv.GEN_AI_TOOL_NAME)
+        return value if isinstance(value, str) else None
+
+    @property
+    def release(self) -> str | None:
+        """The resource's ``service.version`` (the release under test), or None when absent."""
+        value = self.resource.get(semconv.SERVICE_VERSION)
+        return value if isinstance(value, str) else None
+
+    @property
+    def run_id(self) -> str:
+        """``agent.run.id`` when present, else the trace id."""
+        value = self.attributes.get(semconv.RUN_ID)
+        return value if isinstance(value, str) and value else self.trace_id
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The spans of one agent run, sorted by (start_ns, span_id) so that equal input gives equal runs."""
+
+    run_id: str
+    spans: tuple[Span, ...]
+
+    @property
+    def trace_ids(self) -> tuple[str, ...]:
+        return tuple(sorted({s.trace_id for s in self.spans}))
+
+    @property
+    def release(self) -> str | None:
+        releases = {s.release for s in self.spans if s.release is not None}
+        return releases.pop() if len(releases) == 1 else None

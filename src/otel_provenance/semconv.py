@@ -1,0 +1,93 @@
+"""Attribute names shared by the online half (instrument/) and the offline half (offline/).
+
+Both halves, and every user's contract file, depend on these strings; change one and old traces stop
+matching. GenAI names come from ``opentelemetry-semantic-conventions`` where it has them (reading a
+constant is fine; *calling* its deprecated enum classes warns, so we never do that).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
+from opentelemetry.semconv.attributes import error_attributes as _error
+from opentelemetry.semconv.attributes import service_attributes as _service
+
+# --- GenAI conventions (execute_tool spans) -------------------------------------------------------
+GEN_AI_OPERATION_NAME: Final = _gen_ai.GEN_AI_OPERATION_NAME
+GEN_AI_TOOL_NAME: Final = _gen_ai.GEN_AI_TOOL_NAME
+GEN_AI_TOOL_CALL_ID: Final = _gen_ai.GEN_AI_TOOL_CALL_ID
+GEN_AI_TOOL_TYPE: Final = _gen_ai.GEN_AI_TOOL_TYPE
+GEN_AI_TOOL_DESCRIPTION: Final = _gen_ai.GEN_AI_TOOL_DESCRIPTION
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = _gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS
+GEN_AI_TOOL_CALL_RESULT: Final = _gen_ai.GEN_AI_TOOL_CALL_RESULT
+ERROR_TYPE: Final = _error.ERROR_TYPE
+SERVICE_NAME: Final = _service.SERVICE_NAME
+SERVICE_VERSION: Final = _service.SERVICE_VERSION
+
+EXECUTE_TOOL: Final = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value  # "execute_tool"
+TOOL_SPAN_PREFIX: Final = EXECUTE_TOOL + " "  # span name is "execute_tool {gen_ai.tool.name}"
+
+# --- Provenance, per passed argument ---------------------------------------------------------------
+ARG_PREFIX: Final = "agent.arg."
+ARG_KIND_SUFFIX: Final = ".kind"
+ARG_SOURCE_TOOL_SUFFIX: Final = ".source_tool"
+ARG_SOURCE_FIELD_SUFFIX: Final = ".source_field"
+ARG_SOURCE_SPAN_ID_SUFFIX: Final = ".source_span_id"
+ARG_PROJECTION_SUFFIX: Final = ".projection"
+ARG_DIGEST_SUFFIX: Final = ".digest"
+ARG_SUFFIXES: Final = (
+    ARG_KIND_SUFFIX,
+    ARG_SOURCE_TOOL_SUFFIX,
+    ARG_SOURCE_FIELD_SUFFIX,
+    ARG_SOURCE_SPAN_ID_SUFFIX,
+    ARG_PROJECTION_SUFFIX,
+    ARG_DIGEST_SUFFIX,
+)
+
+KIND_OBSERVED: Final = "observed"
+KIND_ASSUMED: Final = "assumed"
+KIND_INVENTED: Final = "invented"
+ARG_KINDS: Final = (KIND_OBSERVED, KIND_ASSUMED, KIND_INVENTED)
+
+SOURCE_INPUT: Final = "input"  # source_tool of a run's declared inputs
+PROJECTION_EXACT: Final = "exact"
+
+DIGEST_KEY_ID: Final = "agent.digest.key_id"
+TOOL_STATUS: Final = "agent.tool.status"
+TOOL_STATUS_OK: Final = "ok"
+TOOL_STATUS_BLOCKED: Final = "blocked"
+TOOL_STATUS_ERROR: Final = "error"
+BUDGET_ASSUMED: Final = "agent.budget.assumed"
+BUDGET_MAX_ASSUMED: Final = "agent.budget.max_assumed"
+BUDGET_INVENTED: Final = "agent.budget.invented"
+BUDGET_MAX_INVENTED: Final = "agent.budget.max_invented"
+VIOLATIONS: Final = "agent.violations"
+LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call
+
+# --- Behaviour (trajectory side) -------------------------------------------------------------------
+SIDE_EFFECT: Final = "agent.side_effect"
+SIDE_EFFECTS: Final = ("none", "read", "write")
+DATA_DOMAIN: Final = "agent.data_domain"
+RETRY_NUMBER: Final = "agent.retry.number"
+IDEMPOTENCY_PRESENT: Final = "agent.idempotency.present"
+RUN_ID: Final = "agent.run.id"
+
+
+def arg_attr(name: str, suffix: str) -> str:
+    """``agent.arg.<name><suffix>``, e.g. ``arg_attr("path", ARG_KIND_SUFFIX)``."""
+    return f"{ARG_PREFIX}{name}{suffix}"
+
+
+def split_arg_attr(key: str) -> tuple[str, str] | None:
+    """Inverse of :func:`arg_attr`: ``(name, suffix)`` or ``None`` if ``key`` is not an argument key.
+
+    Argument names may contain dots, so the suffix is matched from the right.
+    """
+    if not key.startswith(ARG_PREFIX):
+        return None
+    rest = key[len(ARG_PREFIX) :]
+    for suffix in ARG_SUFFIXES:
+        if rest.endswith(suffix) and len(rest) > len(suffix):
+            return rest[: -len(suffix)], suffix
+    return None
