@@ -11,6 +11,7 @@ Nothing but a pass exits 0; nothing but a failed threshold exits 2; usage errors
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from typing import TextIO
@@ -37,7 +38,7 @@ class _ParserExit(Exception):
         self.status, self.message = status, message
 
 
-def build_parser(stdout: TextIO) -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="otel-provenance", description="Prove what an AI agent did, from its traces.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _COMMANDS:
@@ -49,9 +50,10 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     io = IO(stdout, stderr)
-    parser = build_parser(stdout)
+    parser = build_parser()
     try:
-        args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+        with contextlib.redirect_stdout(stdout):  # --help writes to the stream we were given
+            args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
         handler = getattr(args, "handler", None)
         if handler is None:
             parser.print_help(stderr)

@@ -1,0 +1,51 @@
+"""The public API is exactly ``__all__``: adding or removing a name is a deliberate act."""
+
+import otel_provenance as op
+
+EXPECTED = {
+    "Budget",
+    "ConfigurationError",
+    "ContractError",
+    "InvalidEvidenceError",
+    "OtelProvenanceError",
+    "ProvenanceError",
+    "ProvenanceLogRecordProcessor",
+    "ProvenanceSpanProcessor",
+    "QueryError",
+    "TraceReadError",
+    "__version__",
+    "configure",
+    "run",
+    "tool",
+}
+
+
+def test_all_is_curated():
+    assert set(op.__all__) == EXPECTED
+
+
+def test_every_public_name_resolves():
+    for name in op.__all__:
+        assert getattr(op, name) is not None, name
+
+
+def test_exception_tree_inherits_builtins():
+    assert issubclass(op.ProvenanceError, PermissionError)
+    assert issubclass(op.ProvenanceError, op.OtelProvenanceError)
+    assert issubclass(op.TraceReadError, ValueError)
+    assert issubclass(op.InvalidEvidenceError, op.TraceReadError)
+    assert issubclass(op.ContractError, ValueError)
+    assert issubclass(op.QueryError, ConnectionError)
+
+
+def test_offline_half_does_not_import_the_sdk():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, otel_provenance.offline.model, otel_provenance.cli;"
+        "bad=[m for m in sys.modules if m.startswith(('opentelemetry.sdk','otel_provenance.instrument'))];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
