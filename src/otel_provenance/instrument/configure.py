@@ -1,0 +1,273 @@
+"""``op.configure()``: provider, stripping processor and exporter in one call.
+
+Every setting resolves the same way: **argument > environment variable > default**. The variables:
+
+==========================================  =========================================================
+``OTEL_SERVICE_NAME``                       ``service.name`` (standard; ``service_name=`` wins)
+``OTEL_RESOURCE_ATTRIBUTES``                extra resource attributes, e.g. ``service.version=1.4.2``
+``OTEL_EXPORTER_OTLP_ENDPOINT``             base OTLP endpoint; when set (or the traces one below),
+                                            the default exporter is OTLP instead of the file
+``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``      full OTLP traces URL (standard)
+``OTEL_EXPORTER_OTLP_PROTOCOL``             ``http/protobuf`` (default) or ``grpc``
+``OTEL_EXPORTER_OTLP_TRACES_PROTOCOL``      same, traces only; wins over the one above
+``OTEL_EXPORTER_OTLP_HEADERS`` and the other standard ``OTEL_EXPORTER_OTLP_*`` / ``OTEL_BSP_*``
+                                            variables are read by the OTel exporter and batch
+                                            processor themselves
+``OTEL_PROVENANCE_EXPORTER``                ``otlp`` | ``file`` | ``none``
+``OTEL_PROVENANCE_FILE``                    span file (default ``otel-provenance-spans.jsonl``)
+``OTEL_PROVENANCE_LOGS``                    ``true`` to also configure the logs signal
+``OTEL_PROVENANCE_LOGS_FILE``               log file (default ``otel-provenance-logs.jsonl``)
+``OTEL_PROVENANCE_STRIP_KEYS``              comma-separated extra forbidden key names
+``OTEL_PROVENANCE_STRIP_PREFIXES``          comma-separated extra forbidden key prefixes
+``OTEL_PROVENANCE_ALLOW_KEYS``              comma-separated exact keys to keep after all
+``OTEL_PROVENANCE_EXCEPTION_SCOPE``         ``genai`` (default) | ``all``
+``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement: see
+                                            :mod:`otel_provenance.instrument.settings`
+==========================================  =========================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from opentelemetry import trace
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
+
+from .. import semconv
+from ..errors import ConfigurationError
+from . import settings as _settings
+from .export import (
+    PROTOCOL_HTTP,
+    JsonLinesLogExporter,
+    JsonLinesSpanExporter,
+    otlp_log_exporter,
+    otlp_span_exporter,
+)
+from .processor import ProvenanceSpanProcessor, unsafe_processors, warn_leaks
+from .redaction import StripOptions
+
+ENV_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
+ENV_OTLP_TRACES_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
+ENV_OTLP_LOGS_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
+ENV_OTLP_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
+ENV_OTLP_TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
+ENV_OTLP_LOGS_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"
+ENV_EXPORTER: Final = "OTEL_PROVENANCE_EXPORTER"
+ENV_FILE: Final = "OTEL_PROVENANCE_FILE"
+ENV_LOGS: Final = "OTEL_PROVENANCE_LOGS"
+ENV_LOGS_FILE: Final = "OTEL_PROVENANCE_LOGS_FILE"
+ENV_STRIP_KEYS: Final = "OTEL_PROVENANCE_STRIP_KEYS"
+ENV_STRIP_PREFIXES: Final = "OTEL_PROVENANCE_STRIP_PREFIXES"
+ENV_ALLOW_KEYS: Final = "OTEL_PROVENANCE_ALLOW_KEYS"
+ENV_EXCEPTION_SCOPE: Final = "OTEL_PROVENANCE_EXCEPTION_SCOPE"
+
+DEFAULT_FILE: Final = "otel-provenance-spans.jsonl"
+DEFAULT_LOGS_FILE: Final = "otel-provenance-logs.jsonl"
+EXPORTER_OTLP: Final = "otlp"
+EXPORTER_FILE: Final = "file"
+EXPORTER_NONE: Final = "none"
+EXPORTERS: Final = (EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_NONE)
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"", "0", "false", "no", "off"})
+
+
+def _env(name: str) -> str | None:
+    value = os.environ.get(name)
+    return value.strip() if value is not None and value.strip() else None
+
+
+def _env_list(name: str) -> tuple[str, ...]:
+    value = _env(name)
+    return tuple(part.strip() for part in value.split(",") if part.strip()) if value else ()
+
+
+def _env_bool(name: str) -> bool:
+    value = (_env(name) or "").lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ConfigurationError(f"{name}: expected true or false")
+
+
+def strip_options_from_env() -> StripOptions:
+    """StripOptions from ``OTEL_PROVENANCE_STRIP_*`` / ``ALLOW_KEYS`` / ``EXCEPTION_SCOPE``."""
+    scope = (_env(ENV_EXCEPTION_SCOPE) or "genai").lower()
+    if scope not in ("genai", "all"):
+        raise ConfigurationError(f"{ENV_EXCEPTION_SCOPE}: expected genai or all")
+    return StripOptions(
+        keys=_env_list(ENV_STRIP_KEYS),
+        prefixes=_env_list(ENV_STRIP_PREFIXES),
+        allow=_env_list(ENV_ALLOW_KEYS),
+        exception_scope=scope,  # type: ignore[arg-type]
+    )
+
+
+def _resolve_protocol(protocol: str | None, signal_env: str) -> str:
+    return protocol or _env(signal_env) or _env(ENV_OTLP_PROTOCOL) or PROTOCOL_HTTP
+
+
+def _resolve_exporter_kind(exporter: str | None, endpoint: str | None, signal_env: str) -> str:
+    kind = exporter or _env(ENV_EXPORTER)
+    if kind is None:
+        has_endpoint = endpoint or _env(ENV_OTLP_ENDPOINT) or _env(signal_env)
+        kind = EXPORTER_OTLP if has_endpoint else EXPORTER_FILE
+    kind = kind.lower()
+    if kind not in EXPORTERS:
+        where = "exporter" if exporter else ENV_EXPORTER
+        raise ConfigurationError(f"{where}: expected one of {', '.join(EXPORTERS)}, got {kind!r}")
+    return kind
+
+
+def _resource(
+    service_name: str | None, service_version: str | None, attributes: Mapping[str, Any] | None
+) -> Resource:
+    """Resource.create reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME; arguments override."""
+    explicit: dict[str, Any] = dict(attributes or {})
+    if service_name is not None:
+        explicit[semconv.SERVICE_NAME] = service_name
+    if service_version is not None:
+        explicit[semconv.SERVICE_VERSION] = service_version
+    return Resource.create(explicit)
+
+
+def build_span_exporter(
+    exporter: str | None = None,
+    *,
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    file: str | os.PathLike[str] | None = None,
+) -> SpanExporter | None:
+    """The exporter ``configure`` would use (``None`` for ``none``), resolved argument > env > default."""
+    kind = _resolve_exporter_kind(exporter, endpoint, ENV_OTLP_TRACES_ENDPOINT)
+    if kind == EXPORTER_NONE:
+        return None
+    if kind == EXPORTER_FILE:
+        return JsonLinesSpanExporter(file or _env(ENV_FILE) or DEFAULT_FILE)
+    protocol = _resolve_protocol(protocol, ENV_OTLP_TRACES_PROTOCOL)
+    return otlp_span_exporter(protocol, endpoint=endpoint, headers=headers)
+
+
+def configure(
+    *,
+    service_name: str | None = None,
+    service_version: str | None = None,
+    resource_attributes: Mapping[str, Any] | None = None,
+    exporter: str | SpanExporter | None = None,
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    file: str | os.PathLike[str] | None = None,
+    options: StripOptions | None = None,
+    digest_key: str | bytes | None = None,
+    digest_key_id: str | None = None,
+    enforce: bool | None = None,
+    batch: bool = True,
+    logs: bool | None = None,
+    tracer_provider: TracerProvider | None = None,
+    set_global: bool = True,
+) -> TracerProvider:
+    """Build (or extend) a TracerProvider whose only exporter sits inside a ProvenanceSpanProcessor.
+
+    ``exporter`` is ``"otlp"``, ``"file"``, ``"none"`` or a ready ``SpanExporter``; unset, it is OTLP
+    when an OTLP endpoint is configured and an OTLP JSON Lines file otherwise. ``endpoint`` is a base
+    endpoint like ``OTEL_EXPORTER_OTLP_ENDPOINT``. ``tracer_provider`` adds to an existing provider
+    (warning if an exporting processor already sits beside the wrapper). ``batch=False`` exports each
+    span as it ends (short scripts, tests). ``logs=True`` also runs :func:`configure_logs`.
+    Digest key, key id and enforcement go to :func:`settings.configure_settings`. Raises
+    :class:`ConfigurationError` naming the argument or variable that is wrong.
+    """
+    _settings.configure_settings(digest_key=digest_key, key_id=digest_key_id, enforce=enforce)
+    strip = options if options is not None else strip_options_from_env()
+    if isinstance(exporter, str) or exporter is None:
+        span_exporter = build_span_exporter(
+            exporter, endpoint=endpoint, protocol=protocol, headers=headers, file=file
+        )
+    elif isinstance(exporter, SpanExporter):
+        span_exporter = exporter
+    else:
+        raise ConfigurationError(
+            f"exporter: expected a name or a SpanExporter, got {type(exporter).__name__}"
+        )
+
+    downstream: Sequence[Any] = ()
+    if span_exporter is not None:
+        downstream = (BatchSpanProcessor(span_exporter) if batch else SimpleSpanProcessor(span_exporter),)
+    wrapper = ProvenanceSpanProcessor(*downstream, options=strip)
+
+    if tracer_provider is None:
+        tracer_provider = TracerProvider(
+            resource=_resource(service_name, service_version, resource_attributes)
+        )
+    elif service_name is not None or service_version is not None or resource_attributes:
+        raise ConfigurationError(
+            "tracer_provider: an existing provider keeps its resource; "
+            "do not also pass service_name, service_version or resource_attributes"
+        )
+    tracer_provider.add_span_processor(wrapper)
+    leaks = unsafe_processors(tracer_provider)
+    if leaks:
+        warn_leaks(leaks)
+    if set_global:
+        trace.set_tracer_provider(tracer_provider)
+    if logs if logs is not None else _env_bool(ENV_LOGS):
+        configure_logs(
+            resource=tracer_provider.resource,
+            exporter=exporter if isinstance(exporter, str) else None,
+            endpoint=endpoint,
+            protocol=protocol,
+            headers=headers,
+            options=strip,
+            set_global=set_global,
+        )
+    return tracer_provider
+
+
+def configure_logs(
+    *,
+    resource: Resource | None = None,
+    exporter: str | None = None,
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    file: str | os.PathLike[str] | None = None,
+    options: StripOptions | None = None,
+    set_global: bool = True,
+) -> Any:
+    """A LoggerProvider whose exporter sits inside a ProvenanceLogRecordProcessor.
+
+    Same resolution as :func:`configure`; the file default is ``OTEL_PROVENANCE_LOGS_FILE`` /
+    ``otel-provenance-logs.jsonl``. Returns the ``opentelemetry.sdk._logs.LoggerProvider``.
+    """
+    from opentelemetry._logs import set_logger_provider
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
+
+    from .logs import ProvenanceLogRecordProcessor
+
+    kind = _resolve_exporter_kind(exporter, endpoint, ENV_OTLP_LOGS_ENDPOINT)
+    downstream = []
+    if kind == EXPORTER_FILE:
+        downstream.append(
+            BatchLogRecordProcessor(JsonLinesLogExporter(file or _env(ENV_LOGS_FILE) or DEFAULT_LOGS_FILE))
+        )
+    elif kind == EXPORTER_OTLP:
+        log_protocol = _resolve_protocol(protocol, ENV_OTLP_LOGS_PROTOCOL)
+        downstream.append(
+            BatchLogRecordProcessor(otlp_log_exporter(log_protocol, endpoint=endpoint, headers=headers))
+        )
+    provider = LoggerProvider(resource=resource or _resource(None, None, None))
+    provider.add_log_record_processor(
+        ProvenanceLogRecordProcessor(
+            *downstream, options=options if options is not None else strip_options_from_env()
+        )
+    )
+    if set_global:
+        set_logger_provider(provider)
+    return provider

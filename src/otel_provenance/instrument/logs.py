@@ -1,0 +1,134 @@
+"""``ProvenanceLogRecordProcessor``: the logs-signal twin of :class:`ProvenanceSpanProcessor`.
+
+GenAI instrumentations may send content as log records (``gen_ai.client.inference.operation.details``
+and the older per-message events). The SDK hands every processor on a ``LoggerProvider`` the same
+mutable record, so this wrapper builds a new record for the processors it wraps:
+
+* a record whose event name is a content event is dropped whole (as span events are) — a shell
+  with the body removed would still record that a prompt was sent;
+* any other record loses forbidden attribute keys and forbidden keys inside a map body, at any
+  depth. A plain string body is kept: the processor cannot tell a prompt from an ordinary log line
+  by its text, only by its keys and event name.
+
+Like the span processor it never raises into the application, and drops a record it failed to clean.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
+
+from ..errors import ConfigurationError
+from .processor import _bounded, _OnceLog
+from .redaction import (
+    DEFAULT_OPTIONS,
+    EXCEPTION_DETAIL_KEYS,
+    StripOptions,
+    has_forbidden_key,
+    strip_attributes,
+    strip_log_body,
+)
+
+#: Where the older Events API put the event name (before LogRecord.event_name existed).
+EVENT_NAME_ATTRIBUTE = "event.name"
+
+
+def _event_name(record: ReadWriteLogRecord) -> str | None:
+    name = getattr(record.log_record, "event_name", None)
+    if name:
+        return name
+    attributes = record.log_record.attributes or {}
+    value = attributes.get(EVENT_NAME_ATTRIBUTE)
+    return value if isinstance(value, str) else None
+
+
+def strip_log_record(
+    record: ReadWriteLogRecord, options: StripOptions = DEFAULT_OPTIONS
+) -> ReadWriteLogRecord | None:
+    """A new record without content, or ``None`` when the record is a content event."""
+    name = _event_name(record)
+    if name is not None and options.is_content_event(name):
+        return None
+    source = record.log_record
+    inner = copy.copy(source)
+    inner.body = strip_log_body(source.body, options)
+    genai = name is not None and name.startswith("gen_ai.")
+    drop = EXCEPTION_DETAIL_KEYS if genai or options.exception_scope == "all" else ()
+    attributes = strip_attributes(source.attributes, options, drop=drop)
+    dropped = record.dropped_attributes
+    resource = record.resource
+    if resource is not None and has_forbidden_key(resource.attributes, options):
+        from opentelemetry.sdk.resources import Resource
+
+        resource = Resource(strip_attributes(resource.attributes, options), resource.schema_url)
+    inner.attributes = attributes
+    rebuilt = ReadWriteLogRecord(
+        log_record=inner,
+        resource=resource,
+        instrumentation_scope=record.instrumentation_scope,
+        **({} if record.limits is None else {"limits": record.limits}),
+    )
+    # __post_init__ re-bounds the attributes; keep the SDK's own dropped count, immutable.
+    inner.attributes = _bounded(dict(inner.attributes or {}), dropped)
+    return rebuilt
+
+
+class ProvenanceLogRecordProcessor(LogRecordProcessor):
+    """Wraps log-record processors; each receives a rebuilt record with content removed.
+
+    ``logger_provider.add_log_record_processor(
+    ProvenanceLogRecordProcessor(BatchLogRecordProcessor(OTLPLogExporter())))``.
+    """
+
+    def __init__(self, *downstream: LogRecordProcessor, options: StripOptions | None = None) -> None:
+        for i, processor in enumerate(downstream):
+            if not all(callable(getattr(processor, m, None)) for m in ("on_emit", "shutdown", "force_flush")):
+                raise ConfigurationError(
+                    f"ProvenanceLogRecordProcessor: downstream[{i}] ({type(processor).__name__}) "
+                    "is not a LogRecordProcessor"
+                )
+        if options is not None and not isinstance(options, StripOptions):
+            raise ConfigurationError("ProvenanceLogRecordProcessor: options must be a StripOptions")
+        self._downstream = tuple(downstream)
+        self._options = options or DEFAULT_OPTIONS
+        self._log_once = _OnceLog()
+
+    @property
+    def downstream(self) -> tuple[LogRecordProcessor, ...]:
+        return self._downstream
+
+    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        try:
+            clean = strip_log_record(log_record, self._options)
+        except Exception as error:
+            self._log_once("stripping a log record (the record was dropped, not exported)", error)
+            return
+        if clean is None:
+            return
+        for processor in self._downstream:
+            try:
+                processor.on_emit(clean)
+            except Exception as error:
+                self._log_once(f"{type(processor).__name__}.on_emit", error)
+
+    def enabled(self, **kwargs: Any) -> bool:
+        return True
+
+    def shutdown(self) -> None:
+        for processor in self._downstream:
+            try:
+                processor.shutdown()
+            except Exception as error:
+                self._log_once(f"{type(processor).__name__}.shutdown", error)
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        flushed = True
+        for processor in self._downstream:
+            try:
+                flushed = bool(processor.force_flush(timeout_millis)) and flushed
+            except Exception as error:
+                self._log_once(f"{type(processor).__name__}.force_flush", error)
+                flushed = False
+        return flushed

@@ -1,0 +1,378 @@
+"""Which telemetry keys carry content, and pure functions that remove them.
+
+Content means prompts, model output (including reasoning), tool arguments, tool results, tool
+definitions and retrieved documents. It is *removed*: the key is gone, and nothing records that it
+was there — no marker, no hash, no count. Everything here is a pure function over plain data plus
+one immutable :class:`StripOptions`; the span and log processors copy SDK objects into plain data,
+call these, and rebuild.
+
+How a key is matched. A key path is the attribute key, extended by ``.<inner key>`` for each level
+of a nested map value. It is forbidden when
+
+* a forbidden *name* appears in it as a run of whole dot-separated components — so
+  ``input.value`` also catches the flattened ``input.value.0`` and ``llm.input_messages`` catches
+  ``llm.input_messages.0.message.content`` and a nested ``{"request": {"input.value": …}}``;
+* or it starts with a forbidden *prefix* (plain string prefix, no dot rule);
+* or a forbidden *pattern* (``re.search``) matches it;
+
+and it is not explicitly allowed back (exact key path). This package's own provenance vocabulary
+(``agent.arg.*`` and the other ``agent.*`` names in :mod:`otel_provenance.semconv`) holds no values
+by construction and is never matched, so an argument that happens to be called ``prompt`` keeps its
+provenance attributes.
+
+``gen_ai.tool.description`` (and OpenInference's ``tool.description`` / ``tool.parameters``) is in
+the default set: a tool's description is part of the tool definitions the model is prompted with,
+which the GenAI conventions treat as opt-in content (``gen_ai.tool.definitions``). Allow it back
+with ``StripOptions(allow={"gen_ai.tool.description"})`` if your descriptions are not sensitive.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from .. import semconv
+from ..errors import ConfigurationError
+
+# --- default forbidden set --------------------------------------------------------------------------
+
+#: GenAI semantic conventions: opt-in content attributes and their deprecated forms.
+GENAI_CONTENT_KEYS: Final = frozenset(
+    {
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.definitions",
+        "gen_ai.tool.description",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.retrieval.query.text",
+        "gen_ai.retrieval.documents",
+        "gen_ai.evaluation.explanation",
+        # deprecated, still emitted; as names they also cover OpenLLMetry's flattened
+        # gen_ai.prompt.{i}.content / gen_ai.completion.{i}.content (and gen_ai.prompt.name).
+        "gen_ai.prompt",
+        "gen_ai.completion",
+    }
+)
+
+#: OpenLLMetry (Traceloop) content attributes.
+OPENLLMETRY_CONTENT_KEYS: Final = frozenset(
+    {
+        "traceloop.entity.input",
+        "traceloop.entity.output",
+        "traceloop.prompt.template",
+        "traceloop.prompt.template_variables",
+        "llm.prompts",
+        "llm.completions",
+        "llm.request.functions",
+    }
+)
+
+#: OpenInference (Arize / Phoenix) content attributes.
+OPENINFERENCE_CONTENT_KEYS: Final = frozenset(
+    {
+        "input.value",
+        "output.value",
+        "llm.input_messages",
+        "llm.output_messages",
+        "llm.prompts",
+        "llm.prompt_template.template",
+        "llm.prompt_template.variables",
+        "llm.tools",
+        "message.content",
+        "message.contents",
+        "tool_call.function.arguments",
+        "tool.description",
+        "tool.parameters",
+        "tool.json_schema",
+        "retrieval.documents",
+        "embedding.embeddings",
+        "document.content",
+        "reranker.query",
+        "reranker.input_documents",
+        "reranker.output_documents",
+    }
+)
+
+#: Pydantic AI / Logfire tool and agent content attributes.
+PYDANTIC_AI_CONTENT_KEYS: Final = frozenset(
+    {"tool_arguments", "tool_response", "final_result", "all_messages_events", "pydantic_ai.all_messages"}
+)
+
+DEFAULT_FORBIDDEN_KEYS: Final = (
+    GENAI_CONTENT_KEYS | OPENLLMETRY_CONTENT_KEYS | OPENINFERENCE_CONTENT_KEYS | PYDANTIC_AI_CONTENT_KEYS
+)
+
+#: Events whose whole payload is content; they are dropped entirely (span events and log records).
+DEFAULT_CONTENT_EVENTS: Final = frozenset(
+    {
+        "gen_ai.client.inference.operation.details",
+        "gen_ai.user.message",
+        "gen_ai.assistant.message",
+        "gen_ai.system.message",
+        "gen_ai.tool.message",
+        "gen_ai.choice",
+        "gen_ai.content.prompt",
+        "gen_ai.content.completion",
+    }
+)
+
+EXCEPTION_EVENT: Final = "exception"
+EXCEPTION_TYPE: Final = "exception.type"
+#: Removed from exception events on GenAI spans: both can quote argument values.
+EXCEPTION_DETAIL_KEYS: Final = frozenset({"exception.message", "exception.stacktrace"})
+
+#: Attributes that mark a span as made by a GenAI instrumentation (any library).
+OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
+TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
+
+#: Deeper nesting than this is not walked; the whole attribute is removed instead (safe default).
+MAX_DEPTH: Final = 32
+
+_OWN_KEYS: Final = frozenset(
+    value
+    for name, value in vars(semconv).items()
+    if name.isupper() and isinstance(value, str)
+    if value.startswith("agent.")
+)
+_CACHE_LIMIT: Final = 8192
+
+ExceptionScope = Literal["genai", "all"]
+
+
+def _is_own_key(key: str) -> bool:
+    return key in _OWN_KEYS or semconv.split_arg_attr(key) is not None
+
+
+def _tuple_of_str(values: Iterable[str] | str, what: str) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise ConfigurationError(f"StripOptions.{what}: expected a collection of strings, got one string")
+    out = tuple(values)
+    for i, value in enumerate(out):
+        if not isinstance(value, str) or not value:
+            raise ConfigurationError(f"StripOptions.{what}[{i}]: expected a non-empty string")
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class StripOptions:
+    """What to remove, beyond (or instead of) the defaults. Immutable; share one across threads.
+
+    ``keys`` add forbidden names (each also covers its flattened and nested sub-keys), ``prefixes``
+    add plain string prefixes, ``patterns`` add regular expressions (``re.search``), ``allow``
+    keeps exact key paths that would otherwise be removed, ``content_events`` add event names
+    dropped whole. ``exception_scope`` says which spans lose ``exception.message`` /
+    ``exception.stacktrace`` and get their error status description cut to the exception type:
+    ``"genai"`` (default: spans made by a GenAI instrumentation, tool spans included) or ``"all"``.
+    ``defaults=False`` starts from an empty forbidden set (for tests and special deployments).
+    """
+
+    keys: Iterable[str] = ()
+    prefixes: Iterable[str] = ()
+    patterns: Iterable[str] = ()
+    allow: Iterable[str] = ()
+    content_events: Iterable[str] = ()
+    exception_scope: ExceptionScope = "genai"
+    defaults: bool = True
+    _names: frozenset[tuple[str, ...]] = field(init=False, repr=False)
+    _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
+    _cache: dict[str, bool] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        keys = _tuple_of_str(self.keys, "keys")
+        set_ = object.__setattr__
+        set_(self, "keys", frozenset(keys))
+        set_(self, "prefixes", _tuple_of_str(self.prefixes, "prefixes"))
+        set_(self, "allow", frozenset(_tuple_of_str(self.allow, "allow")))
+        events = frozenset(_tuple_of_str(self.content_events, "content_events"))
+        set_(self, "content_events", (DEFAULT_CONTENT_EVENTS | events) if self.defaults else events)
+        patterns = _tuple_of_str(self.patterns, "patterns")
+        compiled = []
+        for i, pattern in enumerate(patterns):
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error as exc:
+                raise ConfigurationError(
+                    f"StripOptions.patterns[{i}]: invalid regular expression ({exc})"
+                ) from None
+        set_(self, "patterns", patterns)
+        set_(self, "_compiled", tuple(compiled))
+        if self.exception_scope not in ("genai", "all"):
+            raise ConfigurationError("StripOptions.exception_scope: expected 'genai' or 'all'")
+        names = (DEFAULT_FORBIDDEN_KEYS | self.keys) if self.defaults else self.keys
+        set_(self, "_names", frozenset(tuple(name.split(".")) for name in names))
+        set_(self, "_cache", {})
+
+    def is_forbidden(self, path: str) -> bool:
+        """True when the key path ``path`` must not leave the process."""
+        cached = self._cache.get(path)
+        if cached is None:
+            cached = self._decide(path)
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[path] = cached
+        return cached
+
+    def _decide(self, path: str) -> bool:
+        if path in self.allow or _is_own_key(path):
+            return False
+        # Below an allowed key, judge only the part under it (its children can still be content).
+        for allowed in self.allow:
+            if path.startswith(allowed + "."):
+                path = path[len(allowed) + 1 :]
+                break
+        if any(path.startswith(prefix) for prefix in self.prefixes):
+            return True
+        if any(pattern.search(path) for pattern in self._compiled):
+            return True
+        parts = tuple(path.split("."))
+        names = self._names
+        return any(parts[i:j] in names for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))
+
+    def is_content_event(self, name: str) -> bool:
+        return name in self.content_events
+
+
+# --- pure helpers over plain data --------------------------------------------------------------------
+
+
+class _TooDeep(Exception):
+    pass
+
+
+#: Returned for a map or array that had content and is empty once it is removed: an empty shell
+#: where content used to be would still record that there was some, so the shell goes too.
+_GONE: Final = object()
+
+
+def _strip(value: Any, path: str, options: StripOptions, depth: int) -> Any:
+    if depth > MAX_DEPTH:
+        raise _TooDeep
+    if isinstance(value, Mapping):
+        out = {}
+        for key, inner in value.items():
+            inner_path = f"{path}.{key}" if path else str(key)
+            if inner_path not in options.allow and (
+                options.is_forbidden(inner_path) or options.is_forbidden(str(key))
+            ):
+                continue
+            cleaned = _strip(inner, inner_path, options, depth + 1)
+            if cleaned is not _GONE:
+                out[key] = cleaned
+        return _GONE if value and not out else out
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes, bytearray)):
+        items = tuple(_strip(item, path, options, depth + 1) for item in value)
+        kept = tuple(item for item in items if item is not _GONE)
+        return _GONE if items and not kept else kept
+    return value
+
+
+def strip_value(value: Any, path: str, options: StripOptions) -> Any:
+    """``value`` with forbidden nested keys removed (maps at any depth, maps inside arrays).
+
+    Returns :data:`_GONE` when nothing but content was in it; raises ``_TooDeep`` past
+    :data:`MAX_DEPTH`.
+    """
+    return _strip(value, path, options, 0)
+
+
+def strip_attributes(
+    attributes: Mapping[str, Any] | None, options: StripOptions, *, drop: Iterable[str] = ()
+) -> dict[str, Any]:
+    """A new dict without forbidden keys (and without the keys in ``drop``), nested maps cleaned."""
+    out: dict[str, Any] = {}
+    if not attributes:
+        return out
+    dropped = frozenset(drop)
+    for key, value in attributes.items():
+        if key in dropped or options.is_forbidden(key):
+            continue
+        try:
+            cleaned = strip_value(value, key, options)
+        except _TooDeep:
+            continue  # cannot prove it clean: remove it
+        if cleaned is not _GONE:
+            out[key] = cleaned
+    return out
+
+
+def is_genai_span(attributes: Mapping[str, Any] | None) -> bool:
+    """Made by a GenAI instrumentation: ours, the official conventions, OpenInference or OpenLLMetry."""
+    if not attributes:
+        return False
+    return (
+        semconv.GEN_AI_OPERATION_NAME in attributes
+        or OPENINFERENCE_SPAN_KIND in attributes
+        or TRACELOOP_SPAN_KIND in attributes
+        or any(semconv.split_arg_attr(key) is not None for key in attributes)
+    )
+
+
+def scrubs_exception_details(attributes: Mapping[str, Any] | None, options: StripOptions) -> bool:
+    return options.exception_scope == "all" or is_genai_span(attributes)
+
+
+def strip_event_attributes(
+    name: str, attributes: Mapping[str, Any] | None, options: StripOptions, *, scrub_exception: bool
+) -> dict[str, Any] | None:
+    """Cleaned event attributes, or ``None`` when the whole event is content and must go."""
+    if options.is_content_event(name):
+        return None
+    drop = EXCEPTION_DETAIL_KEYS if scrub_exception and name == EXCEPTION_EVENT else ()
+    return strip_attributes(attributes, options, drop=drop)
+
+
+def reduced_status_description(
+    description: str | None, exception_types: Sequence[str], *, scrub: bool
+) -> str | None:
+    """Status description that cannot quote an argument: the last exception's type, or nothing.
+
+    The SDK writes ``"<Type>: <message>"`` when a span records an escaping exception, and libraries
+    pass ``str(error)``; either may quote the arguments the tool was called with.
+    """
+    if not scrub:
+        return description
+    if not description:
+        return None
+    if any(description in (kind, kind.rpartition(".")[2]) for kind in exception_types):
+        return description  # already just a type name (e.g. set by @op.tool)
+    return exception_types[-1] if exception_types else None
+
+
+def strip_log_body(body: Any, options: StripOptions) -> Any:
+    """Log body without forbidden keys; a body nested too deep to check is removed (``None``)."""
+    try:
+        cleaned = strip_value(body, "", options)
+    except _TooDeep:
+        return None
+    return None if cleaned is _GONE else cleaned
+
+
+def has_forbidden_key(attributes: Mapping[str, Any] | None, options: StripOptions) -> bool:
+    """Fast check used to skip rebuilding shared objects (resource, scope) that are already clean."""
+    if not attributes:
+        return False
+    for key, value in attributes.items():
+        if options.is_forbidden(key):
+            return True
+        if isinstance(value, (Mapping, list, tuple)):
+            try:
+                if strip_value(value, key, options) != _normalised(value):
+                    return True
+            except _TooDeep:
+                return True
+    return False
+
+
+def _normalised(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _normalised(inner) for key, inner in value.items()}
+    if isinstance(value, (list, tuple)):
+        return tuple(_normalised(item) for item in value)
+    return value
+
+
+DEFAULT_OPTIONS: Final = StripOptions()
