@@ -1,17 +1,153 @@
-"""`otel-provenance gate` — not built yet; exits 1 so it can never pass by accident."""
+"""`otel-provenance gate check|merge`: evaluate a release against a contract and decide.
+
+``gate check --contract C --release R TRACES…`` exits 0 pass · 2 fail · 3 insufficient data ·
+1 error. With ``--shard I/N --partial OUT`` it evaluates only its shard of the runs and writes a
+partial result (exit 0 once written: a partial is not a verdict); ``gate merge --contract C
+PARTIAL…`` combines partials into exactly the reports and exit code one unsharded check gives.
+"""
 
 from __future__ import annotations
 
 import argparse
+import re
+from pathlib import Path
 
-from ._common import EXIT_ERROR, IO
+from ..offline.aggregate import Aggregate
+from ..offline.contracts.dsl import load_contract
+from ..offline.contracts.model import Contract
+from ..offline.gate import (
+    DECISION_ERROR,
+    DECISION_FAIL,
+    DECISION_INSUFFICIENT,
+    DECISION_PASS,
+    GateResult,
+    Shard,
+    check_release,
+    decide,
+)
+from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
+from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
+from ._traces import TraceInput
+from ._writefile import write_text
+
+EXIT_CODES = {
+    DECISION_PASS: EXIT_PASS,
+    DECISION_FAIL: EXIT_FAIL,
+    DECISION_INSUFFICIENT: EXIT_INSUFFICIENT,
+    DECISION_ERROR: EXIT_ERROR,
+}
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("gate", help="(not built yet)")
-    p.set_defaults(handler=_handle)
+    p = sub.add_parser("gate", help="evaluate a release against a trajectory contract")
+    actions = p.add_subparsers(dest="gate_action", metavar="ACTION", parser_class=type(p))
+    check = actions.add_parser("check", help="evaluate a release and decide (exit 0/2/3/1)")
+    check.add_argument("--contract", required=True, metavar="C")
+    check.add_argument(
+        "--release", required=True, metavar="R", help="service.version of the release under test"
+    )
+    check.add_argument(
+        "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf)"
+    )
+    check.add_argument("--shard", metavar="I/N", help="evaluate only shard I of N (needs --partial)")
+    check.add_argument(
+        "--partial", metavar="OUT", help="write a partial result for `gate merge` instead of deciding"
+    )
+    _common_options(check)
+    check.set_defaults(handler=_check)
+    merge = actions.add_parser("merge", help="combine partial results of sharded checks and decide")
+    merge.add_argument("--contract", required=True, metavar="C")
+    merge.add_argument("partials", nargs="+", metavar="PARTIAL")
+    _common_options(merge, completed_at=False)
+    merge.set_defaults(handler=_merge)
+    p.set_defaults(handler=_missing_action)
 
 
-def _handle(args: argparse.Namespace, io: IO) -> int:
-    io.error("'gate' is not built yet")
-    return EXIT_ERROR
+def _common_options(p: argparse.ArgumentParser, completed_at: bool = True) -> None:
+    if completed_at:
+        p.add_argument(
+            "--completed-at",
+            metavar="UTC",
+            help="completion time to record, e.g. 2026-01-31T12:00:00Z (the clock is never read)",
+        )
+    p.add_argument("--report-json", metavar="FILE", help="write the canonical JSON report")
+    p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
+    p.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report")
+    p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (for a pull-request comment)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default: text)")
+
+
+def _missing_action(args: argparse.Namespace, io: IO) -> int:
+    raise UsageError("gate: choose an action: check or merge")
+
+
+def trace_input(args: argparse.Namespace, io: IO) -> TraceInput:
+    """Where the runs come from. Another source (e.g. a trace backend) plugs in here: anything with
+    ``runs() -> Iterator[Run]`` and a ``report`` listing incomplete input."""
+    if not args.traces:
+        raise UsageError("gate check: give trace files to evaluate")
+    return TraceInput(io, args.traces)
+
+
+def _check(args: argparse.Namespace, io: IO) -> int:
+    if args.completed_at is not None and not _TIMESTAMP.fullmatch(args.completed_at):
+        raise UsageError("gate check: --completed-at must be a UTC time like 2026-01-31T12:00:00Z")
+    if (args.shard is None) != (args.partial is None):
+        raise UsageError("gate check: --shard and --partial go together")
+    shard = None
+    if args.shard is not None:
+        try:
+            shard = Shard.parse(args.shard)
+        except ValueError as exc:
+            raise UsageError(f"gate check: {exc}") from None
+    contract = load_contract(args.contract)
+    source = trace_input(args, io)
+    aggregate = check_release(source.runs(), contract, args.release, args.completed_at, shard)
+    source.warn_incomplete()
+    aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
+    if args.partial is not None:
+        write_text(args.partial, aggregate.to_json())
+        io.out(
+            f"PARTIAL: shard {args.shard} of release {args.release}: {aggregate.evaluated} run(s) evaluated; "
+            f"no decision until `otel-provenance gate merge` combines every shard."
+        )
+        return EXIT_PASS
+    return _decide_and_report(aggregate, contract, args, io)
+
+
+def _merge(args: argparse.Namespace, io: IO) -> int:
+    contract = load_contract(args.contract)
+    partials = []
+    for path in args.partials:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"gate merge: cannot read {path} ({type(exc).__name__})") from None
+        partials.append(Aggregate.from_json(text, path))
+    merged = partials[0]
+    try:
+        for partial in partials[1:]:
+            merged = merged.merge(partial)
+    except ValueError as exc:
+        raise UsageError(f"gate merge: {exc}") from None
+    if merged.contract_digest != contract.digest:
+        raise UsageError(
+            f"gate merge: the partials were produced with a different contract than {args.contract}"
+        )
+    return _decide_and_report(merged, contract, args, io)
+
+
+def _decide_and_report(aggregate: Aggregate, contract: Contract, args: argparse.Namespace, io: IO) -> int:
+    result: GateResult = decide(aggregate, contract)
+    outputs = (
+        (args.report_json, lambda: render_json(result)),
+        (args.junit, lambda: render_junit(result)),
+        (args.sarif, lambda: render_sarif(result, Path(args.contract).as_posix())),
+        (args.markdown, lambda: render_markdown(result)),
+    )
+    for path, render in outputs:
+        if path:
+            write_text(path, render())
+    io.stdout.write(render_json(result) if args.format == "json" else render_text(result))
+    return EXIT_CODES[result.decision]

@@ -1,17 +1,66 @@
-"""`otel-provenance mine` — not built yet; exits 1 so it can never pass by accident."""
+"""`otel-provenance mine --approved TRACES… -o contract.yaml`: propose a contract from approved runs."""
 
 from __future__ import annotations
 
 import argparse
 
-from ._common import EXIT_ERROR, IO
+from ..offline.contracts.dsl import parse_contract
+from ..offline.contracts.rational import parse_rational
+from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, mine_contract
+from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
+from ._traces import TraceInput
+from ._writefile import write_text
+from .routes import print_families
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("mine", help="(not built yet)")
+    p = sub.add_parser("mine", help="mine route families and a proposed contract from approved runs")
+    p.add_argument(
+        "--approved", nargs="+", required=True, metavar="TRACES", help="OTLP files of approved runs"
+    )
+    p.add_argument("-o", "--output", metavar="FILE", help="write the contract here (default: stdout)")
+    p.add_argument("--name", default="agent", help="contract name (default: agent)")
+    p.add_argument("--release", help="only runs whose service.version is this")
+    p.add_argument(
+        "--similarity",
+        default=str(DEFAULT_SIMILARITY),
+        help="weighted-Jaccard threshold that merges near routes, exact (default: 4/5)",
+    )
+    p.add_argument(
+        "--min-runs", type=int, default=1, help="runs a release needs before it can pass (default: 1)"
+    )
+    p.add_argument(
+        "--max-insufficient",
+        default=str(DEFAULT_MAX_INSUFFICIENT),
+        help="fraction of runs per rule allowed to lack evidence (default: 1/20)",
+    )
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
-    io.error("'mine' is not built yet")
-    return EXIT_ERROR
+    try:
+        similarity = parse_rational(args.similarity)
+        max_insufficient = parse_rational(args.max_insufficient)
+    except ValueError as exc:
+        raise UsageError(f"mine: {exc}") from None
+    if not 0 <= similarity <= 1 or not 0 <= max_insufficient <= 1:
+        raise UsageError("mine: --similarity and --max-insufficient must be between 0 and 1")
+    if args.min_runs < 1:
+        raise UsageError("mine: --min-runs must be at least 1")
+    source = TraceInput(io, args.approved, args.release)
+    runs = list(source.runs())
+    source.warn_incomplete()
+    if not runs:
+        io.error(
+            "no runs found in the approved traces" + (f" for release {args.release}" if args.release else "")
+        )
+        return EXIT_ERROR
+    text = mine_contract(runs, args.name, similarity, args.min_runs, max_insufficient)
+    if args.output:
+        write_text(args.output, text)
+        contract = parse_contract(text, args.output)
+        io.out(f"Mined {len(runs)} approved run(s) into {args.output}: {len(contract.rules)} rule(s).")
+        print_families(contract, io)
+    else:
+        io.stdout.write(text)
+    return EXIT_PASS

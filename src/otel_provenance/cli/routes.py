@@ -1,17 +1,74 @@
-"""`otel-provenance routes` — not built yet; exits 1 so it can never pass by accident."""
+"""`otel-provenance routes list|approve --contract C`: review the route families of a contract."""
 
 from __future__ import annotations
 
 import argparse
+import copy
 
-from ._common import EXIT_ERROR, IO
+from ..offline.contracts.dsl import dump_document, load_contract, parse_contract
+from ..offline.contracts.model import Contract
+from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
+from ._writefile import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("routes", help="(not built yet)")
-    p.set_defaults(handler=_handle)
+    p = sub.add_parser("routes", help="review the route families of a contract")
+    actions = p.add_subparsers(dest="routes_action", metavar="ACTION", parser_class=type(p))
+    ls = actions.add_parser("list", help="list route families and their status")
+    ls.add_argument("--contract", required=True, metavar="C")
+    ls.set_defaults(handler=_list)
+    ap = actions.add_parser("approve", help="approve a pending route family (rewrites the contract file)")
+    ap.add_argument("--contract", required=True, metavar="C")
+    ap.add_argument("family", metavar="FAMILY_ID")
+    ap.set_defaults(handler=_approve)
+    p.set_defaults(handler=_missing_action)
 
 
-def _handle(args: argparse.Namespace, io: IO) -> int:
-    io.error("'routes' is not built yet")
-    return EXIT_ERROR
+def _missing_action(args: argparse.Namespace, io: IO) -> int:
+    raise UsageError("routes: choose an action: list or approve")
+
+
+def print_families(contract: Contract, io: IO) -> None:
+    found = False
+    for rule in contract.rules:
+        if rule.type != "approved_routes":
+            continue
+        for family in rule.params["families"]:
+            found = True
+            examples = ", ".join(family.example_trace_ids) or "-"
+            io.out(
+                f"{family.id}  {family.status:<8}  {family.runs} run(s)  {len(family.fingerprints)} "
+                f"fingerprint(s)  rule {rule.id}  e.g. {examples}"
+            )
+    if not found:
+        io.out("This contract has no approved_routes rule.")
+
+
+def _list(args: argparse.Namespace, io: IO) -> int:
+    print_families(load_contract(args.contract), io)
+    return EXIT_PASS
+
+
+def _approve(args: argparse.Namespace, io: IO) -> int:
+    contract = load_contract(args.contract)
+    document = copy.deepcopy(dict(contract.document))
+    hits = [
+        f
+        for r in document["rules"]
+        if r["type"] == "approved_routes"
+        for f in r["families"]
+        if f["id"] == args.family
+    ]
+    if not hits:
+        io.error(f"{args.contract}: no route family {args.family!r} (see `otel-provenance routes list`)")
+        return EXIT_ERROR
+    if all(f["status"] == "approved" for f in hits):
+        io.out(f"{args.family} is already approved; {args.contract} is unchanged.")
+        return EXIT_PASS
+    for family in hits:
+        family["status"] = "approved"
+    text = dump_document(document)
+    parse_contract(text, args.contract)  # never write a contract that does not parse
+    write_text(args.contract, text)
+    io.out(f"Approved {args.family} in {args.contract}.")
+    return EXIT_PASS

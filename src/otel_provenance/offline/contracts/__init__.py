@@ -1,0 +1,27 @@
+"""Trajectory contracts: a versioned YAML DSL (``schema.json``), parsed into frozen rules.
+
+``load_contract(path)`` / ``parse_contract(text)`` build a ``Contract`` or raise ``ContractError``
+naming the line and column; ``contract_schema()`` is the published JSON Schema. Evaluation lives in
+``offline.evaluate``; the rule checkers in ``contracts.rules``.
+"""
+
+from __future__ import annotations
+
+from .dsl import contract_schema, dump_document, load_contract, parse_contract
+from .model import DEFAULT_CODES, RULE_TYPES, Contract, RouteFamily, Rule, Thresholds
+from .selectors import Match, Selector
+
+__all__ = [
+    "DEFAULT_CODES",
+    "RULE_TYPES",
+    "Contract",
+    "Match",
+    "RouteFamily",
+    "Rule",
+    "Selector",
+    "Thresholds",
+    "contract_schema",
+    "dump_document",
+    "load_contract",
+    "parse_contract",
+]

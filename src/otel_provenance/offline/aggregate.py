@@ -1,0 +1,247 @@
+"""Per-rule tallies over many runs, as a value that merges associatively and commutatively.
+
+``Aggregate.of(results)`` tallies run results; ``a.merge(b)`` adds two tallies. Findings are kept
+in one canonical order and run ids are kept to refuse counting a run twice, so merging shards in
+any grouping or order gives the same value — and the same bytes from ``to_json``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final
+
+from ..errors import TraceReadError
+from .contracts.outcomes import Status, Witness
+from .evaluate import RUN_ERROR, RUN_FAIL, RUN_INSUFFICIENT, RUN_PASS, RunResult
+
+PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v1"
+RUN_STATUSES: Final = (RUN_PASS, RUN_FAIL, RUN_INSUFFICIENT, RUN_ERROR)
+RULE_STATUSES: Final = tuple(s.value for s in Status)
+
+
+@dataclass(frozen=True, slots=True)
+class RunFinding:
+    """A finding of one rule on one run, with the ids that prove it."""
+
+    run_id: str
+    trace_ids: tuple[str, ...]
+    status: str  # fail | insufficient_evidence | error
+    message: str
+    witnesses: tuple[Witness, ...]
+
+    def sort_key(self) -> tuple[str, str, str, str]:
+        proof = json.dumps([witness_json(w) for w in self.witnesses], sort_keys=True)
+        return (self.run_id, self.status, self.message, proof)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTally:
+    counts: tuple[tuple[str, int], ...]  # (rule status, runs), every status present
+    findings: tuple[RunFinding, ...]
+
+    def count(self, status: str) -> int:
+        return dict(self.counts)[status]
+
+
+def _empty_counts(names: Iterable[str]) -> dict[str, int]:
+    return dict.fromkeys(names, 0)
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    contract_digest: str
+    release: str
+    completed_at: str | None
+    run_ids: tuple[str, ...]  # evaluated runs of the release, sorted
+    other_release_runs: int
+    run_counts: tuple[tuple[str, int], ...]
+    rules: Mapping[str, RuleTally] = field(default_factory=dict)
+    incomplete_inputs: tuple[str, ...] = ()  # inputs read only up to a cut ("file:line: problem"), sorted
+
+    @classmethod
+    def empty(
+        cls, contract_digest: str, rule_ids: Iterable[str], release: str, completed_at: str | None
+    ) -> Aggregate:
+        tallies = {r: RuleTally(tuple(_empty_counts(RULE_STATUSES).items()), ()) for r in sorted(rule_ids)}
+        return cls(
+            contract_digest, release, completed_at, (), 0, tuple(_empty_counts(RUN_STATUSES).items()), tallies
+        )
+
+    def add_all(self, results: Iterable[RunResult]) -> Aggregate:
+        """This aggregate plus every result (pure). Tallies in one pass and sorts findings once."""
+        run_counts = dict(self.run_counts)
+        tallies = {rid: (dict(t.counts), list(t.findings)) for rid, t in self.rules.items()}
+        run_ids = list(self.run_ids)
+        for result in results:
+            run_ids.append(result.run_id)
+            run_counts[result.status] += 1
+            for r in result.rules:
+                counts, findings = tallies.setdefault(r.rule_id, (_empty_counts(RULE_STATUSES), []))
+                counts[r.status.value] += 1
+                findings.extend(
+                    RunFinding(result.run_id, result.trace_ids, f.status.value, f.message, f.witnesses)
+                    for f in r.findings
+                )
+        if len(set(run_ids)) != len(run_ids):
+            raise ValueError("a run id occurs twice among the results")
+        rules = {
+            rid: RuleTally(tuple(c.items()), tuple(sorted(f, key=RunFinding.sort_key)))
+            for rid, (c, f) in sorted(tallies.items())
+        }
+        return Aggregate(
+            self.contract_digest,
+            self.release,
+            self.completed_at,
+            tuple(sorted(run_ids)),
+            self.other_release_runs,
+            tuple(run_counts.items()),
+            rules,
+        )
+
+    def with_other_release(self, count: int) -> Aggregate:
+        return replace(self, other_release_runs=self.other_release_runs + count)
+
+    def with_incomplete_inputs(self, inputs: Iterable[str]) -> Aggregate:
+        """Record inputs that were cut off: such evidence has a known gap and can never pass."""
+        return replace(self, incomplete_inputs=tuple(sorted(set(self.incomplete_inputs) | set(inputs))))
+
+    def merge(self, other: Aggregate) -> Aggregate:
+        for name in ("contract_digest", "release", "completed_at"):
+            if getattr(self, name) != getattr(other, name):
+                raise ValueError(f"cannot merge partial results with different {name.replace('_', ' ')}")
+        if set(self.rules) != set(other.rules) and self.rules and other.rules:
+            raise ValueError("cannot merge partial results of different rule sets")
+        overlap = set(self.run_ids) & set(other.run_ids)
+        if overlap:
+            raise ValueError(
+                f"run {min(overlap)} occurs in two partial results; each run must be in one shard"
+            )
+        rules = {}
+        for rule_id in sorted(set(self.rules) | set(other.rules)):
+            a, b = self.rules.get(rule_id), other.rules.get(rule_id)
+            if a is None or b is None:
+                rules[rule_id] = a or b  # type: ignore[assignment]
+                continue
+            counts = {k: v + dict(b.counts)[k] for k, v in a.counts}
+            findings = tuple(sorted(a.findings + b.findings, key=RunFinding.sort_key))
+            rules[rule_id] = RuleTally(tuple(counts.items()), findings)
+        run_counts = tuple((k, v + dict(other.run_counts)[k]) for k, v in self.run_counts)
+        return Aggregate(
+            self.contract_digest,
+            self.release,
+            self.completed_at,
+            tuple(sorted(self.run_ids + other.run_ids)),
+            self.other_release_runs + other.other_release_runs,
+            run_counts,
+            rules,
+            tuple(sorted(set(self.incomplete_inputs) | set(other.incomplete_inputs))),
+        )
+
+    @property
+    def evaluated(self) -> int:
+        return len(self.run_ids)
+
+    # -- partial files ----------------------------------------------------------------------------
+
+    def to_json(self) -> str:
+        data = {
+            "format": PARTIAL_FORMAT,
+            "contract_digest": self.contract_digest,
+            "release": self.release,
+            "completed_at": self.completed_at,
+            "run_ids": list(self.run_ids),
+            "other_release_runs": self.other_release_runs,
+            "incomplete_inputs": list(self.incomplete_inputs),
+            "runs": dict(self.run_counts),
+            "rules": {
+                rid: {"counts": dict(t.counts), "findings": [finding_json(f) for f in t.findings]}
+                for rid, t in sorted(self.rules.items())
+            },
+        }
+        return canonical_json(data)
+
+    @classmethod
+    def from_json(cls, text: str, source: str) -> Aggregate:
+        try:
+            data = json.loads(text)
+            if data.get("format") != PARTIAL_FORMAT:
+                raise ValueError(f"not a {PARTIAL_FORMAT} file")
+            rules = {
+                rid: RuleTally(
+                    tuple((s, int(t["counts"][s])) for s in RULE_STATUSES),
+                    tuple(_finding_from_json(f) for f in t["findings"]),
+                )
+                for rid, t in data["rules"].items()
+            }
+            return cls(
+                str(data["contract_digest"]),
+                str(data["release"]),
+                data["completed_at"],
+                tuple(str(r) for r in data["run_ids"]),
+                int(data["other_release_runs"]),
+                tuple((s, int(data["runs"][s])) for s in RUN_STATUSES),
+                rules,
+                tuple(sorted(str(i) for i in data["incomplete_inputs"])),
+            )
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise TraceReadError(
+                source, f"not a valid partial gate result ({type(exc).__name__}: {exc})"
+            ) from None
+
+
+def finding_json(finding: RunFinding) -> dict[str, Any]:
+    return {
+        "run_id": finding.run_id,
+        "trace_ids": list(finding.trace_ids),
+        "status": finding.status,
+        "message": finding.message,
+        "witnesses": [witness_json(w) for w in finding.witnesses],
+    }
+
+
+def witness_json(witness: Witness) -> dict[str, Any]:
+    return {
+        "trace_id": witness.trace_id,
+        "span_ids": list(witness.span_ids),
+        "observed": dict(witness.observed),
+    }
+
+
+def _finding_from_json(data: dict[str, Any]) -> RunFinding:
+    witnesses = tuple(
+        Witness(
+            str(w["trace_id"]),
+            tuple(w["span_ids"]),
+            tuple(sorted((k, _freeze(v)) for k, v in w["observed"].items())),
+        )
+        for w in data["witnesses"]
+    )
+    return RunFinding(
+        str(data["run_id"]), tuple(data["trace_ids"]), str(data["status"]), str(data["message"]), witnesses
+    )
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, float):
+        raise ValueError("partial results never contain floats")
+    return value
+
+
+def canonical_json(data: Any) -> str:
+    """The one JSON text of ``data``: sorted keys, two-space indent, UTF-8, newline-terminated.
+    Refuses floats, so every number in a report is exact."""
+    _refuse_floats(data)
+    return json.dumps(data, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def _refuse_floats(data: Any) -> None:
+    if isinstance(data, float):
+        raise TypeError("canonical JSON holds no floats")
+    if isinstance(data, dict):
+        for v in data.values():
+            _refuse_floats(v)
+    elif isinstance(data, (list, tuple)):
+        for v in data:
+            _refuse_floats(v)

@@ -1,0 +1,305 @@
+"""YAML → ``Contract``. Every error names the file, line and column; nothing is silently skipped.
+
+The structure is checked against the published ``schema.json`` (see ``nodecheck``); this module adds
+what a schema cannot say (duplicate rule ids, ``min <= max``, a threshold fraction within 0..1) and
+converts the plain data into frozen rule objects. ``dump_document`` writes a contract back in one
+canonical layout, so a rewritten file (``routes approve``, ``mine``) is the same bytes every time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from fractions import Fraction
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from ...errors import ContractError
+from .model import DEFAULT_CODES, Contract, RouteFamily, Rule, Thresholds
+from .nodecheck import NodeChecker
+from .rational import parse_rational
+from .selectors import Selector
+
+_SELECTOR_KEYS = ("select", "parent", "child", "ancestor", "descendant", "from", "to", "unless_preceded_by")
+
+
+@lru_cache(maxsize=1)
+def contract_schema() -> dict[str, Any]:
+    """The published JSON Schema of contract version 1."""
+    text = resources.files(__package__).joinpath("schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def load_contract(path: str | Path) -> Contract:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ContractError(str(path), f"cannot read contract: {exc.__class__.__name__}") from None
+    return parse_contract(text, source=str(path))
+
+
+def parse_contract(text: str, source: str = "<string>") -> Contract:
+    root = _compose(text, source)
+    checker = NodeChecker(contract_schema(), source)
+    document = checker.check(root)
+    rule_nodes = _rule_nodes(root)
+    default = _thresholds(document.get("gate", {}), Thresholds())
+    rules: list[Rule] = []
+    seen: dict[str, int] = {}
+    for index, data in enumerate(document["rules"]):
+        node = rule_nodes[index]
+        if data["id"] in seen:
+            raise checker.error(
+                _key_value(node, "id"),
+                f"rules[{index}].id",
+                f"duplicate rule id {data['id']!r} (first used by rules[{seen[data['id']]}])",
+            )
+        seen[data["id"]] = index
+        rules.append(_rule(data, node, index, default, checker))
+    min_runs = document.get("gate", {}).get("min_runs", 1)
+    return Contract(
+        name=document["name"],
+        version=document["version"],
+        description=document.get("description", ""),
+        min_runs=min_runs,
+        rules=tuple(rules),
+        digest=document_digest(document),
+        document=document,
+        source=source,
+    )
+
+
+def document_digest(document: dict[str, Any]) -> str:
+    """sha256 of the canonical JSON of ``document`` with rules (and families) sorted by id."""
+    canonical = dict(document)
+    canonical["rules"] = sorted((_sorted_families(r) for r in document["rules"]), key=lambda r: r["id"])
+    blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _sorted_families(rule: dict[str, Any]) -> dict[str, Any]:
+    if "families" not in rule:
+        return rule
+    return {**rule, "families": sorted(rule["families"], key=lambda f: f["id"])}
+
+
+# -- YAML plumbing -------------------------------------------------------------------------------
+
+
+def _compose(text: str, source: str) -> Node:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
+        raise ContractError(source, f"not valid YAML: {exc.problem or exc.context}", line, col) from None
+    except yaml.YAMLError as exc:
+        raise ContractError(source, f"not valid YAML: {exc.__class__.__name__}") from None
+    if root is None:
+        raise ContractError(source, "the contract is empty", 1, 1)
+    return root
+
+
+def _rule_nodes(root: Node) -> list[Node]:
+    rules = _key_value(root, "rules")
+    assert isinstance(rules, SequenceNode)
+    return list(rules.value)
+
+
+def _key_value(node: Node, key: str) -> Node:
+    assert isinstance(node, MappingNode)
+    for k, v in node.value:
+        if isinstance(k, ScalarNode) and k.value == key:
+            return v
+    raise KeyError(key)
+
+
+# -- semantic checks and conversion --------------------------------------------------------------
+
+
+def _thresholds(data: dict[str, Any], default: Thresholds) -> Thresholds:
+    fraction = default.max_insufficient_fraction
+    if "max_insufficient_fraction" in data:
+        fraction = parse_rational(data["max_insufficient_fraction"])
+    return Thresholds(
+        max_failing_runs=data.get("max_failing_runs", default.max_failing_runs),
+        max_insufficient_fraction=fraction,
+    )
+
+
+def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, checker: NodeChecker) -> Rule:
+    path = f"rules[{index}]"
+
+    def fail(key: str, problem: str) -> ContractError:
+        target = (
+            _key_value(node, key)
+            if any(
+                isinstance(k, ScalarNode) and k.value == key
+                for k, _ in node.value  # type: ignore[attr-defined]
+            )
+            else node
+        )
+        return checker.error(target, f"{path}.{key}", problem)
+
+    params: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("id", "type", "code", "description", "support", "thresholds"):
+            continue
+        if key in _SELECTOR_KEYS:
+            params[key] = Selector.from_document(value)
+        elif key == "similarity" or (key == "max" and data["type"] == "numeric_budgets"):
+            params[key] = parse_rational(value)
+        elif key == "families":
+            params[key] = tuple(_family(f) for f in value)
+        elif key == "values":
+            params[key] = tuple(value)
+        else:
+            params[key] = value
+
+    kind = data["type"]
+    if kind == "cardinality":
+        if "exact" in params and ("min" in params or "max" in params):
+            raise fail("exact", "use either exact or min/max, not both")
+        if "min" in params and "max" in params and params["min"] > params["max"]:
+            raise fail("min", f"min {params['min']} is greater than max {params['max']}")
+    if kind == "attribute_constraints":
+        _check_constraint(params, fail)
+    if kind == "numeric_budgets" and "attribute" in params and "duration" in params:
+        raise fail("duration", "use either attribute or duration, not both")
+    if kind == "approved_routes":
+        sim = params["similarity"]
+        if not 0 <= sim <= 1:
+            raise fail("similarity", f"similarity must be between 0 and 1, found {sim}")
+        ids = [f.id for f in params["families"]]
+        dupes = sorted({i for i in ids if ids.count(i) > 1})
+        if dupes:
+            raise fail("families", f"duplicate family id {dupes[0]!r}")
+    thresholds = _thresholds(data.get("thresholds", {}), default)
+    if not 0 <= thresholds.max_insufficient_fraction <= 1:
+        raise fail("thresholds", "max_insufficient_fraction must be between 0 and 1")
+    return Rule(
+        id=data["id"],
+        type=kind,
+        code=data.get("code", DEFAULT_CODES[kind]),
+        description=data.get("description", ""),
+        params=MappingProxyType(params),
+        thresholds=thresholds,
+        line=node.start_mark.line + 1,
+        support=data.get("support"),
+    )
+
+
+def _check_constraint(params: dict[str, Any], fail: Any) -> None:
+    op = params["op"]
+    if op == "exists":
+        if "value" in params:
+            raise fail("value", "'exists' takes no value")
+        return
+    if "value" not in params:
+        raise fail("op", f"operator {op!r} needs a value")
+    value = params["value"]
+    if op in ("<", "<=", ">", ">="):
+        try:
+            params["value"] = parse_rational(value)
+        except ValueError:
+            raise fail("value", f'operator {op!r} compares numbers; write an integer or "1/20"') from None
+
+
+def _family(data: dict[str, Any]) -> RouteFamily:
+    return RouteFamily(
+        id=data["id"],
+        status=data["status"],
+        fingerprints=tuple(sorted(data["fingerprints"])),
+        runs=data.get("runs", 0),
+        example_trace_ids=tuple(data.get("example_trace_ids", ())),
+        steps=tuple(sorted(data["steps"].items())),
+        edges=tuple(sorted((e["from"], e["to"], e["count"]) for e in data["edges"])),
+    )
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+_TOP_ORDER = ("version", "name", "description", "gate", "rules")
+_RULE_ORDER = (
+    "id",
+    "type",
+    "code",
+    "description",
+    "support",
+    "select",
+    "parent",
+    "child",
+    "ancestor",
+    "descendant",
+    "from",
+    "to",
+    "unless_preceded_by",
+    "one_to_one",
+    "attribute",
+    "duration",
+    "op",
+    "value",
+    "values",
+    "aggregate",
+    "min",
+    "max",
+    "exact",
+    "max_retries",
+    "max_assumed",
+    "max_invented",
+    "similarity",
+    "thresholds",
+    "families",
+)
+_FAMILY_ORDER = ("id", "status", "runs", "fingerprints", "example_trace_ids", "steps", "edges")
+
+
+def dump_document(document: dict[str, Any]) -> str:
+    """Canonical YAML text of a contract document (validated plain data). Same document → same bytes."""
+    ordered = _order(document, _TOP_ORDER)
+    ordered["rules"] = [_order_rule(r) for r in document["rules"]]
+    return yaml.dump(
+        ordered, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096
+    )
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper that writes repeated values out in full (no ``&id001`` anchors)."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _order(data: dict[str, Any], order: tuple[str, ...]) -> dict[str, Any]:
+    out = {k: data[k] for k in order if k in data}
+    out.update({k: data[k] for k in sorted(data) if k not in out})
+    return out
+
+
+def _order_rule(rule: dict[str, Any]) -> dict[str, Any]:
+    out = _order(rule, _RULE_ORDER)
+    for key in _SELECTOR_KEYS:
+        if key in out and "attributes" in out[key]:
+            out[key] = {**out[key], "attributes": dict(sorted(out[key]["attributes"].items()))}
+    if "families" in out:
+        out["families"] = [
+            {
+                **_order(f, _FAMILY_ORDER),
+                "steps": dict(sorted(f["steps"].items())),
+                "edges": sorted(f["edges"], key=lambda e: (e["from"], e["to"])),
+            }
+            for f in out["families"]
+        ]
+    return out
+
+
+def thresholds_document(value: Fraction) -> str:
+    """A rational as the string a contract stores."""
+    return str(value)

@@ -1,0 +1,76 @@
+"""One run, prepared once for every rule: step keys, parents, completeness, causal order.
+
+The step keys and the happens-before relation come from the offline core (``offline.stepkey``,
+``offline.graph``); this module only indexes them for the checkers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from ..graph import CausalGraph
+from ..model import Run, Span
+from ..stepkey import step_key
+from .outcomes import Witness, run_witnesses
+from .selectors import Match, Selector
+
+
+@dataclass(frozen=True)
+class RunEvidence:
+    run: Run
+    steps: dict[str, str] = field(init=False)
+    by_id: dict[str, Span] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
+        object.__setattr__(self, "steps", {s.span_id: step_key(s) for s in self.run.spans})
+
+    @cached_property
+    def graph(self) -> CausalGraph:
+        return CausalGraph.of(self.run)
+
+    @cached_property
+    def orphans(self) -> tuple[Span, ...]:
+        """Spans whose parent is not in the run: the trace is incomplete (spans were lost)."""
+        return tuple(s for s in self.run.spans if self.graph.is_orphan(s.span_id))
+
+    @property
+    def complete(self) -> bool:
+        return not self.orphans
+
+    def is_orphan(self, span: Span) -> bool:
+        return self.graph.is_orphan(span.span_id)
+
+    def step(self, span: Span) -> str:
+        return self.steps[span.span_id]
+
+    def parent(self, span: Span) -> Span | None:
+        parent_id = self.graph.parent(span.span_id)
+        return self.by_id[parent_id] if parent_id is not None else None
+
+    def ancestors(self, span: Span) -> Iterator[Span]:
+        """Parent, grandparent, … (nearest first)."""
+        return (self.by_id[i] for i in self.graph.ancestors(span.span_id))
+
+    def happens_before(self, a: Span, b: Span) -> bool:
+        return self.graph.happens_before(a.span_id, b.span_id)
+
+    def select(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
+        """(matching spans, spans that might match but lack an attribute); all spans when None."""
+        if selector is None:
+            return list(self.run.spans), []
+        matched: list[Span] = []
+        unknown: list[Span] = []
+        for span in self.run.spans:
+            verdict = selector.match(span, self.step(span))
+            if verdict is Match.MATCH:
+                matched.append(span)
+            elif verdict is Match.UNKNOWN:
+                unknown.append(span)
+        return matched, unknown
+
+    def witnesses(self, **observed: object) -> tuple[Witness, ...]:
+        """Run-level witnesses (one per trace, no spans) for findings about something absent."""
+        return run_witnesses(self.run, **observed)

@@ -1,0 +1,94 @@
+"""The parsed contract: frozen data the evaluator reads. Built only by ``dsl.parse_contract``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Final
+
+RULE_TYPES: Final = (
+    "required_spans",
+    "forbidden_spans",
+    "cardinality",
+    "required_edges",
+    "required_ancestry",
+    "forbidden_paths",
+    "attribute_constraints",
+    "allowed_values",
+    "retry_budgets",
+    "approved_routes",
+    "numeric_budgets",
+    "provenance_budgets",
+)
+
+DEFAULT_CODES: Final = {
+    "required_spans": "MISSING_PREREQUISITE",
+    "forbidden_spans": "FORBIDDEN_STEP",
+    "cardinality": "UNEXPECTED_STEP_COUNT",
+    "required_edges": "MISSING_EDGE",
+    "required_ancestry": "MISPLACED_STEP",
+    "forbidden_paths": "FORBIDDEN_PATH",
+    "attribute_constraints": "ATTRIBUTE_CONSTRAINT",
+    "allowed_values": "DISALLOWED_VALUE",
+    "retry_budgets": "RETRY_BUDGET_EXCEEDED",
+    "approved_routes": "UNAPPROVED_ROUTE",
+    "numeric_budgets": "BUDGET_EXCEEDED",
+    "provenance_budgets": "UNSOURCED_ARGUMENTS",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """Per-rule release thresholds: how many failing runs, and what fraction of insufficient runs,
+    a release may have before the rule stops it."""
+
+    max_failing_runs: int = 0
+    max_insufficient_fraction: Fraction = Fraction(0)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteFamily:
+    """A set of approved-run fingerprints that behave alike, with the step/edge multisets of its
+    representative (used for similarity)."""
+
+    id: str
+    status: str  # "approved" | "pending"
+    fingerprints: tuple[str, ...]
+    runs: int
+    example_trace_ids: tuple[str, ...]
+    steps: tuple[tuple[str, int], ...]
+    edges: tuple[tuple[str, str, int], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One rule. ``params`` holds the type-specific fields, already converted (selectors are
+    ``Selector``, thresholds are ``Fraction``, families are ``RouteFamily``)."""
+
+    id: str
+    type: str
+    code: str
+    description: str
+    params: Mapping[str, Any]
+    thresholds: Thresholds
+    line: int = 0  # 1-based line of the rule in its file (SARIF locations); 0 when unknown
+    support: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Contract:
+    name: str
+    version: int
+    description: str
+    min_runs: int
+    rules: tuple[Rule, ...]
+    digest: str  # sha256 of the canonical document: independent of formatting, key and rule order
+    document: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
+    source: str = "<string>"
+
+    def rule(self, rule_id: str) -> Rule:
+        for rule in self.rules:
+            if rule.id == rule_id:
+                return rule
+        raise KeyError(rule_id)

@@ -1,0 +1,84 @@
+"""Exact thresholds: every number a contract compares against is a ``fractions.Fraction``.
+
+A contract writes thresholds as integers or as strings (``"1/20"``, ``"0.05"``, ``"3"``); YAML floats
+are refused because ``0.1`` is not the number the author meant once it is a binary double. Ratios
+are compared by integer cross-multiplication (``Fraction`` does exactly that), never by dividing
+into a float.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from fractions import Fraction
+from typing import Final
+
+RATIONAL_PATTERN: Final = r"^-?[0-9]+(\.[0-9]+|/[1-9][0-9]*)?$"
+_RATIONAL_RE: Final = re.compile(RATIONAL_PATTERN)
+
+
+def parse_rational(value: object) -> Fraction:
+    """``3`` / ``"3"`` / ``"0.05"`` / ``"1/20"`` → ``Fraction``. Raises ``ValueError`` on anything else
+    (floats and booleans included: neither is an exact number a human wrote)."""
+    if isinstance(value, (bool, float)):
+        raise ValueError('write exact numbers as integers or strings like "1/20" or "0.05"')
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, str) and _RATIONAL_RE.match(value):
+        return Fraction(value)
+    raise ValueError(f'not an exact number: {value!r} (use an integer, "0.05" or "1/20")')
+
+
+def format_rational(value: Fraction) -> str:
+    """Canonical text of a rational: ``"3"``, ``"1/20"``. Round-trips through :func:`parse_rational`."""
+    return str(value)
+
+
+def exact_number(value: object) -> Fraction | None:
+    """An attribute value as an exact ``Fraction`` when it is a number (int, float, Decimal), else None.
+
+    Floats convert exactly (``Fraction(0.1)`` is the double's true value), so no rounding enters a
+    comparison; booleans are not numbers here.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return None
+        return Fraction(value)
+    if isinstance(value, Decimal):
+        return Fraction(value) if value.is_finite() else None
+    return None
+
+
+def ratio_at_least(numerator: int, denominator: int, threshold: Fraction) -> bool:
+    """``numerator / denominator >= threshold`` by cross-multiplication (``denominator > 0``)."""
+    return numerator * threshold.denominator >= threshold.numerator * denominator
+
+
+def ratio_at_most(numerator: int, denominator: int, threshold: Fraction) -> bool:
+    """``numerator / denominator <= threshold`` by cross-multiplication (``denominator > 0``)."""
+    return numerator * threshold.denominator <= threshold.numerator * denominator
+
+
+def format_exact(value: Fraction) -> str:
+    """A rational for a human: a terminating decimal when there is one (``"12.5"``), else ``"1/3"``."""
+    if value.denominator == 1:
+        return str(value.numerator)
+    den = value.denominator
+    twos = fives = 0
+    while den % 2 == 0:
+        den //= 2
+        twos += 1
+    while den % 5 == 0:
+        den //= 5
+        fives += 1
+    if den != 1:
+        return str(value)
+    places = max(twos, fives)
+    scaled = value * 10**places
+    sign = "-" if scaled < 0 else ""
+    digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}"

@@ -1,0 +1,111 @@
+"""Attribute values on selected spans: ``attribute_constraints`` and ``allowed_values``.
+
+An absent attribute is insufficient evidence (the rule cannot be checked), except for the
+``exists`` operator, whose whole point is presence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from fractions import Fraction
+
+from ...model import ABSENT
+from ..evidence import RunEvidence
+from ..model import Rule
+from ..outcomes import Outcome, Unknown, Violation, span_witness, spans_witnesses
+from ..rational import RATIONAL_PATTERN, exact_number, format_exact, parse_rational
+from ..selectors import values_equal
+
+_COMPARE = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def check_attribute_constraints(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    attr, op = rule.params["attribute"], rule.params["op"]
+    value = rule.params.get("value")
+    label = rule.params["select"].describe()
+    matched, undecided = ev.select(rule.params["select"])
+    missing = []
+    for span in matched:
+        actual = span.attributes.get(attr, ABSENT)
+        if actual is ABSENT:
+            if op == "exists":
+                yield Violation(f"{label} lacks {attr}, which the contract requires.", (span_witness(span),))
+            else:
+                missing.append(span)
+            continue
+        if op == "exists":
+            continue
+        if not _holds(actual, op, value):
+            shown = format_exact(value) if isinstance(value, Fraction) else _show(value)
+            yield Violation(
+                f"{label} has {attr} = {_show_actual(actual)}; the contract requires {attr} {op} {shown}.",
+                (span_witness(span, **{attr: actual}),),
+            )
+    yield from _unknowns(label, attr, missing, undecided)
+
+
+def check_allowed_values(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    attr, allowed = rule.params["attribute"], rule.params["values"]
+    label = rule.params["select"].describe()
+    matched, undecided = ev.select(rule.params["select"])
+    missing = []
+    for span in matched:
+        actual = span.attributes.get(attr, ABSENT)
+        if actual is ABSENT:
+            missing.append(span)
+        elif not any(values_equal(actual, v) for v in allowed):
+            shown = ", ".join(_show(v) for v in allowed)
+            yield Violation(
+                f"{label} has {attr} = {_show_actual(actual)}; the contract allows only {shown}.",
+                (span_witness(span, **{attr: actual}),),
+            )
+    yield from _unknowns(label, attr, missing, undecided)
+
+
+def _unknowns(label: str, attr: str, missing: list, undecided: list) -> Iterator[Outcome]:
+    if missing:
+        yield Unknown(
+            f"{label} lacks {attr} on {len(missing)} span(s); the rule cannot be checked.",
+            spans_witnesses(missing, missing_attribute=attr),
+        )
+    if undecided:
+        yield Unknown(
+            f"cannot tell whether {len(undecided)} span(s) are {label}.", spans_witnesses(undecided)
+        )
+
+
+def _holds(actual: object, op: str, value: object) -> bool:
+    if op in _COMPARE:
+        number = exact_number(actual)
+        return number is not None and _COMPARE[op](number, value)
+    equal = _equal(actual, value)
+    return equal if op == "=" else not equal
+
+
+def _equal(actual: object, value: object) -> bool:
+    """Typed equality; a numeric attribute also equals a rational string (``"0.5"``) exactly."""
+    number = exact_number(actual)
+    if number is not None and isinstance(value, str) and _is_rational(value):
+        return number == parse_rational(value)
+    return values_equal(actual, value)  # type: ignore[arg-type]
+
+
+def _is_rational(text: str) -> bool:
+    return re.match(RATIONAL_PATTERN, text) is not None
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _show_actual(value: object) -> str:
+    number = exact_number(value)
+    return format_exact(number) if number is not None and not isinstance(value, int) else _show(value)

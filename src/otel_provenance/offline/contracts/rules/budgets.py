@@ -1,0 +1,160 @@
+"""Per-run budgets: ``retry_budgets``, ``numeric_budgets``, ``provenance_budgets``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from .... import semconv
+from ...model import ABSENT, Span
+from ..evidence import RunEvidence
+from ..model import Rule
+from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
+from ..rational import exact_number, format_exact
+
+_DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
+
+
+def check_retry_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    """Per selected step: retries = max(highest ``agent.retry.number``, repeated calls − 1)."""
+    limit = rule.params["max_retries"]
+    matched, undecided = ev.select(rule.params["select"])
+    groups: dict[str, list[Span]] = {}
+    for span in matched:
+        groups.setdefault(ev.step(span), []).append(span)
+    missing: list[Span] = []
+    for step, spans in sorted(groups.items()):
+        numbers = [span.attributes.get(semconv.RETRY_NUMBER, ABSENT) for span in spans]
+        known = [n for n in numbers if _is_count(n)]
+        retries = max([len(spans) - 1, *known])
+        if retries > limit:
+            yield Violation(
+                f"{step} was retried {retries} time(s) ({len(spans)} call(s)); the contract "
+                f"permits at most {limit}.",
+                spans_witnesses(spans, calls=len(spans), retries=retries),
+            )
+        elif len(known) < len(spans):
+            missing.extend(s for s, n in zip(spans, numbers, strict=True) if not _is_count(n))
+    if missing:
+        yield Unknown(
+            f"{len(missing)} span(s) lack {semconv.RETRY_NUMBER}; retries cannot be counted.",
+            spans_witnesses(missing, missing_attribute=semconv.RETRY_NUMBER),
+        )
+    if undecided:
+        yield Unknown(
+            f"cannot tell whether {len(undecided)} span(s) are {rule.params['select'].describe()}.",
+            spans_witnesses(undecided),
+        )
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_numeric_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    """The sum or maximum, over the selected spans, of a numeric attribute or of span duration."""
+    selector = rule.params.get("select")
+    limit: Fraction = rule.params["max"]
+    aggregate = rule.params["aggregate"]
+    attr = rule.params.get("attribute")
+    what = attr if attr else f"duration ({rule.params['duration']})"
+    label = selector.describe() if selector else "all spans"
+    matched, undecided = ev.select(selector)
+    values: list[tuple[Span, Fraction]] = []
+    missing: list[Span] = []
+    for span in matched:
+        value = _measure(span, attr, rule.params.get("duration"))
+        if value is not None:
+            values.append((span, value))
+        elif (
+            selector is not None or attr is None
+        ):  # with no selector, spans without the attribute don't count
+            missing.append(span)
+    limit_text = format_exact(limit)
+    if aggregate == "max":
+        over = [(s, v) for s, v in values if v > limit]
+        if over:
+            top = max(v for _, v in over)
+            yield Violation(
+                f"the largest {what} over {label} is {format_exact(top)}; the contract permits at most "
+                f"{limit_text} per run.",
+                spans_witnesses([s for s, _ in over], max=format_exact(top)),
+            )
+            return
+    else:
+        total = sum((v for _, v in values), Fraction(0))
+        if not missing and not undecided and total > limit:
+            yield Violation(
+                f"the sum of {what} over {label} is {format_exact(total)}; the contract permits at "
+                f"most {limit_text} per run.",
+                spans_witnesses([s for s, _ in values], sum=format_exact(total)),
+            )
+            return
+    if missing:
+        yield Unknown(
+            f"{len(missing)} span(s) of {label} have no numeric {what}; the budget cannot be checked.",
+            spans_witnesses(missing),
+        )
+    if undecided:
+        yield Unknown(
+            f"cannot tell whether {len(undecided)} span(s) are {label}.", spans_witnesses(undecided)
+        )
+
+
+def _measure(span: Span, attr: str | None, unit: str | None) -> Fraction | None:
+    if attr is not None:
+        return exact_number(span.attributes.get(attr, ABSENT))
+    if span.end_ns < span.start_ns or span.start_ns == 0:
+        return None
+    return Fraction(span.end_ns - span.start_ns, _DURATION_SCALE[unit or "ns"])
+
+
+def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    """Per selected tool call: how many arguments were ``assumed`` / ``invented`` (never sourced)."""
+    limits = {
+        semconv.KIND_ASSUMED: rule.params.get("max_assumed"),
+        semconv.KIND_INVENTED: rule.params.get("max_invented"),
+    }
+    matched, undecided = ev.select(rule.params["select"])
+    silent: list[Span] = []
+    for span in matched:
+        kinds = _argument_kinds(span)
+        if kinds is None:
+            silent.append(span)
+            continue
+        for kind, limit in sorted(limits.items()):
+            if limit is None:
+                continue
+            names = sorted(name for name, k in kinds.items() if k == kind)
+            if len(names) > limit:
+                yield Violation(
+                    f"{ev.step(span)} has {len(names)} {kind} argument(s) "
+                    f"({', '.join(names)}); the contract permits at most {limit}.",
+                    spans_witnesses([span], **{kind: len(names), "arguments": ",".join(names)}),
+                )
+    if silent:
+        yield Unknown(
+            f"{len(silent)} tool span(s) carry no argument provenance (agent.arg.*.kind); the "
+            "budget cannot be checked.",
+            spans_witnesses(silent),
+        )
+    if undecided:
+        yield Unknown(
+            f"cannot tell whether {len(undecided)} span(s) are {rule.params['select'].describe()}.",
+            spans_witnesses(undecided),
+        )
+
+
+def _argument_kinds(span: Span) -> dict[str, str] | None:
+    """``{argument name: kind}``; None when the span carries no provenance at all or an unknown kind."""
+    kinds: dict[str, str] = {}
+    for key, value in span.attributes.items_sorted():
+        parts = semconv.split_arg_attr(key)
+        if parts is None or parts[1] != semconv.ARG_KIND_SUFFIX:
+            continue
+        if value not in semconv.ARG_KINDS:
+            return None
+        kinds[parts[0]] = value  # type: ignore[assignment]
+    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
+        return None
+    return kinds

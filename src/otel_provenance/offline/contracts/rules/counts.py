@@ -1,0 +1,69 @@
+"""How often a step occurs in a run: ``required_spans``, ``forbidden_spans``, ``cardinality``.
+
+All three are one bounds check: the run has ``n`` spans that surely match and ``u`` that might
+(they lack a selector attribute), and, when the trace is incomplete, possibly more we cannot see.
+Outside the bounds for every possibility → violation; inside for every possibility → pass;
+otherwise the evidence is insufficient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..evidence import RunEvidence
+from ..model import Rule
+from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
+
+
+def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    yield from _bounds(rule, ev, low=rule.params.get("min", 1), high=None)
+
+
+def check_forbidden_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    yield from _bounds(rule, ev, low=0, high=0)
+
+
+def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    if "exact" in rule.params:
+        yield from _bounds(rule, ev, low=rule.params["exact"], high=rule.params["exact"], exact=True)
+    else:
+        yield from _bounds(rule, ev, low=rule.params.get("min", 0), high=rule.params.get("max"))
+
+
+def _bounds(
+    rule: Rule, ev: RunEvidence, low: int, high: int | None, exact: bool = False
+) -> Iterator[Outcome]:
+    selector = rule.params["select"]
+    label = selector.describe()
+    matched, unknown = ev.select(selector)
+    n, u = len(matched), len(unknown)
+    most = None if not ev.complete else n + u  # None: unbounded (spans may be missing)
+    if high is not None and n > high:
+        if high == 0:
+            message = f"{label} is forbidden but occurred {n} time(s)."
+        elif exact:
+            message = f"{label} occurred {n} time(s); the contract requires exactly {high} per run."
+        else:
+            message = f"{label} occurred {n} times; the contract permits at most {high} per run."
+        yield Violation(message, spans_witnesses(matched, count=n))
+        return
+    if most is not None and most < low:
+        if exact:
+            message = f"{label} occurred {n} time(s); the contract requires exactly {low} per run."
+        else:
+            message = f"{label} is required at least {low} time(s) but occurred {n} time(s)."
+        yield Violation(message, spans_witnesses(matched, count=n) or ev.witnesses(count=n))
+        return
+    sure_low = n >= low
+    sure_high = high is None or (most is not None and most <= high)
+    if sure_low and sure_high:
+        return
+    if u:
+        reason = f"{u} span(s) lack an attribute needed to tell whether they are {label}"
+        yield Unknown(f"cannot count {label}: {reason}.", spans_witnesses(unknown, count=n, undecided=u))
+    else:
+        yield Unknown(
+            f"cannot count {label}: the run is incomplete ({len(ev.orphans)} span(s) have a "
+            "parent that is not in the trace).",
+            spans_witnesses(list(ev.orphans), count=n),
+        )

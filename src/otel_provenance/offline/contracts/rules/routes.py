@@ -1,0 +1,59 @@
+"""``approved_routes``: the run's route must be an approved family's, or close enough to one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from fractions import Fraction
+
+from ...fingerprint import edge_counts, fingerprint, step_counts
+from ..evidence import RunEvidence
+from ..model import RouteFamily, Rule
+from ..outcomes import Outcome, Unknown, Violation
+from ..rational import format_exact, ratio_at_least
+from ..similarity import RouteShape, more_similar, route_shape, weighted_jaccard
+
+
+def family_shape(family: RouteFamily) -> RouteShape:
+    return route_shape(dict(family.steps), (((p, c), n) for p, c, n in family.edges))
+
+
+def run_shape(ev: RunEvidence) -> RouteShape:
+    return route_shape(step_counts(ev.run), edge_counts(ev.run).items())
+
+
+def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+    threshold: Fraction = rule.params["similarity"]
+    families: tuple[RouteFamily, ...] = rule.params["families"]
+    approved = [f for f in families if f.status == "approved"]
+    print_ = fingerprint(ev.run)
+    if any(print_ in f.fingerprints for f in approved):
+        return
+    shape = run_shape(ev)
+    best: tuple[RouteFamily, tuple[int, int]] | None = None
+    for family in sorted(approved, key=lambda f: f.id):
+        score = weighted_jaccard(shape, family_shape(family))
+        if best is None or more_similar(score, best[1]):
+            best = (family, score)
+    if best is not None and ratio_at_least(best[1][0], best[1][1], threshold):
+        return
+    if not ev.complete:
+        yield Unknown(
+            "the run's route cannot be judged: the run is incomplete.", ev.witnesses(fingerprint=print_)
+        )
+        return
+    pending = next((f.id for f in families if f.status != "approved" and print_ in f.fingerprints), None)
+    if best is None:
+        closest, observed = "no family is approved", {}
+    else:
+        ratio = format_exact(Fraction(*best[1]))
+        closest = f"the closest approved family, {best[0].id}, is {ratio} similar"
+        observed = {"closest_family": best[0].id, "similarity": f"{best[1][0]}/{best[1][1]}"}
+    if pending:
+        observed["pending_family"] = pending
+        start = f"this run follows route family {pending}, which is pending approval"
+    else:
+        start = "this run's route matches no approved family"
+    yield Violation(
+        f"{start}; {closest} and the contract requires {format_exact(threshold)}.",
+        ev.witnesses(fingerprint=print_, **observed),
+    )

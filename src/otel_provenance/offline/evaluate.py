@@ -1,0 +1,111 @@
+"""Evaluate one run against a contract: a pure function from (run, contract) to verdicts.
+
+``evaluate`` lets an internal error propagate; ``evaluate_safely`` is the single place where an
+exception becomes the status ``error`` — for that rule and therefore for the run — which no later
+stage can turn into a pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .contracts.evidence import RunEvidence
+from .contracts.model import Contract, Rule
+from .contracts.rules import CHECKERS, Status, Unknown, Violation, Witness
+from .model import Run
+
+RUN_PASS = "pass"
+RUN_FAIL = "fail"
+RUN_INSUFFICIENT = "insufficient_data"
+RUN_ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One reason a rule did not pass on a run (a violation or a missing piece of evidence)."""
+
+    status: Status  # FAIL or INSUFFICIENT (ERROR for an internal error)
+    message: str
+    witnesses: tuple[Witness, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleResult:
+    rule_id: str
+    code: str
+    status: Status
+    findings: tuple[Finding, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    run_id: str
+    trace_ids: tuple[str, ...]
+    release: str | None
+    status: str  # pass | fail | insufficient_data | error
+    rules: tuple[RuleResult, ...]  # sorted by rule id
+
+
+def evaluate(run: Run, contract: Contract) -> RunResult:
+    """Every rule of ``contract`` on ``run``. Raises on an internal error (see ``evaluate_safely``)."""
+    evidence = RunEvidence(run)
+    return _result(run, [evaluate_rule(rule, evidence) for rule in contract.rules])
+
+
+def evaluate_rule(rule: Rule, evidence: RunEvidence) -> RuleResult:
+    checker = CHECKERS[rule.type]
+    findings = []
+    for outcome in checker(rule, evidence):
+        if isinstance(outcome, Violation):
+            findings.append(Finding(Status.FAIL, outcome.message, outcome.witnesses))
+        elif isinstance(outcome, Unknown):
+            findings.append(Finding(Status.INSUFFICIENT, outcome.message, outcome.witnesses))
+        else:
+            raise TypeError(f"rule {rule.id}: checker yielded {type(outcome).__name__}")
+    statuses = {f.status for f in findings}
+    status = Status.FAIL if Status.FAIL in statuses else Status.INSUFFICIENT if statuses else Status.PASS
+    return RuleResult(rule.id, rule.code, status, tuple(sorted(findings, key=_finding_key)))
+
+
+def evaluate_safely(
+    run: Run, contract: Contract, rule_evaluator: Callable[[Rule, RunEvidence], RuleResult] = evaluate_rule
+) -> RunResult:
+    """Like ``evaluate``, but an exception in a rule makes that rule ``error`` (never ``pass``).
+
+    The message names the exception type only: exception text could quote trace content.
+    """
+    try:
+        evidence = RunEvidence(run)
+    except Exception as exc:  # evidence that cannot be indexed makes every rule an error
+        return _result(run, [_error(rule, exc) for rule in contract.rules])
+    results = []
+    for rule in contract.rules:
+        try:
+            results.append(rule_evaluator(rule, evidence))
+        except Exception as exc:
+            results.append(_error(rule, exc))
+    return _result(run, results)
+
+
+def _error(rule: Rule, exc: BaseException) -> RuleResult:
+    message = f"internal error while checking rule {rule.id}: {type(exc).__name__}"
+    return RuleResult(rule.id, rule.code, Status.ERROR, (Finding(Status.ERROR, message, ()),))
+
+
+def _result(run: Run, results: list[RuleResult]) -> RunResult:
+    ordered = tuple(sorted(results, key=lambda r: r.rule_id))
+    statuses = {r.status for r in ordered}
+    if Status.ERROR in statuses:
+        status = RUN_ERROR
+    elif Status.FAIL in statuses:
+        status = RUN_FAIL
+    elif Status.INSUFFICIENT in statuses:
+        status = RUN_INSUFFICIENT
+    else:
+        status = RUN_PASS
+    return RunResult(run.run_id, run.trace_ids, run.release, status, ordered)
+
+
+def _finding_key(finding: Finding) -> tuple:
+    return (finding.status.value, finding.message, [(w.trace_id, w.span_ids) for w in finding.witnesses])

@@ -1,0 +1,144 @@
+"""The release gate: runs → per-rule tallies → thresholds → one decision.
+
+``check_release`` takes any iterable of runs (read from files, or fetched from a backend), keeps
+those of the release under test (and of this shard), evaluates each with ``evaluate_safely`` and
+returns an ``Aggregate``; ``decide`` applies the contract's thresholds. Precedence: an error
+anywhere → ``error``; else a rule over its failing-run limit → ``fail``; else too few runs, or too
+many runs without enough evidence for a rule → ``insufficient_data``; else ``pass``. No clock is
+read: the completion time is whatever the caller passes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from .aggregate import Aggregate, RuleTally
+from .contracts.model import Contract, Rule
+from .contracts.outcomes import Status
+from .contracts.rational import ratio_at_most
+from .evaluate import RunResult, evaluate_safely
+from .model import Run
+
+DECISION_PASS: Final = "pass"
+DECISION_FAIL: Final = "fail"
+DECISION_INSUFFICIENT: Final = "insufficient_data"
+DECISION_ERROR: Final = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """Shard ``index`` (1-based) of ``count``: a run belongs to it by a stable hash of its run id."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        try:
+            index_text, count_text = text.split("/")
+            shard = cls(int(index_text), int(count_text))
+        except ValueError:
+            raise ValueError(f"shard must look like I/N (e.g. 2/4), found {text!r}") from None
+        if not 1 <= shard.index <= shard.count:
+            raise ValueError(f"shard {text!r}: I must be between 1 and N")
+        return shard
+
+    def owns(self, run_id: str) -> bool:
+        digest = hashlib.sha256(run_id.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+
+@dataclass(frozen=True, slots=True)
+class RuleVerdict:
+    rule: Rule
+    tally: RuleTally
+    status: str  # pass | fail | insufficient_data | error
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    decision: str
+    reason: str
+    aggregate: Aggregate
+    verdicts: tuple[RuleVerdict, ...]  # sorted by rule id
+    contract: Contract
+
+
+def check_release(
+    runs: Iterable[Run],
+    contract: Contract,
+    release: str,
+    completed_at: str | None = None,
+    shard: Shard | None = None,
+    evaluator: Callable[[Run, Contract], RunResult] = evaluate_safely,
+) -> Aggregate:
+    """Evaluate every run of ``release`` (in ``shard``) and tally the results."""
+    aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
+    others = 0
+    results: list[RunResult] = []
+    for run in runs:
+        if shard is not None and not shard.owns(run.run_id):
+            continue
+        if run.release != release:
+            others += 1
+            continue
+        results.append(evaluator(run, contract))
+    return aggregate.add_all(results).with_other_release(others)
+
+
+def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
+    if aggregate.contract_digest != contract.digest:
+        raise ValueError("the results were produced with a different contract")
+    runs = aggregate.evaluated
+    verdicts = tuple(
+        _verdict(rule, aggregate.rules[rule.id], runs, contract.min_runs)
+        for rule in sorted(contract.rules, key=lambda r: r.id)
+    )
+    statuses = {v.status for v in verdicts}
+    if DECISION_ERROR in statuses:
+        decision, reason = DECISION_ERROR, "an internal error occurred while checking a rule"
+    elif DECISION_FAIL in statuses:
+        decision, reason = DECISION_FAIL, "a rule exceeded its failing-run threshold"
+    elif runs == 0:
+        decision, reason = DECISION_INSUFFICIENT, f"no runs of release {aggregate.release} were found"
+    elif runs < contract.min_runs:
+        decision, reason = (
+            DECISION_INSUFFICIENT,
+            f"{runs} run(s) found; the contract needs {contract.min_runs}",
+        )
+    elif DECISION_INSUFFICIENT in statuses:
+        decision, reason = DECISION_INSUFFICIENT, "too many runs lack the evidence a rule needs"
+    elif aggregate.incomplete_inputs:
+        decision, reason = DECISION_INSUFFICIENT, "the trace input is incomplete, so it cannot prove a pass"
+    else:
+        decision, reason = DECISION_PASS, "every rule is within its thresholds"
+    return GateResult(decision, reason, aggregate, verdicts, contract)
+
+
+def _verdict(rule: Rule, tally: RuleTally, runs: int, min_runs: int) -> RuleVerdict:
+    failing = tally.count(Status.FAIL.value)
+    unknown = tally.count(Status.INSUFFICIENT.value)
+    errors = tally.count(Status.ERROR.value)
+    limits = rule.thresholds
+    if errors:
+        return RuleVerdict(rule, tally, DECISION_ERROR, f"{errors} run(s) hit an internal error")
+    if failing > limits.max_failing_runs:
+        return RuleVerdict(
+            rule, tally, DECISION_FAIL, f"{failing} failing run(s); at most {limits.max_failing_runs} allowed"
+        )
+    if runs == 0 or runs < min_runs:
+        return RuleVerdict(rule, tally, DECISION_INSUFFICIENT, f"{runs} run(s); at least {min_runs} needed")
+    if not ratio_at_most(unknown, runs, limits.max_insufficient_fraction):
+        return RuleVerdict(
+            rule,
+            tally,
+            DECISION_INSUFFICIENT,
+            f"{unknown} of {runs} run(s) lack evidence; at most {limits.max_insufficient_fraction} allowed",
+        )
+    return RuleVerdict(
+        rule, tally, DECISION_PASS, f"{failing} failing, {unknown} insufficient of {runs} run(s)"
+    )

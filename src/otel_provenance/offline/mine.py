@@ -1,0 +1,254 @@
+"""Mine a trajectory contract from runs a human approved.
+
+1. Every run gets a fingerprint and a route shape (step and parent→child edge multisets).
+2. Runs with the same fingerprint form a group; groups are taken largest first (ties by
+   fingerprint) and each joins the first family whose representative it resembles by weighted
+   Jaccard ≥ ``similarity`` (exact integer comparison), else it founds a new family.
+3. The family with the most runs is proposed ``approved``; the others are ``pending`` with their run
+   counts and example trace ids, for a human to approve (``routes approve``).
+4. Rules are proposed from the approved family only, each with its support (how many runs or spans
+   it was observed on); a rule whose trigger never occurred is dropped as vacuous.
+
+Only sorted data reaches the output, so the same runs in any order give the same bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Final
+
+from .. import semconv
+from .contracts.dsl import dump_document, parse_contract
+from .contracts.rational import format_rational, ratio_at_least
+from .contracts.similarity import route_shape, weighted_jaccard
+from .fingerprint import edge_counts, fingerprint, step_counts
+from .model import ABSENT, Run, Span
+from .stepkey import step_key
+
+DEFAULT_SIMILARITY: Final = Fraction(4, 5)
+DEFAULT_MAX_INSUFFICIENT: Final = Fraction(1, 20)
+EXAMPLES_PER_FAMILY: Final = 3
+# Attributes that, when every write span of a step carries them, become allowed_values rules.
+WRITE_ATTRIBUTES: Final = (semconv.IDEMPOTENCY_PRESENT, semconv.DATA_DOMAIN)
+
+
+@dataclass(frozen=True)
+class _Routed:
+    run: Run
+    fingerprint: str
+    shape: Counter
+
+
+@dataclass
+class Family:
+    id: str
+    representative: _Routed
+    members: list[_Routed]
+
+    @property
+    def runs(self) -> list[Run]:
+        return [m.run for m in self.members]
+
+
+def route_families(runs: Iterable[Run], similarity: Fraction = DEFAULT_SIMILARITY) -> list[Family]:
+    """Route families, largest first (ties by family id)."""
+    routed = [
+        _Routed(run, fingerprint(run), route_shape(step_counts(run), edge_counts(run).items()))
+        for run in sorted(runs, key=lambda r: r.run_id)
+    ]
+    groups: dict[str, list[_Routed]] = {}
+    for item in routed:
+        groups.setdefault(item.fingerprint, []).append(item)
+    families: list[Family] = []
+    for print_, members in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        shape = members[0].shape
+        home = next(
+            (
+                f
+                for f in families
+                if ratio_at_least(*weighted_jaccard(shape, f.representative.shape), similarity)
+            ),
+            None,
+        )
+        if home is None:
+            family_id = "route-" + hashlib.sha256(print_.encode()).hexdigest()[:10]
+            families.append(Family(family_id, members[0], list(members)))
+        else:
+            home.members.extend(members)
+    return sorted(families, key=lambda f: (-len(f.members), f.id))
+
+
+def mine_contract(
+    runs: Iterable[Run],
+    name: str,
+    similarity: Fraction = DEFAULT_SIMILARITY,
+    min_runs: int = 1,
+    max_insufficient_fraction: Fraction = DEFAULT_MAX_INSUFFICIENT,
+) -> str:
+    """The proposed contract as canonical YAML text (validated before it is returned)."""
+    families = route_families(runs, similarity)
+    if not families:
+        raise ValueError("no approved runs to mine")
+    approved = families[0]
+    rules = propose_rules(approved.runs)
+    rules.append(_routes_rule(families, approved, similarity))
+    document = {
+        "version": 1,
+        "name": name,
+        "description": f"Mined from {sum(len(f.members) for f in families)} approved run(s); "
+        f"{len(families)} route family(ies), {approved.id} approved.",
+        "gate": {
+            "min_runs": min_runs,
+            "max_failing_runs": 0,
+            "max_insufficient_fraction": format_rational(max_insufficient_fraction),
+        },
+        "rules": rules,
+    }
+    text = dump_document(document)
+    parse_contract(text, source="<mined contract>")  # the miner never writes a contract it cannot read
+    return text
+
+
+def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
+    """Rules every approved run satisfies, with support counts; vacuous ones are dropped."""
+    per_run: list[dict[str, list[Span]]] = []
+    for run in runs:
+        steps: dict[str, list[Span]] = {}
+        for span in run.spans:
+            if span.is_tool:
+                steps.setdefault(step_key(span), []).append(span)
+        per_run.append(steps)
+    all_steps = sorted({s for steps in per_run for s in steps})
+    rules: list[dict[str, Any]] = []
+    ids = _RuleIds()
+    for step in all_steps:
+        spans = [sp for steps in per_run for sp in steps.get(step, [])]
+        counts = [len(steps.get(step, [])) for steps in per_run]
+        select = {"step": step}
+        runs_with = sum(1 for c in counts if c)  # support: approved runs in which the rule's trigger occurred
+        if min(counts) >= 1:
+            rules.append(
+                {
+                    "id": ids.make("required", step),
+                    "type": "required_spans",
+                    "code": "MISSING_PREREQUISITE",
+                    "support": len(runs),
+                    "select": select,
+                    "min": min(counts),
+                }
+            )
+        is_write = all(sp.attributes.get(semconv.SIDE_EFFECT) == "write" for sp in spans)
+        if is_write:
+            rules.append(
+                {
+                    "id": ids.make("at_most", step),
+                    "type": "cardinality",
+                    "code": "DUPLICATE_SIDE_EFFECT",
+                    "support": runs_with,
+                    "select": select,
+                    "max": max(counts),
+                }
+            )
+            for attr in WRITE_ATTRIBUTES:
+                values = [sp.attributes.get(attr, ABSENT) for sp in spans]
+                if all(isinstance(v, (str, bool)) for v in values):
+                    rules.append(
+                        {
+                            "id": ids.make("values", step, attr),
+                            "type": "allowed_values",
+                            "code": "MISSING_SAFEGUARD"
+                            if attr == semconv.IDEMPOTENCY_PRESENT
+                            else "DISALLOWED_VALUE",
+                            "support": runs_with,
+                            "select": select,
+                            "attribute": attr,
+                            "values": sorted(set(values), key=lambda v: (str(type(v)), v)),
+                        }
+                    )
+            retries = [sp.attributes.get(semconv.RETRY_NUMBER, ABSENT) for sp in spans]
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in retries):
+                observed = max([*retries, *(c - 1 for c in counts)])  # type: ignore[list-item]
+                rules.append(
+                    {
+                        "id": ids.make("retries", step),
+                        "type": "retry_budgets",
+                        "code": "RETRY_BUDGET_EXCEEDED",
+                        "support": runs_with,
+                        "select": select,
+                        "max_retries": observed,
+                    }
+                )
+        provenance = [_kind_counts(sp) for sp in spans]
+        if provenance and all(p is not None for p in provenance):
+            rules.append(
+                {
+                    "id": ids.make("provenance", step),
+                    "type": "provenance_budgets",
+                    "code": "UNSOURCED_ARGUMENTS",
+                    "support": runs_with,
+                    "select": select,
+                    "max_assumed": max(p[semconv.KIND_ASSUMED] for p in provenance),  # type: ignore[index]
+                    "max_invented": max(p[semconv.KIND_INVENTED] for p in provenance),
+                }
+            )  # type: ignore[index]
+    return [r for r in rules if r["support"] > 0]
+
+
+def _kind_counts(span: Span) -> Counter | None:
+    kinds: Counter = Counter({semconv.KIND_ASSUMED: 0, semconv.KIND_INVENTED: 0})
+    seen = False
+    for key, value in span.attributes.items_sorted():
+        parts = semconv.split_arg_attr(key)
+        if parts and parts[1] == semconv.ARG_KIND_SUFFIX:
+            if value not in semconv.ARG_KINDS:
+                return None
+            kinds[value] += 1
+            seen = True
+    return kinds if seen or semconv.BUDGET_ASSUMED in span.attributes else None
+
+
+def _routes_rule(families: list[Family], approved: Family, similarity: Fraction) -> dict[str, Any]:
+    return {
+        "id": "approved_route",
+        "type": "approved_routes",
+        "code": "UNAPPROVED_ROUTE",
+        "support": len(approved.members),
+        "similarity": format_rational(similarity),
+        "families": [_family_document(f, "approved" if f is approved else "pending") for f in families],
+    }
+
+
+def _family_document(family: Family, status: str) -> dict[str, Any]:
+    rep = family.representative
+    steps = {k[1]: n for k, n in rep.shape.items() if k[0] == "step"}
+    edges = [{"from": k[1], "to": k[2], "count": n} for k, n in rep.shape.items() if k[0] == "edge"]
+    traces = sorted({t for run in family.runs for t in run.trace_ids})
+    return {
+        "id": family.id,
+        "status": status,
+        "runs": len(family.members),
+        "fingerprints": sorted({m.fingerprint for m in family.members}),
+        "example_trace_ids": traces[:EXAMPLES_PER_FAMILY],
+        "steps": dict(sorted(steps.items())),
+        "edges": sorted(edges, key=lambda e: (e["from"], e["to"])),
+    }
+
+
+class _RuleIds:
+    """Readable, unique rule ids built from step keys (characters outside the id alphabet → ``_``)."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = set()
+
+    def make(self, *parts: str) -> str:
+        base = ".".join(re.sub(r"[^A-Za-z0-9_.-]", "_", p) for p in parts).strip("._-") or "rule"
+        candidate, n = base, 2
+        while candidate in self._used:
+            candidate, n = f"{base}-{n}", n + 1
+        self._used.add(candidate)
+        return candidate

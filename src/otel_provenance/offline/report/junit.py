@@ -1,0 +1,54 @@
+"""JUnit XML: one test case per rule. ``<failure>`` for a rule over its threshold, ``<error>`` for an
+internal error, ``<skipped>`` for a rule without enough evidence — so CI dashboards tell the three
+apart."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from ..gate import GateResult
+from .text import proof_lines
+
+
+def render_junit(result: GateResult) -> str:
+    verdicts = result.verdicts
+    suite_name = f"otel-provenance gate: {result.contract.name} @ {result.aggregate.release}"
+    counts = {s: sum(1 for v in verdicts if v.status == s) for s in ("fail", "error", "insufficient_data")}
+    suites = ET.Element("testsuites", {"name": "otel-provenance"})
+    suite = ET.SubElement(
+        suites,
+        "testsuite",
+        {
+            "name": suite_name,
+            "tests": str(len(verdicts)),
+            "failures": str(counts["fail"]),
+            "errors": str(counts["error"]),
+            "skipped": str(counts["insufficient_data"]),
+        },
+    )
+    if result.aggregate.completed_at:
+        suite.set("timestamp", result.aggregate.completed_at)
+    for verdict in verdicts:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": result.contract.name,
+                "name": f"{verdict.rule.id} ({verdict.rule.code})",
+            },
+        )
+        tag = {"fail": "failure", "error": "error", "insufficient_data": "skipped"}.get(verdict.status)
+        if tag is None:
+            continue
+        finding_status = {"fail": "fail", "error": "error", "insufficient_data": "insufficient_evidence"}[
+            verdict.status
+        ]
+        details = []
+        for finding in verdict.tally.findings:
+            if finding.status == finding_status:
+                details.append(f"{verdict.rule.code} ({verdict.rule.id}) {finding.message}")
+                details.extend(proof_lines(finding))
+        element = ET.SubElement(case, tag, {"message": verdict.reason, "type": verdict.rule.code})
+        element.text = "\n".join(details) if details else verdict.reason
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

@@ -1,0 +1,48 @@
+"""A Markdown summary for a pull-request comment: decision, a table of rules, the findings with
+their trace ids."""
+
+from __future__ import annotations
+
+from ..gate import GateResult
+from .text import HEADLINES
+
+_MAX_RUNS = 5
+
+
+def render_markdown(result: GateResult) -> str:
+    agg = result.aggregate
+    counts = dict(agg.run_counts)
+    out = [
+        f"## Trajectory gate: `{result.decision}`",
+        "",
+        HEADLINES[result.decision],
+        "",
+        f"Release `{agg.release}` · contract `{result.contract.name}` · {agg.evaluated} run(s) evaluated "
+        f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_data']} insufficient, "
+        f"{counts['error']} error)",
+        "",
+        "| rule | code | status | failing runs | insufficient runs | errors |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in result.verdicts:
+        c = dict(v.tally.counts)
+        out.append(
+            f"| `{v.rule.id}` | `{v.rule.code}` | {v.status} | {c['fail']} | "
+            f"{c['insufficient_evidence']} | {c['error']} |"
+        )
+    problems = [v for v in result.verdicts if v.status != "pass"]
+    if problems:
+        out += ["", "### Findings", ""]
+        for v in problems:
+            shown = [f for f in v.tally.findings if f.status != "pass"]
+            messages = sorted({f.message for f in shown}) or [v.reason]
+            for message in messages:
+                out.append(f"- **{v.rule.code}** (`{v.rule.id}`) {message}")
+                runs = [f for f in shown if f.message == message]
+                for f in runs[:_MAX_RUNS]:
+                    spans = sorted({s for w in f.witnesses for s in w.span_ids})
+                    span_text = f", spans {', '.join(f'`{s}`' for s in spans)}" if spans else ""
+                    out.append(f"  - trace {', '.join(f'`{t}`' for t in f.trace_ids)}{span_text}")
+                if len(runs) > _MAX_RUNS:
+                    out.append(f"  - … and {len(runs) - _MAX_RUNS} more run(s)")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,76 @@
+"""The terminal report: the decision, then one line per finding (``CODE (rule id) message``) with
+the trace and span ids that prove it indented below."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Final
+
+from ..aggregate import RunFinding
+from ..gate import (
+    DECISION_ERROR,
+    DECISION_FAIL,
+    DECISION_INSUFFICIENT,
+    DECISION_PASS,
+    GateResult,
+    RuleVerdict,
+)
+
+HEADLINES: Final = {
+    DECISION_PASS: "PASS: This release met every trajectory threshold.",
+    DECISION_FAIL: "FAIL: This release exceeded one or more trajectory thresholds.",
+    DECISION_INSUFFICIENT: "INSUFFICIENT DATA: The traces hold too little evidence to decide this release.",
+    DECISION_ERROR: "ERROR: This release could not be evaluated; an error is never a pass.",
+}
+MAX_PROOFS: Final = 5  # proof lines per finding; the JSON report has all of them
+
+
+def render_text(result: GateResult) -> str:
+    lines = [HEADLINES[result.decision]]
+    sections = (
+        ("Findings:", "fail", "fail"),
+        ("Insufficient evidence:", "insufficient_data", "insufficient_evidence"),
+        ("Errors:", "error", "error"),
+    )
+    for title, verdict_status, finding_status in sections:
+        section = [
+            line
+            for verdict in result.verdicts
+            if verdict.status == verdict_status
+            for line in _finding_lines(verdict, finding_status)
+        ]
+        if section:
+            lines += [title, *section]
+    agg = result.aggregate
+    lines += [f"Incomplete input: {item}" for item in agg.incomplete_inputs]
+    counts = dict(agg.run_counts)
+    lines.append(
+        f"Runs of release {agg.release}: {agg.evaluated} evaluated — {counts['pass']} pass, "
+        f"{counts['fail']} fail, {counts['insufficient_data']} insufficient data, {counts['error']} error"
+        f" ({agg.other_release_runs} run(s) of other releases ignored)."
+    )
+    if result.decision != DECISION_PASS:
+        lines.append(f"Decision: {result.decision} — {result.reason}.")
+    return "\n".join(lines) + "\n"
+
+
+def _finding_lines(verdict: RuleVerdict, status: str) -> Iterator[str]:
+    groups: dict[str, list[RunFinding]] = {}
+    for finding in verdict.tally.findings:
+        if finding.status == status:
+            groups.setdefault(finding.message, []).append(finding)
+    # A rule without findings here (too few runs) is explained by the decision line instead.
+    for message, findings in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        yield f"{verdict.rule.code} ({verdict.rule.id}) {message}"
+        for finding in findings[:MAX_PROOFS]:
+            yield from proof_lines(finding)
+        if len(findings) > MAX_PROOFS:
+            yield f"  … and {len(findings) - MAX_PROOFS} more run(s) (see the JSON report)"
+
+
+def proof_lines(finding: RunFinding) -> Iterator[str]:
+    if not finding.witnesses:
+        yield f"  run {finding.run_id}: traces {', '.join(finding.trace_ids)}"
+    for w in finding.witnesses:
+        spans = f" spans {', '.join(w.span_ids)}" if w.span_ids else ""
+        yield f"  trace {w.trace_id}{spans} (run {finding.run_id})"
