@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e .
-exec .venv/bin/python examples/quickstart.py "$@"
+exec .venv/bin/python examples/refund_agent/demo.py "$@"
