@@ -1,0 +1,310 @@
+"""Classify a call's arguments against a run's ledger: observed / assumed / invented, and span attributes.
+
+This is the one place that decides an argument's kind; the ``@op.tool`` decorator and the span processor
+for third-party GenAI tool spans both call :func:`classify_arguments`. It never raises for odd values
+(any JSON-ish value, huge strings, cycles, exotic objects): a value that cannot be examined is
+``assumed`` (fail closed) and listed in ``faults``.
+
+Rules, in order: an argument declared ``invented`` is ``invented`` (never looked up, never silently
+observed). A scalar is ``observed`` when the ledger matches it (exactly or through a named projection)
+and either its text reaches the short-value floor or the observed field has the argument's own name
+(``limit=5`` matches ``{"limit": 5}``, not any 5). Booleans and None are never evidence by value alone.
+A dict/list/tuple/dataclass argument is ``observed`` when every one of its leaves is (projection
+``structure``; source fields are the first leaf's). Everything else is ``assumed``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from .. import semconv as sc
+from . import projections as pj
+from .digest import keyed_digest
+from .ledger import Ledger, Match
+from .settings import Settings, get_settings
+
+STRUCTURE = pj.STRUCTURE
+MAX_STRUCTURE_LEAVES = 256
+MAX_STRUCTURE_DEPTH = 16
+_NONE_TEXT = "\x00null"
+_TRUE_TEXT = "\x00true"
+_FALSE_TEXT = "\x00false"
+
+
+class ArgumentProvenance(NamedTuple):
+    """Where one argument came from. ``digest`` is keyed; nothing here is a value."""
+
+    name: str
+    kind: str
+    digest: str
+    source_tool: str | None = None
+    source_field: str | None = None
+    source_span_id: str | None = None
+    projection: str | None = None
+
+
+class Classification:
+    """The provenance of every passed argument of one call (treat as immutable)."""
+
+    __slots__ = ("arguments", "faults", "key_id", "ledger_full", "tool")
+
+    def __init__(
+        self,
+        tool: str,
+        arguments: tuple[ArgumentProvenance, ...],
+        key_id: str,
+        ledger_full: bool = False,
+        faults: tuple[str, ...] = (),
+    ) -> None:
+        self.tool = tool
+        self.arguments = arguments
+        self.key_id = key_id
+        self.ledger_full = ledger_full
+        self.faults = faults
+
+    def __repr__(self) -> str:
+        return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
+
+    @property
+    def assumed(self) -> int:
+        return sum(1 for a in self.arguments if a.kind == sc.KIND_ASSUMED)
+
+    @property
+    def invented(self) -> int:
+        return sum(1 for a in self.arguments if a.kind == sc.KIND_INVENTED)
+
+    def kinds(self) -> dict[str, str]:
+        return {a.name: a.kind for a in self.arguments}
+
+    def signature(self) -> tuple[tuple[str, str], ...]:
+        """Argument names and digests, order-free: equal for a retry of the same call."""
+        return tuple(sorted((a.name, a.digest) for a in self.arguments))
+
+    def attributes(self, max_attributes: int | None = None) -> dict[str, Any]:
+        """``agent.arg.*`` attributes plus ``agent.digest.key_id`` (and ``agent.ledger.full``).
+
+        With ``max_attributes``, the most important attributes are kept: the key id, then every
+        argument's kind (unsourced ones first), then data-flow sources, then projections and digests.
+        """
+        out: dict[str, Any] = {sc.DIGEST_KEY_ID: self.key_id}
+        if self.ledger_full:
+            out[sc.LEDGER_FULL] = True
+        arguments = self.arguments
+        if max_attributes is None or len(out) + 6 * len(arguments) <= max_attributes:  # all fits
+            for arg in arguments:
+                kind_key, tool_key, field_key, span_key, projection_key, digest_key = _keys(arg.name)
+                out[kind_key] = arg.kind
+                if arg.kind == sc.KIND_OBSERVED:
+                    out[tool_key] = arg.source_tool
+                    out[field_key] = arg.source_field
+                    if arg.source_span_id:
+                        out[span_key] = arg.source_span_id
+                    out[projection_key] = arg.projection
+                out[digest_key] = arg.digest
+            return out
+        layers: list[list[tuple[str, Any]]] = [[], [], [], []]
+        for arg in sorted(arguments, key=lambda a: a.kind == sc.KIND_OBSERVED):
+            kind_key, tool_key, field_key, span_key, projection_key, digest_key = _keys(arg.name)
+            layers[0].append((kind_key, arg.kind))
+            if arg.kind == sc.KIND_OBSERVED:
+                if arg.source_span_id:
+                    layers[1].append((span_key, arg.source_span_id))
+                layers[1].append((tool_key, arg.source_tool))
+                layers[2].append((field_key, arg.source_field))
+                layers[2].append((projection_key, arg.projection))
+            layers[3].append((digest_key, arg.digest))
+        limit = max(0, max_attributes)
+        for layer in layers:
+            for key, value in layer:
+                if len(out) >= limit:
+                    return out
+                out[key] = value
+        return out
+
+
+_KEY_CACHE: dict[str, tuple[str, ...]] = {}
+_SUFFIXES = (
+    sc.ARG_KIND_SUFFIX,
+    sc.ARG_SOURCE_TOOL_SUFFIX,
+    sc.ARG_SOURCE_FIELD_SUFFIX,
+    sc.ARG_SOURCE_SPAN_ID_SUFFIX,
+    sc.ARG_PROJECTION_SUFFIX,
+    sc.ARG_DIGEST_SUFFIX,
+)
+
+
+def _keys(name: str) -> tuple[str, ...]:
+    """The six ``agent.arg.<name>.*`` keys (cached: argument names repeat call after call)."""
+    keys = _KEY_CACHE.get(name)
+    if keys is None:
+        keys = tuple(sc.arg_attr(name, suffix) for suffix in _SUFFIXES)
+        if len(_KEY_CACHE) < 4096:
+            _KEY_CACHE[name] = keys
+    return keys
+
+
+def classify_arguments(
+    tool: str,
+    arguments: Mapping[str, Any],
+    ledger: Ledger | None,
+    *,
+    invented: frozenset[str] | set[str] = frozenset(),
+    settings: Settings | None = None,
+) -> Classification:
+    """Classify ``arguments`` (name -> value, only those actually passed) against ``ledger``.
+
+    ``ledger`` None means "no run": nothing is observed. Never raises for odd values.
+    """
+    settings = settings or get_settings()
+    key = settings.digest_key
+    floor = settings.min_value_length
+    results = []
+    faults = []
+    for name, value in arguments.items():
+        name = str(name)
+        try:
+            if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
+                # fast path for the most common argument: a plain string
+                digest = keyed_digest(pj.normalise(value), key)
+                match = _match_scalar(name, value, pj.TEXT, ledger, floor)
+                results.append(_provenance(name, digest, match, match.projection if match else None))
+                continue
+            results.append(_classify_one(name, value, ledger, name in invented, key, floor))
+        except Exception as exc:  # an object that cannot be examined: unsourced, fail closed
+            faults.append(f"{name}={type(exc).__name__}")
+            results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
+    return Classification(
+        tool=tool,
+        arguments=tuple(results),
+        key_id=settings.key_id,
+        ledger_full=bool(ledger is not None and ledger.full),
+        faults=tuple(faults),
+    )
+
+
+def _classify_one(
+    name: str, value: Any, ledger: Ledger | None, is_invented: bool, key: bytes, floor: int
+) -> ArgumentProvenance:
+    found = pj.leaf_text(value)
+    if found is not None:
+        text, kind = found
+        digest = keyed_digest(pj.normalise(text) if len(text) <= pj.MAX_TEXT_LENGTH else text, key)
+        if is_invented:
+            return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
+        match = _match_scalar(name, text, kind, ledger, floor)
+        return _provenance(name, digest, match, match.projection if match else None)
+    leaves = _structure_leaves(value)
+    digest = keyed_digest(_digest_text(value, leaves), key)
+    if is_invented:
+        return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
+    if ledger is None or not leaves or leaves is _TOO_BIG:
+        if value is True or value is False:
+            return _provenance(name, digest, _match_flag(name, value, ledger), None)
+        return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
+    first: Match | None = None
+    for leaf_name, leaf_value in leaves:
+        leaf = pj.leaf_text(leaf_value)
+        match = (
+            _match_flag(leaf_name, leaf_value, ledger)
+            if leaf is None
+            else _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor)
+        )
+        if match is None:
+            return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
+        first = first or match
+    return _provenance(name, digest, first, STRUCTURE)
+
+
+def _provenance(name: str, digest: str, match: Match | None, projection: str | None) -> ArgumentProvenance:
+    if match is None:
+        return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
+    obs = match.observation
+    return ArgumentProvenance(
+        name, sc.KIND_OBSERVED, digest, obs.tool, obs.field, obs.span_id or None, projection
+    )
+
+
+def _match_scalar(name: str, text: str, kind: int, ledger: Ledger | None, floor: int) -> Match | None:
+    if ledger is None or not text:
+        return None
+    match = ledger.lookup(text, kind)
+    if match is None:
+        return None
+    if len(text) >= floor or (match.observation.field_name == name and not name.isdigit()):
+        return match
+    return None
+
+
+def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
+    """Booleans are evidence only as a field of the same name (``dry_run`` in the run's inputs)."""
+    if ledger is None or not isinstance(value, bool):
+        return None
+    obs = ledger.flag(name, value)
+    return Match(obs, pj.EXACT) if obs is not None else None
+
+
+_TOO_BIG: list = []
+
+
+def _structure_leaves(value: Any) -> list[tuple[str, Any]]:
+    """Scalar leaves of a dict/list/tuple/dataclass as (own field name, value); [] if not a structure."""
+    leaves: list[tuple[str, Any]] = []
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    seen: set[int] = set()
+    while stack:
+        name, item, depth = stack.pop()
+        children = _children(item)
+        if children is None:
+            if item is not value:
+                leaves.append((name, item))
+                if len(leaves) > MAX_STRUCTURE_LEAVES:
+                    return _TOO_BIG
+            continue
+        if depth >= MAX_STRUCTURE_DEPTH or id(item) in seen:
+            return _TOO_BIG
+        seen.add(id(item))
+        stack.extend((str(k), v, depth + 1) for k, v in reversed(children))
+    return leaves
+
+
+def _children(item: Any) -> list[tuple[Any, Any]] | None:
+    if isinstance(item, Mapping):
+        return list(item.items())
+    if isinstance(item, list | tuple):
+        return list(enumerate(item))
+    if dataclasses.is_dataclass(item) and not isinstance(item, type):
+        return [(f.name, getattr(item, f.name, None)) for f in dataclasses.fields(item)]
+    return None
+
+
+def _digest_text(value: Any, leaves: list[tuple[str, Any]]) -> str:
+    """Text digested for a non-scalar argument: canonical JSON of its normalised leaves."""
+    if value is None:
+        return _NONE_TEXT
+    if value is True:
+        return _TRUE_TEXT
+    if value is False:
+        return _FALSE_TEXT
+    if isinstance(value, bytes | bytearray) and len(value) <= 1 << 20:
+        return "\x00bytes:" + value.hex()
+    if leaves is _TOO_BIG or _children(value) is None:
+        return f"\x00object:{type(value).__qualname__}:{id(value)}"
+    return json.dumps(_normalised_tree(value, 0), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _normalised_tree(value: Any, depth: int) -> Any:
+    children = _children(value)
+    if children is None:
+        found = pj.leaf_text(value)
+        if found is None:
+            return None if value is None else bool(value) if isinstance(value, bool) else "\x00opaque"
+        return pj.normalise(found[0]) if found[1] == pj.TEXT else found[0]
+    if isinstance(value, list | tuple):
+        return [_normalised_tree(v, depth + 1) for _, v in children]
+    return {str(k): _normalised_tree(v, depth + 1) for k, v in children}
+
+
+__all__ = ["STRUCTURE", "ArgumentProvenance", "Classification", "classify_arguments"]

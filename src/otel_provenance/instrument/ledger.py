@@ -1,0 +1,366 @@
+"""The run-scoped ledger: every non-empty leaf that tools of one run returned, indexed by normalised value.
+
+``remember`` walks a result (dicts, lists, tuples, sets, dataclasses) and stores each scalar leaf under
+its normalised text (see :mod:`.projections`) with the tool, the field path (``files.0``) and the span id
+of the tool span. No digest is computed here: digests are made only for values used as arguments, so
+remembering a large listing costs a dict insertion per leaf. A flat list of plain strings (the typical
+listing) is indexed in bulk with C-level operations; its field paths are resolved only on a match.
+
+The ledger is bounded: past ``max_entries`` the oldest entries are dropped (down to three quarters of
+the bound, so the cost stays amortised O(1)) and ``full`` turns true, which tool spans report as
+``agent.ledger.full``.
+Lookups are O(1) in the size of the ledger (dict probes; a path join probes once per ``/``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+from collections.abc import Mapping
+from itertools import islice
+from operator import itemgetter
+from typing import Any
+
+from . import projections as pj
+
+MAX_DEPTH = 32
+MAX_PATH_SPLITS = 32
+# Fields of a result that name the directory its entries are relative to (for the path_join projection).
+ROOT_FIELDS = frozenset(
+    {"root", "path", "dir", "directory", "folder", "cwd", "base", "base_dir", "prefix", "parent"}
+)
+_BULK_MIN = 32  # lists shorter than this take the per-leaf path
+_MISSING = object()
+
+
+class Observation:
+    """One remembered leaf: where it came from and its text before normalisation."""
+
+    __slots__ = ("field", "kind", "span_id", "text", "tool")
+
+    def __init__(self, tool: str, span_id: str, field: str, text: str, kind: int) -> None:
+        self.tool = tool
+        self.span_id = span_id
+        self.field = field
+        self.text = text
+        self.kind = kind
+
+    @property
+    def field_name(self) -> str:
+        """Last segment of the field path (``files.0`` -> ``0``, ``user.id`` -> ``id``)."""
+        return self.field.rpartition(".")[2]
+
+
+class Match:
+    """A lookup hit: the observation and the projection that matched it (``exact`` if byte-equal)."""
+
+    __slots__ = ("observation", "projection")
+
+    def __init__(self, observation: Observation, projection: str) -> None:
+        self.observation = observation
+        self.projection = projection
+
+
+class _ListSource:
+    """A bulk-indexed flat list of plain strings; the position of a value is resolved on demand."""
+
+    __slots__ = ("items", "path", "positions", "span_id", "tool")
+
+    def __init__(self, tool: str, span_id: str, path: tuple, items: tuple[str, ...]) -> None:
+        self.tool = tool
+        self.span_id = span_id
+        self.path = path
+        self.items = items
+        self.positions: dict[str, int] | None = None
+
+    def observation(self, key: str) -> Observation:
+        positions = self.positions
+        if positions is None:
+            positions = self.positions = {value: index for index, value in enumerate(self.items)}
+        return Observation(self.tool, self.span_id, _field(self.path, positions.get(key, "*")), key, pj.TEXT)
+
+
+_NORMALISED_STARTS = frozenset(".{[")
+
+
+def _needs_normalising(values: Any, joined: str) -> bool:
+    """Could any element of a flat ASCII string list change under :func:`projections.normalise`?"""
+    if not _NORMALISED_STARTS.isdisjoint(map(itemgetter(0), values)):
+        return True
+    if "/" not in joined:
+        return False
+    return (
+        joined.endswith("/")
+        or "//" in joined
+        or "/./" in joined
+        or "/\x00" in joined
+        or "/.\x00" in joined
+        or (joined.endswith("/."))
+    )
+
+
+def _field(path: tuple, key: Any) -> str:
+    return ".".join([*map(str, path), str(key)]) if path else str(key)
+
+
+class Ledger:
+    """What one run has observed. Safe to share between the threads of one run."""
+
+    def __init__(self, max_entries: int | None = None) -> None:
+        if max_entries is None:
+            from .settings import get_settings
+
+            max_entries = get_settings().ledger_max_entries
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            from ..errors import ConfigurationError
+
+            raise ConfigurationError("ledger max_entries: must be an integer >= 1")
+        self.max_entries = max_entries
+        self.evicted = 0
+        self._index: dict[str, Any] = {}  # normalised text -> entry tuple | _ListSource
+        self._shas: dict[str, list[str]] = {}  # first 7 hex digits -> full object ids
+        self._calls: dict[str, tuple[str, ...]] = {}  # span id -> string arguments of that call
+        self._attempts: dict[tuple, int] = {}
+        self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
+        self._lock = threading.Lock()
+
+    # -- state ----------------------------------------------------------------------------------------
+    @property
+    def full(self) -> bool:
+        """True once entries were evicted: a value missing now may have been observed earlier."""
+        return self.evicted > 0
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    # -- writing --------------------------------------------------------------------------------------
+    def remember(
+        self,
+        tool: str,
+        result: Any,
+        span_id: str,
+        *,
+        field_prefix: tuple = (),
+        call_arguments: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Index every non-empty scalar leaf of ``result``. Never raises for odd values.
+
+        ``call_arguments`` (the arguments of the call that produced ``result``) enable the ``path_join``
+        projection: a listing's root argument joined with one of its entries.
+        """
+        with self._lock:
+            before = len(self._index)
+            room = self.max_entries
+            with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
+                room = self._walk(tool, span_id, result, field_prefix, 0, room)
+            added = len(self._index) != before or room < self.max_entries - 1
+            if added and call_arguments:
+                self._remember_call(span_id, call_arguments)
+            if len(self._index) > self.max_entries:
+                self._evict()
+            if len(self._flags) > self.max_entries:
+                for old in list(islice(self._flags, len(self._flags) // 2)):
+                    del self._flags[old]
+                self.evicted += 1
+
+    def next_attempt(self, tool: str, signature: tuple) -> int:
+        """0 on the first call of ``tool`` with these argument digests in this run, then 1, 2, ..."""
+        key = (tool, signature)
+        with self._lock:
+            attempt = self._attempts.get(key, 0)
+            self._attempts[key] = attempt + 1
+            if len(self._attempts) > self.max_entries:
+                for old in list(islice(self._attempts, len(self._attempts) // 2)):
+                    del self._attempts[old]
+        return attempt
+
+    def _walk(self, tool: str, span_id: str, value: Any, path: tuple, depth: int, room: int) -> int:
+        """Index ``value``; returns the remaining room. Scalars inside containers are handled inline.
+
+        Every container visited costs one unit of room, so a cyclic or self-referencing result is cut
+        off by the room (and by ``MAX_DEPTH``) instead of needing a visited set on the hot path.
+        """
+        if depth > MAX_DEPTH or room <= 0:
+            return room
+        t = type(value)
+        if t is dict:
+            items: Any = value.items()
+        elif t is list or t is tuple:
+            if len(value) >= _BULK_MIN and len(value) < room and self._bulk(tool, span_id, value, path):
+                return room - len(value)
+            items = enumerate(value)
+        elif t is str or t is int or t is float or t is bool or value is None:
+            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
+        elif isinstance(value, Mapping):
+            items = value.items()
+        elif t is set or t is frozenset:
+            items = (("*", item) for item in value)
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            items = ((f.name, getattr(value, f.name, _MISSING)) for f in dataclasses.fields(value))
+        else:
+            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
+        room -= 1
+        index = self._index
+        normalise = pj.normalise
+        text_kind = pj.TEXT
+        number_kind = pj.NUMBER
+        max_len = pj.MAX_TEXT_LENGTH
+        for key, item in items:
+            ti = type(item)
+            if ti is str:
+                if not item or len(item) > max_len:
+                    continue
+                if item.isascii() and "/" not in item and item[0] not in _NORMALISED_STARTS:
+                    norm = item  # the common case, inlined: normalise() would return it unchanged
+                    index[item] = (tool, span_id, path, key, None, text_kind)
+                else:
+                    norm = normalise(item)
+                    index[norm] = (tool, span_id, path, key, None if norm is item else item, text_kind)
+                if len(norm) >= 40 and pj.is_full_sha(norm):
+                    self._shas.setdefault(norm[:7], []).append(norm)
+                room -= 1
+            elif ti is int:
+                index[str(item)] = (tool, span_id, path, key, None, number_kind)
+                room -= 1
+            elif ti is float:
+                found = pj.leaf_text(item)
+                if found is not None:
+                    index[found[0]] = (tool, span_id, path, key, None, number_kind)
+                    room -= 1
+            elif ti is bool:
+                self._flags[(str(key), item)] = (tool, span_id, path, key)
+            elif item is None or item is _MISSING:
+                continue
+            else:
+                room = self._walk(tool, span_id, item, (*path, key), depth + 1, room)
+            if room <= 0:
+                break
+        return room
+
+    def _leaf(self, tool: str, span_id: str, value: Any, parent: tuple, key: Any) -> int:
+        """Index one scalar; returns how many entries it added (0 or 1)."""
+        found = pj.leaf_text(value)
+        if found is None:
+            return 0
+        text, kind = found
+        if not text or len(text) > pj.MAX_TEXT_LENGTH:
+            return 0
+        norm = pj.normalise(text)
+        self._index[norm] = (tool, span_id, parent, key, None if norm == text else text, kind)
+        if kind == pj.TEXT and pj.is_full_sha(norm):
+            self._shas.setdefault(norm[:7], []).append(norm)
+        return 1
+
+    def _bulk(self, tool: str, span_id: str, values: Any, path: tuple) -> bool:
+        """Index a flat list of plain ASCII strings that need no normalisation in one C-level pass."""
+        try:
+            joined = "\x00".join(values)
+        except TypeError:
+            return False
+        if not joined.isascii():
+            return False
+        try:
+            if _needs_normalising(values, joined):
+                return False
+        except IndexError:  # an empty string in the list: per-leaf path (it skips empties)
+            return False
+        longest = max(map(len, values))
+        if longest > pj.MAX_TEXT_LENGTH or (longest >= 40 and not {40, 64}.isdisjoint(map(len, values))):
+            return False  # over-long values, or possible object ids (prefix index): per-leaf path
+        source = _ListSource(tool, span_id, path, tuple(values))
+        self._index.update(dict.fromkeys(values, source))
+        return True
+
+    def _remember_call(self, span_id: str, arguments: Mapping[str, Any]) -> None:
+        """Keep the call's plain-string arguments (normalised only if a path join ever needs them)."""
+        texts = tuple(v for v in arguments.values() if type(v) is str and 0 < len(v) <= pj.MAX_TEXT_LENGTH)
+        if texts:
+            self._calls[span_id] = texts
+            if len(self._calls) > max(16, self.max_entries // 10):
+                for old in list(islice(self._calls, len(self._calls) // 2)):
+                    del self._calls[old]
+
+    def _evict(self) -> None:
+        """Drop the oldest entries down to 3/4 of the bound, rebuilding the index compactly.
+
+        A dict never shrinks when keys are deleted, so deleting in place would keep the table sized
+        for the largest result ever seen; copying the survivors keeps memory flat at the bound. Doing it
+        a quarter at a time keeps the copy amortised O(1) per remembered leaf.
+        """
+        keep = self.max_entries - self.max_entries // 4
+        excess = len(self._index) - keep
+        if excess <= 0:
+            return
+        index = self._index = dict(islice(self._index.items(), excess, None))
+        self.evicted += excess
+        self._shas = {p: kept for p, shas in self._shas.items() if (kept := [s for s in shas if s in index])}
+
+    # -- reading --------------------------------------------------------------------------------------
+    def observation(self, key: str) -> Observation | None:
+        """The observation stored under a normalised text, or None."""
+        entry = self._index.get(key)
+        if entry is None:
+            return None
+        if type(entry) is _ListSource:
+            return entry.observation(key)
+        tool, span_id, parent, leaf_key, text, kind = entry
+        return Observation(tool, span_id, _field(parent, leaf_key), key if text is None else text, kind)
+
+    def flag(self, name: str, value: bool) -> Observation | None:
+        """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
+        entry = self._flags.get((name, value))
+        if entry is None:
+            return None
+        tool, span_id, parent, key = entry
+        return Observation(tool, span_id, _field(parent, key), "true" if value else "false", pj.TEXT)
+
+    def lookup(self, text: str, kind: int = pj.TEXT) -> Match | None:
+        """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER."""
+        if not text or len(text) > pj.MAX_TEXT_LENGTH:
+            return None
+        key = pj.normalise(text)
+        steps = () if key is text else pj.normalise_steps(text)[1]
+        found = self.observation(key)
+        if found is not None:
+            if found.text == text:
+                projection = pj.EXACT if found.kind == kind else pj.NUMBER_AS_TEXT
+            else:
+                stored_steps = pj.normalise_steps(found.text)[1]
+                projection = pj.combine(steps, stored_steps, () if found.kind == kind else pj.NUMBER_AS_TEXT)
+            return Match(found, projection)
+        if kind != pj.TEXT:
+            return None
+        prefix = pj.sha_prefix(key)
+        if prefix is not None:
+            for full in reversed(self._shas.get(prefix[:7], ())):
+                if full.startswith(prefix) and (hit := self.observation(full)) is not None:
+                    return Match(hit, pj.combine(steps, pj.GIT_SHA_PREFIX))
+        if pj.looks_like_path(key):
+            return self._join(key, steps)
+        return None
+
+    def _join(self, key: str, steps: tuple[str, ...]) -> Match | None:
+        start = 1 if key.startswith("/") else 0
+        for _ in range(MAX_PATH_SPLITS):
+            cut = key.find("/", start)
+            if cut < 0:
+                return None
+            start = cut + 1
+            head, tail = key[:cut] or "/", key[cut + 1 :]
+            entry = self.observation(tail) if tail else None
+            if entry is None:
+                continue
+            head_entry = self._index.get(head)
+            if (
+                type(head_entry) is tuple
+                and head_entry[1] == entry.span_id
+                and str(head_entry[3]) in ROOT_FIELDS
+            ):
+                return Match(entry, pj.combine(steps, pj.PATH_JOIN))
+            if any(pj.normalise(text) == head for text in self._calls.get(entry.span_id, ())):
+                return Match(entry, pj.combine(steps, pj.PATH_JOIN))
+        return None
+
+
+__all__ = ["Ledger", "Match", "Observation"]

@@ -1,0 +1,221 @@
+"""Normalisation of observed values and the named projections that may match an argument to them.
+
+Every value is normalised the same way when it is remembered and when it is compared, so ``./app.py``
+and ``app.py`` cannot differ by accident. A match that is not byte-equal is reported through the names
+below (``agent.arg.<name>.projection``); several steps join with ``+`` in pipeline order. Each one is
+chosen so it cannot turn a guess into "observed" (docs/provenance.md gives the argument for each):
+
+``exact``            byte-equal text of the same kind (text vs number).
+``nfc``              Unicode canonical equivalence (NFC): the same characters, encoded differently.
+``canonical_json``   JSON text that parses to the same object/array (key order, whitespace).
+``url_normalised``   RFC 3986 equivalence: case of scheme and host, default port, empty path == ``/``.
+``path_normalised``  ``.`` segments, repeated and trailing slashes removed; ``..`` is never resolved.
+``number_as_text``   an integer or float and its decimal text (``42`` and ``"42"``).
+``path_join``        ``root/entry``: entry observed in one tool result, root from the arguments of that
+                     same tool call (a listing's root) or a root-naming field of that same result.
+``git_sha_prefix``   a prefix of >= 7 hex digits of an observed 40- or 64-digit hex object id.
+``structure``        a dict/list argument every leaf of which is observed (see :mod:`.classify`).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+import json
+import math
+import re
+import unicodedata
+import uuid
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+EXACT = "exact"
+NFC = "nfc"
+CANONICAL_JSON = "canonical_json"
+URL_NORMALISED = "url_normalised"
+PATH_NORMALISED = "path_normalised"
+NUMBER_AS_TEXT = "number_as_text"
+PATH_JOIN = "path_join"
+GIT_SHA_PREFIX = "git_sha_prefix"
+STRUCTURE = "structure"
+
+PROJECTIONS = (
+    STRUCTURE,
+    EXACT,
+    NFC,
+    CANONICAL_JSON,
+    URL_NORMALISED,
+    PATH_NORMALISED,
+    NUMBER_AS_TEXT,
+    PATH_JOIN,
+    GIT_SHA_PREFIX,
+)
+
+MAX_TEXT_LENGTH = 8192  # longer leaves are not remembered and longer arguments are not looked up
+MIN_SHA_PREFIX = 7
+_FULL_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SHA_PREFIX = re.compile(r"[0-9a-fA-F]{7,64}")
+_DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
+_SLASHES = re.compile(r"/{2,}")
+
+TEXT = 0
+NUMBER = 1
+
+
+def leaf_text(value: Any) -> tuple[str, int] | None:
+    """``(text, kind)`` of a scalar leaf before normalisation, or None if it can never be evidence.
+
+    Booleans and None are not evidence (they are observed by chance everywhere), nor are NaN/inf,
+    bytes or arbitrary objects (no stable text form).
+    """
+    t = type(value)
+    if t is str:
+        return value, TEXT
+    if t is bool or value is None:
+        return None
+    if t is int:
+        return str(value), NUMBER
+    if t is float:
+        if not math.isfinite(value):
+            return None
+        return (str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)), NUMBER
+    if isinstance(value, str):
+        return str.__str__(value), TEXT
+    if isinstance(value, enum.Enum):
+        return leaf_text(value.value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return int.__repr__(value), NUMBER
+    if isinstance(value, PurePath | uuid.UUID):
+        return str(value), TEXT
+    if isinstance(value, _dt.date | _dt.time):
+        return value.isoformat(), TEXT
+    return None
+
+
+def normalise(text: str) -> str:
+    """The normalised form used as the ledger's index key (see module docstring)."""
+    if text.isascii() and not text.startswith((".", "{", "[")):
+        if "/" not in text:
+            return text
+        if "//" not in text and "/./" not in text and not text.endswith(("/", "/.")):
+            return text  # a plain path (or text with a slash): path normalisation would not change it
+    return normalise_steps(text)[0]
+
+
+def normalise_steps(text: str) -> tuple[str, tuple[str, ...]]:
+    """Normalised form and the names of the steps that changed it, in pipeline order."""
+    steps: list[str] = []
+    if len(text) > MAX_TEXT_LENGTH:
+        return text, ()
+    if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+        steps.append(NFC)
+    head = text[:1]
+    if head in ("{", "["):
+        canon = _canonical_json(text)
+        if canon is not None and canon != text:
+            text = canon
+            steps.append(CANONICAL_JSON)
+    elif "://" in text:
+        canon = _normalise_url(text)
+        if canon != text:
+            text = canon
+            steps.append(URL_NORMALISED)
+    elif "/" in text or head == ".":
+        canon = _normalise_path(text)
+        if canon != text:
+            text = canon
+            steps.append(PATH_NORMALISED)
+    return text, tuple(steps)
+
+
+def is_full_sha(text: str) -> bool:
+    return len(text) in (40, 64) and _FULL_SHA.fullmatch(text) is not None
+
+
+def sha_prefix(text: str) -> str | None:
+    """Lower-case text if it could be an abbreviated object id (7..63 hex digits), else None."""
+    if MIN_SHA_PREFIX <= len(text) < 64 and _SHA_PREFIX.fullmatch(text):
+        return text.lower()
+    return None
+
+
+def looks_like_path(text: str) -> bool:
+    return "/" in text and "://" not in text and text[:1] not in ("{", "[")
+
+
+def combine(*steps: tuple[str, ...] | str) -> str:
+    """Projection name from step tuples: ``exact`` if nothing changed, else steps in pipeline order."""
+    names: set[str] = set()
+    for part in steps:
+        names.update((part,) if isinstance(part, str) else part)
+    names.discard(EXACT)
+    if not names:
+        return EXACT
+    return "+".join(name for name in PROJECTIONS if name in names)
+
+
+def _canonical_json(text: str) -> str | None:
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(parsed, dict | list):
+        return None
+    try:
+        return json.dumps(parsed, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError, RecursionError):
+        return None
+
+
+def _normalise_url(text: str) -> str:
+    try:
+        parts = urlsplit(text)
+        scheme = parts.scheme.lower()
+        host = parts.hostname  # lower-cased, brackets removed for IPv6
+        port = parts.port
+    except ValueError:
+        return text
+    if not scheme or host is None:
+        return text
+    netloc = parts.netloc.rpartition("@")
+    userinfo = netloc[0] + "@" if netloc[1] else ""
+    if ":" in host:
+        host = f"[{host}]"
+    if port is not None and str(port) != _DEFAULT_PORTS.get(scheme):
+        host = f"{host}:{port}"
+    path = parts.path or ("/" if scheme in _DEFAULT_PORTS else "")
+    return urlunsplit((scheme, userinfo + host, path, parts.query, parts.fragment))
+
+
+def _normalise_path(text: str) -> str:
+    """Remove ``.`` segments, repeated and trailing slashes. Never resolves ``..`` (symlinks)."""
+    lead = "//" if text.startswith("//") and not text.startswith("///") else ("/" if text[:1] == "/" else "")
+    body = _SLASHES.sub("/", text[len(lead) :] if lead else text)
+    segments = [seg for seg in body.split("/") if seg not in ("", ".")]
+    if not segments:
+        return lead or "."
+    return lead + "/".join(segments)
+
+
+__all__ = [
+    "CANONICAL_JSON",
+    "EXACT",
+    "GIT_SHA_PREFIX",
+    "MAX_TEXT_LENGTH",
+    "NFC",
+    "NUMBER_AS_TEXT",
+    "PATH_JOIN",
+    "PATH_NORMALISED",
+    "PROJECTIONS",
+    "STRUCTURE",
+    "URL_NORMALISED",
+    "combine",
+    "is_full_sha",
+    "leaf_text",
+    "looks_like_path",
+    "normalise",
+    "normalise_steps",
+    "sha_prefix",
+]

@@ -1,0 +1,124 @@
+"""``op.run``: the scope of one agent run — its id and its ledger — bound in a ``contextvars`` variable.
+
+Concurrent runs in threads or asyncio tasks each see only their own ledger, because each context holds
+its own binding. Code started inside a run (tasks, ``contextvars.copy_context().run``) inherits it;
+a thread started with plain ``threading.Thread`` does not (Python does not copy contexts into threads),
+so tool calls there run outside the run unless the thread's target is wrapped in the run's context.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from .. import semconv as sc
+from ..errors import ConfigurationError
+from .ledger import Ledger
+
+_CURRENT_RUN: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
+    "otel_provenance_run", default=None
+)
+_RETRY_NUMBER: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "otel_provenance_retry", default=None
+)
+
+
+class RunScope:
+    """One agent run. Use as ``with op.run(...) as run:`` or ``async with op.run(...) as run:``."""
+
+    __slots__ = ("_tokens", "inputs_declared", "ledger", "run_id")
+
+    def __init__(
+        self,
+        inputs: Mapping[str, Any] | None = None,
+        run_id: str | None = None,
+        *,
+        ledger_max_entries: int | None = None,
+    ) -> None:
+        if inputs is not None and not isinstance(inputs, Mapping):
+            raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
+        if run_id is not None and (not isinstance(run_id, str) or not run_id):
+            raise ConfigurationError("op.run(run_id=...): expected a non-empty string")
+        self.run_id = run_id or secrets.token_hex(16)
+        self.ledger = Ledger(ledger_max_entries)
+        self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
+        if inputs:
+            self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")
+        self._tokens: list[contextvars.Token] = []
+
+    def __enter__(self) -> RunScope:
+        self._tokens.append(_CURRENT_RUN.set(self))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        token = self._tokens.pop()
+        try:
+            _CURRENT_RUN.reset(token)
+        except ValueError:  # exited in another context (e.g. a different task): unbind there
+            _CURRENT_RUN.set(None)
+
+    async def __aenter__(self) -> RunScope:
+        return self.__enter__()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.__exit__(*exc_info)
+
+    def __repr__(self) -> str:
+        return f"RunScope(run_id={self.run_id!r}, observed={len(self.ledger)})"
+
+
+def run(
+    inputs: Mapping[str, Any] | None = None,
+    run_id: str | None = None,
+    *,
+    ledger_max_entries: int | None = None,
+) -> RunScope:
+    """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
+
+    ``run_id`` becomes ``agent.run.id`` on every tool span of the run (a random id if omitted).
+    ``ledger_max_entries`` overrides the configured ledger bound for this run.
+    """
+    return RunScope(inputs, run_id, ledger_max_entries=ledger_max_entries)
+
+
+def current_run() -> RunScope | None:
+    return _CURRENT_RUN.get()
+
+
+def current_ledger() -> Ledger | None:
+    scope = _CURRENT_RUN.get()
+    return scope.ledger if scope is not None else None
+
+
+class retry_attempt:
+    """Set ``agent.retry.number`` explicitly for tool calls made inside the block.
+
+    Automatic counting (same tool, same argument digests, same run) covers retries that repeat the
+    call; use this when a retry legitimately changes an argument (a new timestamp, a new token).
+    """
+
+    __slots__ = ("_number", "_token")
+
+    def __init__(self, number: int) -> None:
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            raise ConfigurationError("retry_attempt(number): expected an integer >= 0")
+        self._number = number
+        self._token: contextvars.Token | None = None
+
+    def __enter__(self) -> int:
+        self._token = _RETRY_NUMBER.set(self._number)
+        return self._number
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _RETRY_NUMBER.reset(self._token)
+            self._token = None
+
+
+def explicit_retry_number() -> int | None:
+    return _RETRY_NUMBER.get()
+
+
+__all__ = ["RunScope", "current_ledger", "current_run", "explicit_retry_number", "retry_attempt", "run"]

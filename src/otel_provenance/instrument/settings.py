@@ -1,0 +1,208 @@
+"""Process-wide settings of the online half: digest key, enforcement switch, short-value floor, ledger bound.
+
+Precedence is always: explicit argument to :func:`configure_settings` > ``OTEL_PROVENANCE_*`` environment
+variable > built-in default. Settings are resolved lazily on first use (so an application can set the
+environment before importing its tools) and can be replaced at any time; tool calls read the current
+object once per call, so a call never sees half of an update.
+
+Digest key: there is deliberately no unkeyed fallback. A plain hash of a short value (a PIN, an account
+number) is reversed by brute force in seconds, so with no key configured we draw a random 256-bit key
+for this process and name it ``ephemeral-<random>``: digests stay linkable inside one process (retry
+detection, data-flow checks) but cannot be linked across processes or reversed offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+from ..errors import ConfigurationError
+
+ENV_DIGEST_KEY = "OTEL_PROVENANCE_DIGEST_KEY"
+ENV_DIGEST_KEY_ID = "OTEL_PROVENANCE_DIGEST_KEY_ID"
+ENV_ENFORCE = "OTEL_PROVENANCE_ENFORCE"
+ENV_MIN_VALUE_LENGTH = "OTEL_PROVENANCE_MIN_VALUE_LENGTH"
+ENV_LEDGER_MAX_ENTRIES = "OTEL_PROVENANCE_LEDGER_MAX_ENTRIES"
+
+DEFAULT_MIN_VALUE_LENGTH = 4
+DEFAULT_LEDGER_MAX_ENTRIES = 50_000
+MIN_KEY_BYTES = 16  # 128-bit keys at least
+EPHEMERAL_KEY_ID_PREFIX = "ephemeral-"
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off"})
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Resolved settings. ``digest_key`` never leaves the process; ``key_id`` is exported on spans."""
+
+    digest_key: bytes
+    key_id: str
+    enforce: bool = True
+    min_value_length: int = DEFAULT_MIN_VALUE_LENGTH
+    ledger_max_entries: int = DEFAULT_LEDGER_MAX_ENTRIES
+
+    @property
+    def ephemeral_key(self) -> bool:
+        return self.key_id.startswith(EPHEMERAL_KEY_ID_PREFIX)
+
+    def __repr__(self) -> str:  # never print the key
+        return (
+            f"Settings(key_id={self.key_id!r}, enforce={self.enforce}, "
+            f"min_value_length={self.min_value_length}, ledger_max_entries={self.ledger_max_entries})"
+        )
+
+
+_lock = threading.Lock()
+_first_use = threading.Lock()
+_current: Settings | None = None
+
+
+def get_settings() -> Settings:
+    """The current settings, resolved from the environment on first use."""
+    current = _current
+    if current is None:
+        with _first_use:  # two threads must not each draw their own ephemeral key
+            current = _current
+            if current is None:
+                current = configure_settings()
+    return current
+
+
+def configure_settings(
+    *,
+    digest_key: str | bytes | None = None,
+    key_id: str | None = None,
+    enforce: bool | None = None,
+    min_value_length: int | None = None,
+    ledger_max_entries: int | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Resolve and install process-wide settings; arguments win over ``OTEL_PROVENANCE_*`` variables.
+
+    Raises :class:`ConfigurationError` naming the argument or variable when a value is invalid (a key
+    shorter than 16 bytes, a non-boolean enforce flag, a negative floor). ``op.configure`` calls this.
+    """
+    global _current
+    env = os.environ if environ is None else environ
+    key_source = "digest_key"
+    if digest_key is None and env.get(ENV_DIGEST_KEY):
+        digest_key, key_source = env[ENV_DIGEST_KEY], ENV_DIGEST_KEY
+    if key_id is None:
+        key_id = env.get(ENV_DIGEST_KEY_ID) or None
+    if digest_key is None:
+        key_bytes = secrets.token_bytes(32)
+        key_id = EPHEMERAL_KEY_ID_PREFIX + secrets.token_hex(4)
+    else:
+        key_bytes = _key_bytes(digest_key, key_source)
+        if key_id is None:
+            # A key id derived from the key (keyed, so it reveals nothing about the key itself).
+            key_id = "k-" + hmac.new(key_bytes, b"otel-provenance key id", hashlib.sha256).hexdigest()[:12]
+    if not key_id or not isinstance(key_id, str):
+        raise ConfigurationError("key_id: must be a non-empty string")
+
+    settings = Settings(
+        digest_key=key_bytes,
+        key_id=key_id,
+        enforce=_bool(enforce, env.get(ENV_ENFORCE), ENV_ENFORCE, default=True),
+        min_value_length=_int(
+            min_value_length,
+            env.get(ENV_MIN_VALUE_LENGTH),
+            ENV_MIN_VALUE_LENGTH,
+            default=DEFAULT_MIN_VALUE_LENGTH,
+            minimum=0,
+        ),
+        ledger_max_entries=_int(
+            ledger_max_entries,
+            env.get(ENV_LEDGER_MAX_ENTRIES),
+            ENV_LEDGER_MAX_ENTRIES,
+            default=DEFAULT_LEDGER_MAX_ENTRIES,
+            minimum=1,
+        ),
+    )
+    with _lock:
+        _current = settings
+    return settings
+
+
+def update_settings(**changes: object) -> Settings:
+    """Change some fields of the current settings, keeping the rest (used by tests and ``op.configure``)."""
+    global _current
+    settings = replace(get_settings(), **changes)  # type: ignore[arg-type]
+    with _lock:
+        _current = settings
+    return settings
+
+
+def reset_settings() -> None:
+    """Forget the installed settings; the next :func:`get_settings` re-reads the environment."""
+    global _current
+    with _lock:
+        _current = None
+
+
+def _key_bytes(key: str | bytes, where: str) -> bytes:
+    if isinstance(key, str):
+        text = key.strip()
+        try:
+            raw = bytes.fromhex(text) if len(text) >= 2 * MIN_KEY_BYTES else text.encode()
+        except ValueError:
+            raw = text.encode()
+    elif isinstance(key, bytes | bytearray):
+        raw = bytes(key)
+    else:
+        raise ConfigurationError(f"{where}: must be str or bytes, got {type(key).__name__}")
+    if len(raw) < MIN_KEY_BYTES:
+        raise ConfigurationError(f"{where}: digest key must be at least {MIN_KEY_BYTES} bytes (128 bits)")
+    return raw
+
+
+def _bool(value: bool | None, env_value: str | None, where: str, *, default: bool) -> bool:
+    if value is not None:
+        if not isinstance(value, bool):
+            raise ConfigurationError(f"enforce: must be a bool, got {type(value).__name__}")
+        return value
+    if env_value is None or not env_value.strip():
+        return default
+    text = env_value.strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigurationError(f"{where}: expected true or false")
+
+
+def _int(value: int | None, env_value: str | None, where: str, *, default: int, minimum: int) -> int:
+    name = where
+    if value is None:
+        if env_value is None or not env_value.strip():
+            return default
+        try:
+            value = int(env_value.strip())
+        except ValueError:
+            raise ConfigurationError(f"{where}: expected an integer") from None
+    elif isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigurationError(f"{name}: expected an integer, got {type(value).__name__}")
+    if value < minimum:
+        raise ConfigurationError(f"{name}: must be >= {minimum}")
+    return value
+
+
+__all__ = [
+    "ENV_DIGEST_KEY",
+    "ENV_DIGEST_KEY_ID",
+    "ENV_ENFORCE",
+    "ENV_LEDGER_MAX_ENTRIES",
+    "ENV_MIN_VALUE_LENGTH",
+    "Settings",
+    "configure_settings",
+    "get_settings",
+    "reset_settings",
+    "update_settings",
+]

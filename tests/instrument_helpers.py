@@ -1,0 +1,45 @@
+"""Shared helpers for tests/test_instrument_*.py: a real SDK provider with an in-memory exporter."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from otel_provenance.instrument import settings as settings_module
+
+
+class Traced:
+    """A TracerProvider whose finished spans are kept in memory."""
+
+    def __init__(self, **provider_kwargs) -> None:
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider(**provider_kwargs)
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+
+    @property
+    def spans(self) -> tuple[ReadableSpan, ...]:
+        return self.exporter.get_finished_spans()
+
+    def span(self, tool: str, index: int = -1) -> ReadableSpan:
+        matching = [s for s in self.spans if s.name == f"execute_tool {tool}"]
+        assert matching, f"no span for {tool}; have {[s.name for s in self.spans]}"
+        return matching[index]
+
+
+@contextlib.contextmanager
+def settings(**values) -> Iterator[settings_module.Settings]:
+    """Install settings for the duration of a block, then go back to the environment's."""
+    installed = settings_module.configure_settings(environ={}, **values)
+    try:
+        yield installed
+    finally:
+        settings_module.reset_settings()
+
+
+def arg_attrs(span: ReadableSpan, name: str) -> dict[str, object]:
+    prefix = f"agent.arg.{name}."
+    return {k[len(prefix) :]: v for k, v in span.attributes.items() if k.startswith(prefix)}

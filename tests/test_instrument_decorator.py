@@ -1,0 +1,427 @@
+"""@op.tool through the real SDK: call shapes, span shape, blocking before the body, errors by type only."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from opentelemetry.sdk.trace import SpanLimits, SpanProcessor
+from opentelemetry.trace import SpanKind, StatusCode
+
+import otel_provenance as op
+from instrument_helpers import Traced, arg_attrs
+from otel_provenance.instrument.settings import ENV_DIGEST_KEY, reset_settings
+
+
+@pytest.fixture
+def traced() -> Traced:
+    return Traced()
+
+
+def make_tools(t: Traced, effects: list):
+    @op.tool(side_effect="read", tracer_provider=t.provider)
+    def list_files(root: str) -> dict:
+        return {"root": root, "files": ["app.py", "tests/test_app.py"]}
+
+    @op.tool(
+        side_effect="write",
+        data_domain="repo",
+        budget=op.Budget(max_assumed=0, allow={"comment"}),
+        tracer_provider=t.provider,
+    )
+    def patch_file(path: str, comment: str) -> dict:
+        effects.append(path)
+        return {"patched": True}
+
+    return list_files, patch_file
+
+
+def test_reference_fixture_good_run_observed_bad_run_blocked_before_body(traced):
+    effects: list[str] = []
+    list_files, patch_file = make_tools(traced, effects)
+    with op.run(inputs={"root": "."}) as run:
+        listing = list_files(root=".")
+        patch_file(path=listing["files"][0], comment="keep tests green")
+        with pytest.raises(op.ProvenanceError) as blocked:
+            patch_file(path="prod.env", comment="looks important")
+    assert effects == ["app.py"]  # the blocked body never ran
+    assert isinstance(blocked.value, PermissionError)
+    assert blocked.value.violations == ("max_assumed:path=assumed",)
+    assert "prod.env" not in str(blocked.value) and "looks important" not in str(blocked.value)
+
+    listing_span = traced.span("list_files")
+    good, bad = traced.span("patch_file", 0), traced.span("patch_file", 1)
+    assert arg_attrs(listing_span, "root")["kind"] == "observed"
+    assert arg_attrs(listing_span, "root")["source_tool"] == "input"
+    path = arg_attrs(good, "path")
+    assert path["kind"] == "observed"
+    assert path["source_tool"] == "list_files"
+    assert path["source_field"] == "files.0"
+    assert path["source_span_id"] == format(listing_span.context.span_id, "016x")
+    assert path["projection"] == "exact"
+    assert good.attributes["agent.tool.status"] == "ok"
+    assert good.attributes["agent.run.id"] == run.run_id == bad.attributes["agent.run.id"]
+
+    assert bad.status.status_code is StatusCode.ERROR
+    assert bad.status.description == "ProvenanceError"
+    assert bad.attributes["agent.tool.status"] == "blocked"
+    assert bad.attributes["error.type"] == "otel_provenance.errors.ProvenanceError"
+    assert tuple(bad.attributes["agent.violations"]) == ("max_assumed:path=assumed",)
+    assert bad.attributes["agent.budget.assumed"] == 1
+    assert bad.attributes["agent.budget.max_assumed"] == 0
+    assert arg_attrs(bad, "path")["kind"] == "assumed"
+    assert arg_attrs(bad, "comment")["kind"] == "assumed"  # tagged, but allow-listed: not counted
+
+
+def test_span_shape_follows_genai_conventions(traced):
+    list_files, _ = make_tools(traced, [])
+    with op.run():
+        list_files("src")
+    span = traced.span("list_files")
+    assert span.name == "execute_tool list_files"
+    assert span.kind is SpanKind.INTERNAL
+    attrs = span.attributes
+    assert attrs["gen_ai.operation.name"] == "execute_tool"
+    assert attrs["gen_ai.tool.name"] == "list_files"
+    assert attrs["gen_ai.tool.type"] == "function"
+    assert str(attrs["gen_ai.tool.call.id"]).startswith("call_")
+    assert attrs["agent.side_effect"] == "read"
+    assert attrs["agent.retry.number"] == 0
+    assert attrs["agent.idempotency.present"] is False
+    assert attrs["agent.digest.key_id"]
+    assert "agent.data_domain" not in attrs
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_operation_name_is_set_at_span_creation(traced):
+    seen = {}
+
+    class Recorder(SpanProcessor):
+        def on_start(self, span, parent_context=None):
+            seen.update(span.attributes)
+
+    traced.provider.add_span_processor(Recorder())
+    list_files, _ = make_tools(traced, [])
+    list_files(".")
+    assert seen["gen_ai.operation.name"] == "execute_tool"
+    assert seen["gen_ai.tool.name"] == "list_files"
+
+
+def test_async_tool(traced):
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    async def send(to: str) -> str:
+        await asyncio.sleep(0)
+        return "sent"
+
+    async def main():
+        async with op.run(inputs={"to": "alice@example.com"}):
+            assert await send(to="alice@example.com") == "sent"
+            with pytest.raises(op.ProvenanceError):
+                await send(to="mallory@example.com")
+
+    asyncio.run(main())
+    assert arg_attrs(traced.span("send", 0), "to")["kind"] == "observed"
+    assert traced.span("send", 1).attributes["agent.tool.status"] == "blocked"
+
+
+def test_generator_tool_span_covers_iteration_and_items_are_remembered(traced):
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def walk(root: str):
+        for name in ("alpha.txt", "beta.txt"):
+            yield {"name": name}
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def delete(path: str) -> None:
+        return None
+
+    with op.run(inputs={"root": "data"}):
+        gen = walk("data")
+        assert traced.spans == ()  # nothing happens before iteration starts
+        names = [item["name"] for item in gen]
+        delete(path="beta.txt")
+    assert names == ["alpha.txt", "beta.txt"]
+    walk_span = traced.span("walk")
+    assert walk_span.attributes["agent.tool.status"] == "ok"
+    path = arg_attrs(traced.span("delete"), "path")
+    assert (path["kind"], path["source_tool"], path["source_field"]) == ("observed", "walk", "1.name")
+    assert path["source_span_id"] == format(walk_span.context.span_id, "016x")
+
+
+def test_generator_tool_nested_spans_are_children_and_early_close_ends_span(traced):
+    @op.tool(tracer_provider=traced.provider)
+    def inner(n: int) -> int:
+        return n
+
+    @op.tool(tracer_provider=traced.provider)
+    def numbers(limit: int):
+        for i in range(limit):
+            yield inner(i)
+
+    gen = numbers(10)
+    assert next(gen) == 0
+    assert next(gen) == 1
+    gen.close()
+    outer = traced.span("numbers")
+    assert outer.end_time is not None
+    for child in [s for s in traced.spans if s.name == "execute_tool inner"]:
+        assert child.parent.span_id == outer.context.span_id
+
+
+def test_blocked_generator_raises_at_call_and_body_never_starts(traced):
+    started = []
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def stream_writes(target: str):
+        started.append(target)
+        yield 1
+
+    with op.run(), pytest.raises(op.ProvenanceError):
+        stream_writes("guessed-target")
+    assert started == []
+    assert traced.span("stream_writes").attributes["agent.tool.status"] == "blocked"
+
+
+def test_async_generator_tool(traced):
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    async def pages(query: str):
+        for i in range(3):
+            await asyncio.sleep(0)
+            yield {"id": f"ticket-{i:04d}"}
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    async def close_ticket(ticket_id: str) -> bool:
+        return True
+
+    async def main():
+        async with op.run(inputs={"query": "open bugs"}):
+            ids = [page["id"] async for page in pages("open bugs")]
+            await close_ticket(ticket_id=ids[2])
+            with pytest.raises(op.ProvenanceError):
+                await close_ticket(ticket_id="ticket-9999")
+        return ids
+
+    assert asyncio.run(main()) == ["ticket-0000", "ticket-0001", "ticket-0002"]
+    assert traced.span("pages").attributes["agent.tool.status"] == "ok"
+    ticket = arg_attrs(traced.span("close_ticket", 0), "ticket_id")
+    assert (ticket["kind"], ticket["source_field"]) == ("observed", "2.id")
+
+
+def test_generator_error_is_recorded_by_type(traced):
+    @op.tool(tracer_provider=traced.provider)
+    def failing():
+        yield 1
+        raise LookupError("secret-in-message-7781")
+
+    with pytest.raises(LookupError):
+        list(failing())
+    span = traced.span("failing")
+    assert span.attributes["agent.tool.status"] == "error"
+    assert span.attributes["error.type"] == "LookupError"
+    assert span.status.description == "LookupError"
+
+
+def test_methods_classmethods_staticmethods(traced):
+    class Repo:
+        prefix = "repo"
+
+        def __init__(self) -> None:
+            self.writes: list[str] = []
+
+        @op.tool(side_effect="read", tracer_provider=traced.provider)
+        def ls(self, folder: str) -> list[str]:
+            return [f"{folder}/main.py"]
+
+        @op.tool(side_effect="write", tracer_provider=traced.provider)
+        def write(self, path: str) -> None:
+            self.writes.append(path)
+
+        @classmethod
+        @op.tool(name="repo_kind", tracer_provider=traced.provider)
+        def kind(cls, label: str) -> str:
+            return f"{cls.prefix}:{label}"
+
+        @op.tool(tracer_provider=traced.provider)
+        @staticmethod
+        def helper(value: str) -> str:
+            return value.upper()
+
+    repo = Repo()
+    with op.run(inputs={"folder": "pkg"}):
+        paths = repo.ls("pkg")
+        repo.write(paths[0])
+        assert Repo.kind("label") == "repo:label"
+        assert repo.helper("abc") == "ABC"
+        assert Repo.helper("abc") == "ABC"
+    assert repo.writes == ["pkg/main.py"]
+    ls_span = traced.span("ls")
+    assert set(k for k in ls_span.attributes if k.startswith("agent.arg.") and k.endswith(".kind")) == {
+        "agent.arg.folder.kind"
+    }  # self is not an argument
+    assert arg_attrs(traced.span("write"), "path")["kind"] == "observed"
+    assert arg_attrs(traced.span("repo_kind"), "label")["kind"] == "assumed"
+    assert len([s for s in traced.spans if s.name == "execute_tool helper"]) == 2
+
+
+def test_decorator_without_parentheses_and_name_override(traced):
+    @op.tool
+    def bare(x: str) -> str:
+        return x
+
+    @op.tool(name="renamed", tracer_provider=traced.provider)
+    def original(x: str) -> str:
+        return x
+
+    assert bare("value") == "value"  # global (no-op) provider: the call still works
+    assert original("value") == "value"
+    assert bare.__name__ == "bare"
+    assert traced.span("renamed").attributes["gen_ai.tool.name"] == "renamed"
+
+
+def test_defaults_are_not_classified_and_varargs_are_named(traced):
+    @op.tool(tracer_provider=traced.provider)
+    def search(query: str, limit: int = 10, *extra: str, **options: str) -> None:
+        return None
+
+    search("needle", 10, "x1", "x2", mode="fast")
+    search("needle")
+    first, second = traced.span("search", 0), traced.span("search", 1)
+    kinds = {k for k in first.attributes if k.endswith(".kind")}
+    assert kinds == {f"agent.arg.{n}.kind" for n in ("query", "limit", "extra.0", "extra.1", "mode")}
+    assert {k for k in second.attributes if k.endswith(".kind")} == {"agent.arg.query.kind"}
+
+
+def test_body_exception_recorded_by_type_only(traced):
+    @op.tool(tracer_provider=traced.provider)
+    def explode(token: str) -> None:
+        raise ValueError(f"bad token {token}")
+
+    with pytest.raises(ValueError, match="bad token"):
+        explode("tok-123456")
+    span = traced.span("explode")
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.status.description == "ValueError"
+    assert span.attributes["error.type"] == "ValueError"
+    assert span.attributes["agent.tool.status"] == "error"
+    (event,) = span.events
+    assert event.name == "exception"
+    assert dict(event.attributes) == {"exception.type": "ValueError"}
+
+
+def test_write_tool_outside_a_run_fails_closed(traced):
+    effects: list[str] = []
+    _, patch_file = make_tools(traced, effects)
+    with pytest.raises(op.ProvenanceError):
+        patch_file(path="app.py", comment="no run, nothing observed")
+    assert effects == []
+    assert "agent.run.id" not in traced.span("patch_file").attributes
+
+
+def test_two_hundred_arguments_keep_essential_attributes(traced):
+    names = [f"a{i:03d}" for i in range(200)]
+    namespace: dict = {}
+    exec(f"def wide({', '.join(n + ': str' for n in names)}):\n    return None", namespace)
+    wide = op.tool(namespace["wide"], tracer_provider=traced.provider)
+    with op.run():
+        wide(*[f"value-{i}" for i in range(200)])
+    attrs = traced.span("wide").attributes
+    assert len(attrs) <= 128
+    for key in (
+        "gen_ai.operation.name",
+        "gen_ai.tool.name",
+        "agent.tool.status",
+        "agent.budget.assumed",
+        "gen_ai.tool.call.id",
+        "agent.retry.number",
+        "agent.digest.key_id",
+    ):
+        assert key in attrs, key
+    assert attrs["gen_ai.operation.name"] == "execute_tool"
+    assert attrs["gen_ai.tool.name"] == "wide"
+    assert attrs["agent.budget.assumed"] == 200  # counted in full even though not every kind fits
+
+
+def test_essentials_survive_attributes_added_by_the_body():
+    t = Traced(span_limits=SpanLimits(max_span_attributes=40))
+
+    @op.tool(tracer_provider=t.provider)
+    def noisy(a: str, b: str) -> None:
+        from opentelemetry import trace
+
+        span = trace.get_current_span()
+        for i in range(60):
+            span.set_attribute(f"user.attr.{i}", i)
+
+    noisy("first-value", "second-value")
+    attrs = t.span("noisy").attributes
+    assert attrs["gen_ai.operation.name"] == "execute_tool"
+    assert attrs["gen_ai.tool.name"] == "noisy"
+    assert attrs["agent.tool.status"] == "ok"
+
+
+def test_provenance_fault_blocks_write_tools_and_is_recorded_on_others(traced, monkeypatch):
+    effects: list[str] = []
+    list_files, patch_file = make_tools(traced, effects)
+    monkeypatch.setenv(ENV_DIGEST_KEY, "short")  # invalid: the machinery cannot digest anything
+    reset_settings()
+    try:
+        with pytest.raises(op.ConfigurationError, match=ENV_DIGEST_KEY):
+            op.run()  # a run refuses to start on bad configuration, loudly
+        assert list_files("x")["files"]  # read tool runs
+        with pytest.raises(op.ProvenanceError):
+            patch_file(path="app.py", comment="c")
+    finally:
+        monkeypatch.delenv(ENV_DIGEST_KEY)
+        reset_settings()
+    assert effects == []
+    read_span, write_span = traced.span("list_files"), traced.span("patch_file")
+    assert tuple(read_span.attributes["agent.violations"]) == ("provenance_fault:ConfigurationError",)
+    assert read_span.attributes["agent.tool.status"] == "ok"
+    assert write_span.attributes["agent.tool.status"] == "blocked"
+
+
+def test_bad_decorator_arguments_are_named():
+    with pytest.raises(op.ConfigurationError, match="side_effect"):
+        op.tool(side_effect="delete")
+    with pytest.raises(op.ConfigurationError, match="invented"):
+        op.tool(invented="filename")(lambda filename: None)
+    with pytest.raises(op.ConfigurationError, match=r"Budget\.allow"):
+        op.Budget(allow="comment")
+    with pytest.raises(op.ConfigurationError, match="max_assumed"):
+        op.Budget(max_assumed=-1)
+    with pytest.raises(op.ConfigurationError, match="inputs"):
+        op.run(inputs=["root"])
+
+
+def test_method_called_through_the_class_does_not_classify_self(traced):
+    class Repo:
+        @op.tool(tracer_provider=traced.provider)
+        def ls(self, folder: str) -> list[str]:
+            return [folder]
+
+    repo = Repo()
+    for _ in range(3):
+        assert Repo.ls(repo, "pkg") == ["pkg"]
+    kinds = {k for s in traced.spans for k in s.attributes if k.endswith(".kind")}
+    assert kinds == {"agent.arg.folder.kind"}
+
+
+def test_decorated_tools_keep_their_introspection():
+    import inspect
+
+    @op.tool
+    async def fetch(url: str) -> str:
+        return url
+
+    @op.tool
+    def rows(table: str):
+        yield table
+
+    @op.tool
+    async def pages(query: str):
+        yield query
+
+    assert inspect.iscoroutinefunction(fetch)
+    assert inspect.isgeneratorfunction(rows)
+    assert inspect.isasyncgenfunction(pages)
+    assert list(inspect.signature(fetch).parameters) == ["url"]
+    assert fetch.__name__ == "fetch"
