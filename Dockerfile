@@ -1,0 +1,11 @@
+# The project as a container: the refund-agent demo (docker-compose.yml's `demo` service) and the CLI.
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY src ./src
+RUN pip install .
+COPY examples ./examples
+RUN useradd --create-home --uid 10001 agent
+USER agent
+CMD ["python", "examples/refund_agent/demo.py"]

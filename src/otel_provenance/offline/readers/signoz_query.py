@@ -1,0 +1,324 @@
+"""HTTP client for SigNoz's query API: requests, retries, a total deadline, and errors that say what to fix.
+
+Only this module talks to the network for the SigNoz reader. The API key is held in a private slot and
+sent only in the ``SIGNOZ-API-KEY`` header of each request; it is never put on the shared ``httpx``
+client, in a repr, a log record or an exception message (server messages that echo it are dropped).
+
+Request shapes follow SigNoz's v5 ``query_range`` strictly: every field sent is one SigNoz decodes, and
+every ``selectFields`` / ``order`` key carries ``fieldContext`` and ``fieldDataType`` so that names
+starting with a context word (``resource.…``) or containing ``:`` are never re-parsed by the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import httpx
+
+from ...errors import QueryError
+
+_log = logging.getLogger(__name__)
+
+MAX_LIMIT: Final = 10_000  # SigNoz rejects a raw query with limit > 10000 (400)
+_RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+_BACKOFF_FIRST_S: Final = 0.25
+_BACKOFF_MAX_S: Final = 8.0
+_VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+
+# The first server version that returns ``null`` (not the map default) for an absent typed attribute.
+NULL_FOR_ABSENT_SINCE: Final = (0, 134, 0)
+
+# fieldContext values SigNoz maps to span attributes; "resource" is the resource map.
+ATTRIBUTE_CONTEXTS: Final = frozenset({"attribute", "tag", "point"})
+RESOURCE_CONTEXT: Final = "resource"
+SPAN_CONTEXT: Final = "span"
+# fieldDataType values that all read the one numeric map.
+NUMBER_TYPES: Final = frozenset({"number", "float64", "int64"})
+
+
+@dataclass(frozen=True, slots=True)
+class FieldKey:
+    """One column of a raw query: a name, where it lives (``span``/``attribute``/``resource``) and its type.
+
+    ``data_type`` is one of ``string``, ``bool``, ``number``.
+    """
+
+    name: str
+    context: str
+    data_type: str
+
+    def select(self) -> dict[str, str]:
+        return {
+            "name": self.name,
+            "fieldContext": self.context,
+            "fieldDataType": self.data_type,
+            "signal": "traces",
+        }
+
+    def filter_key(self) -> str:
+        """The key as written in a filter expression, context and type explicit (``attribute.k:number``)."""
+        return f"{self.context}.{self.name}:{self.data_type}"
+
+
+def _quote(value: str) -> str:
+    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def eq(key: str, value: str) -> str:
+    """Filter clause ``key = 'value'``."""
+    return f"{key} = {_quote(value)}"
+
+
+def in_(key: str, values: Sequence[str]) -> str:
+    """Filter clause ``key IN ('a', 'b')``."""
+    return f"{key} IN ({', '.join(_quote(v) for v in values)})"
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    match = _VERSION_RE.search(text or "")
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+class SigNozClient:
+    """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls."""
+
+    __slots__ = ("_base", "_deadline_at", "_deadline_s", "_http", "_key", "_timeout_s")
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str,
+        timeout_s: float = 30.0,
+        deadline_s: float = 300.0,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise QueryError(f"SigNoz URL must start with http:// or https://, got {base_url!r}")
+        self._base = base_url.rstrip("/")
+        self._key = api_key
+        self._timeout_s = timeout_s
+        self._deadline_s = deadline_s
+        self._deadline_at = time.monotonic() + deadline_s
+        self._http = httpx.Client(follow_redirects=False, trust_env=False)
+
+    def __repr__(self) -> str:
+        return f"SigNozClient({self._base!r})"
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> SigNozClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- endpoints ---------------------------------------------------------------------------------
+
+    def version(self) -> tuple[int, int, int] | None:
+        """The server's version from ``GET /api/v1/version``, or None when it cannot be told."""
+        try:
+            body = self._request("GET", "/api/v1/version")
+        except _RefusedError as exc:  # unreachable or too slow is not "version unknown": it propagates
+            _log.warning(
+                "could not read the SigNoz version (%s); treating absent-key defaults as suspect", exc
+            )
+            return None
+        return parse_version(str(body.get("version", ""))) if isinstance(body, dict) else None
+
+    def field_keys(self, start_ms: int, end_ms: int, *, limit: int = 10_000) -> list[FieldKey]:
+        """Every traces attribute and resource key SigNoz has catalogued for the window.
+
+        ``GET /api/v1/fields/keys`` answers ``{"keys": {name: [key, …]}, "complete": bool}``; when the
+        answer is incomplete the limit is raised until it is, so no custom key is silently missed.
+        """
+        while True:
+            params = {
+                "signal": "traces",
+                "startUnixMilli": str(start_ms),
+                "endUnixMilli": str(end_ms),
+                "limit": str(limit),
+            }
+            body = self._request("GET", "/api/v1/fields/keys", params=params)
+            data = body.get("data") if isinstance(body, dict) else None
+            if not isinstance(data, dict) or not isinstance(data.get("keys"), dict):
+                raise QueryError(
+                    f"{self._base}/api/v1/fields/keys answered without data.keys; is this SigNoz?"
+                )
+            if data.get("complete", True) is False and limit < 1_000_000:
+                limit *= 10
+                continue
+            if data.get("complete", True) is False:
+                raise QueryError(f"{self._base}: more than {limit} attribute keys; narrow the time window")
+            return _parse_keys(data["keys"])
+
+    def query_raw(
+        self,
+        *,
+        start_ms: int,
+        end_ms: int,
+        expression: str,
+        select: Sequence[FieldKey],
+        order: Sequence[FieldKey],
+        limit: int,
+        offset: int,
+    ) -> list[dict[str, Any]]:
+        """One page of a raw traces query; returns the ``data`` of each row (``rows: null`` is ``[]``)."""
+        if not 0 < limit <= MAX_LIMIT:
+            raise QueryError(f"page size must be 1..{MAX_LIMIT} (SigNoz's cap), got {limit}")
+        spec = {
+            "name": "A",
+            "signal": "traces",
+            "disabled": False,
+            "filter": {"expression": expression},
+            "selectFields": [k.select() for k in select],
+            "order": [{"key": k.select(), "direction": "asc"} for k in order],
+            "limit": limit,
+            "offset": offset,
+        }
+        payload = {
+            "schemaVersion": "v1",
+            "start": start_ms,
+            "end": end_ms,
+            "requestType": "raw",
+            "noCache": True,
+            "variables": {},
+            "formatOptions": {"formatTableResultForUI": False, "fillGaps": False},
+            "compositeQuery": {"queries": [{"type": "builder_query", "spec": spec}]},
+        }
+        body = self._request("POST", "/api/v5/query_range", json=payload)
+        try:
+            results = body["data"]["data"]["results"]
+        except (KeyError, TypeError):
+            raise QueryError(f"{self._base}/api/v5/query_range answered without data.data.results") from None
+        warning = body["data"].get("warning")
+        if warning:
+            _log.warning("SigNoz warned: %s", warning)
+        rows: list[dict[str, Any]] = []
+        for result in results or ():
+            for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
+                data = row.get("data") if isinstance(row, dict) else None
+                if not isinstance(data, dict):
+                    raise QueryError(f"{self._base}/api/v5/query_range returned a row without data")
+                rows.append(data)
+        return rows
+
+    # --- transport ---------------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> Any:
+        url = self._base + path
+        attempt = 0
+        last = ""
+        while True:
+            remaining = self._deadline_at - time.monotonic()
+            if remaining <= 0:
+                raise QueryError(
+                    f"{url}: no answer within the {self._deadline_s:g} s deadline ({last or 'timed out'}); "
+                    "check that SigNoz is up, or raise --deadline"
+                )
+            timeout = min(self._timeout_s, remaining)
+            try:
+                response = self._http.request(method, url, headers=self._headers(), timeout=timeout, **kwargs)
+            except httpx.TimeoutException:
+                last = f"request timed out after {timeout:g} s"
+            except httpx.TransportError as exc:
+                last = f"cannot connect ({type(exc).__name__})"
+            else:
+                if response.status_code < 300:
+                    return self._json(url, response)
+                if response.status_code not in _RETRY_STATUSES:
+                    raise _RefusedError(self._explain(url, response))
+                last = f"HTTP {response.status_code}"
+                retry_after = _retry_after(response)
+                if retry_after is not None:
+                    self._wait(retry_after, url, last)
+                    attempt += 1
+                    continue
+            self._wait(min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2**attempt), url, last)
+            attempt += 1
+
+    def _wait(self, seconds: float, url: str, last: str) -> None:
+        remaining = self._deadline_at - time.monotonic()
+        _log.info("SigNoz %s: %s; retrying in %.2f s", url, last, min(seconds, max(remaining, 0)))
+        if remaining > 0:
+            time.sleep(min(seconds, remaining))
+
+    def _headers(self) -> dict[str, str]:
+        return {"SIGNOZ-API-KEY": self._key, "Accept": "application/json"}
+
+    def _json(self, url: str, response: httpx.Response) -> Any:
+        try:
+            return response.json()
+        except ValueError:
+            raise QueryError(
+                f"{url}: answered HTTP {response.status_code} with a body that is not JSON"
+            ) from None
+
+    def _explain(self, url: str, response: httpx.Response) -> str:
+        status = response.status_code
+        message = self._server_message(response)
+        if status == 401:
+            return (
+                f"{url}: SigNoz refused the API key (401 {message}); set SIGNOZ_API_KEY to a valid key "
+                "(Settings → Service Accounts → Keys, or POST /api/v1/pats before v0.118)"
+            )
+        if status == 403:
+            return f"{url}: the key lacks permission (403 {message}); use a key with the Viewer role or above"
+        if status == 404:
+            return (
+                f"{url}: not found (404); check the base URL (e.g. http://localhost:8080) and that SigNoz "
+                "is v0.91 or newer"
+            )
+        if status == 400:
+            return f"{url}: SigNoz rejected the query (400 {message}); check the release name and time window"
+        return f"{url}: HTTP {status} {message}".rstrip()
+
+    def _server_message(self, response: httpx.Response) -> str:
+        try:
+            body = response.json()
+            error = body.get("error") if isinstance(body, dict) else None
+            text = str(error.get("message", "")) if isinstance(error, dict) else ""
+        except ValueError:
+            text = ""
+        if self._key and self._key in text:
+            return "(server message withheld: it echoed the credential)"
+        return text[:500]
+
+
+class _RefusedError(QueryError):
+    """The server answered with a status that retrying cannot fix (4xx other than 429)."""
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    value = response.headers.get("Retry-After")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _parse_keys(raw: dict[str, Any]) -> list[FieldKey]:
+    """Attribute and resource keys of the traces signal, typed ``string``/``bool``/``number``."""
+    keys: set[FieldKey] = set()
+    for entries in raw.values():
+        for entry in entries or ():
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            context = str(entry.get("fieldContext", "")).lower()
+            data_type = str(entry.get("fieldDataType", "")).lower()
+            if context in ATTRIBUTE_CONTEXTS:
+                context = "attribute"
+            elif context != RESOURCE_CONTEXT:
+                continue  # intrinsic span columns are selected explicitly; other contexts are not span data
+            if data_type in NUMBER_TYPES:
+                data_type = "number"
+            elif data_type not in ("string", "bool"):
+                _log.warning("skipping SigNoz key %r of unsupported type %r", entry["name"], data_type)
+                continue
+            keys.add(FieldKey(entry["name"], context, data_type))
+    return sorted(keys, key=lambda k: (k.context, k.name, k.data_type))

@@ -1,0 +1,836 @@
+"""A faithful SigNoz test double: real HTTP on loopback, SigNoz's storage and query-API behaviour.
+
+- ``POST /v1/traces`` takes OTLP/HTTP (protobuf or JSON, optionally gzip) and stores each span the way
+  SigNoz does: string / bool / one Float64 map for attributes, arrays as JSON text, nested maps flattened
+  to dotted keys, every resource attribute as a string. Keys are catalogued for ``/api/v1/fields/keys``.
+- ``POST /api/v5/query_range`` answers raw traces builder queries: strict unknown-field rejection at every
+  level (400), auth (``SIGNOZ-API-KEY`` or ``Authorization: Bearer``; 401 without), a filter subset
+  (``= != IN NOT IN EXISTS NOT EXISTS AND OR NOT ( )``, quoted strings, ``context.key:type`` keys), the
+  ``[start, end)`` window, order + offset paging, ``limit`` ≤ 10000 (400 above), millisecond
+  ``nextCursor`` on timestamp-ordered full pages, ``rows: null`` when nothing matches, float rounding
+  (3 decimals, 3 significant digits below 1), and absence as the map default (``""``/``0``/``false``,
+  versions before v0.134) or ``null`` (v0.134+), chosen by ``version``.
+- A filter on a key that is not catalogued is a 400 "key not found" before v0.134, a warning after.
+- ``GET /api/v1/health``, ``GET /api/v1/version``, ``GET /api/v1/fields/keys``.
+- Faults: :meth:`SigNozDouble.inject` queues per-path faults (status codes with optional Retry-After,
+  delays) consumed one per request.
+
+Only raw traces queries are implemented; anything else is a 400 naming the double's limit.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import math
+import re
+import secrets
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from google.protobuf import json_format
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+NULL_SINCE = (0, 134, 0)
+MAX_LIMIT = 10_000
+INTRINSIC_TYPES = {
+    "trace_id": "string",
+    "span_id": "string",
+    "parent_span_id": "string",
+    "name": "string",
+    "timestamp": "number",
+    "duration_nano": "number",
+    "kind": "number",
+    "kind_string": "string",
+    "status_code": "number",
+    "status_code_string": "string",
+    "status_message": "string",
+    "has_error": "bool",
+}
+_KEY_FIELDS = {"name", "description", "unit", "signal", "fieldContext", "fieldDataType", "materialized"}
+_TOP_FIELDS = {
+    "schemaVersion",
+    "start",
+    "end",
+    "requestType",
+    "compositeQuery",
+    "variables",
+    "noCache",
+    "formatOptions",
+}
+_SPEC_FIELDS = {
+    "name",
+    "stepInterval",
+    "signal",
+    "source",
+    "aggregations",
+    "disabled",
+    "filter",
+    "groupBy",
+    "order",
+    "selectFields",
+    "limit",
+    "limitBy",
+    "offset",
+    "cursor",
+    "having",
+    "secondaryAggregations",
+    "functions",
+    "legend",
+}
+_CONTEXTS = {
+    "resource": "resource",
+    "attribute": "attribute",
+    "tag": "attribute",
+    "point": "attribute",
+    "span": "span",
+    "spanfield": "span",
+}
+_KIND_STRINGS = ["Unspecified", "Internal", "Server", "Client", "Producer", "Consumer"]
+_STATUS_STRINGS = ["Unset", "Ok", "Error"]
+
+
+class BadRequest(Exception):
+    def __init__(self, message: str, status: int = 400, code: str = "invalid_input") -> None:
+        super().__init__(message)
+        self.status, self.code = status, code
+
+
+@dataclass
+class Fault:
+    """One injected answer: an HTTP ``status`` (with ``retry_after`` seconds) and/or a ``delay_s`` first."""
+
+    status: int | None = None
+    delay_s: float = 0.0
+    retry_after: float | None = None
+
+
+@dataclass
+class StoredSpan:
+    trace_id: str
+    span_id: str
+    parent_span_id: str
+    name: str
+    kind: int
+    timestamp_ns: int
+    duration_nano: int
+    status_code: int
+    status_message: str
+    strings: dict[str, str] = field(default_factory=dict)
+    numbers: dict[str, float] = field(default_factory=dict)
+    bools: dict[str, bool] = field(default_factory=dict)
+    resource: dict[str, str] = field(default_factory=dict)
+
+
+def round_like_signoz(value: float) -> Any:
+    """3 decimals when |v| ≥ 1, 3 significant digits below 1; whole numbers as ints; NaN/Inf as strings."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == 0:
+        return 0
+    rounded = round(value, 3) if abs(value) >= 1 else float(f"{value:.3g}")
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def rfc3339_nano(ns: int) -> str:
+    """Go's RFC3339Nano in UTC: trailing zeros of the fraction trimmed."""
+    seconds, frac = divmod(ns, 1_000_000_000)
+    head = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    fraction = f"{frac:09d}".rstrip("0")
+    return f"{head}.{fraction}Z" if fraction else f"{head}Z"
+
+
+def _plain(value: AnyValue) -> Any:
+    kind = value.WhichOneof("value")
+    if kind == "array_value":
+        return [_plain(v) for v in value.array_value.values]
+    if kind == "kvlist_value":
+        return {kv.key: _plain(kv.value) for kv in value.kvlist_value.values}
+    if kind == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode()
+    return getattr(value, kind) if kind else None
+
+
+def _go_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, list | dict):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _flatten(prefix: str, value: AnyValue, out: list[tuple[str, AnyValue]]) -> None:
+    if value.WhichOneof("value") == "kvlist_value":
+        for kv in value.kvlist_value.values:
+            _flatten(f"{prefix}.{kv.key}", kv.value, out)
+    else:
+        out.append((prefix, value))
+
+
+# --- filter expressions -------------------------------------------------------------------------------
+
+
+class FilterError(BadRequest):
+    pass
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key as SigNoz resolves it: ``context`` / ``data_type`` None when the text did not say."""
+
+    name: str
+    context: str | None
+    data_type: str | None
+    text: str = ""
+
+
+def parse_key(text: str) -> Key:
+    """``[context.]name[:type]`` — the same re-parsing SigNoz applies to a key text."""
+    parts = text.split(".")
+    context = _CONTEXTS.get(parts[0].lower()) if len(parts) > 1 else None
+    if context is not None:
+        parts = parts[1:]
+    data_type = None
+    last, colon, suffix = parts[-1].rpartition(":")
+    if colon and suffix.lower() in ("string", "bool", "number", "float64", "int64"):
+        parts[-1] = last
+        data_type = "number" if suffix.lower() in ("float64", "int64") else suffix.lower()
+    return Key(".".join(parts), context, data_type, text)
+
+
+_TOKEN = re.compile(
+    r"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<op>!=|=|\(|\)|,)"""
+    r"|(?P<num>-?\d+(?:\.\d+)?)(?![\w.:])|(?P<word>[A-Za-z_][\w.:$-]*))"
+)
+
+
+def _tokens(text: str) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    pos = 0
+    while pos < len(text):
+        if text[pos:].strip() == "":
+            break
+        match = _TOKEN.match(text, pos)
+        if not match:
+            raise FilterError(f"syntax error in filter at position {pos}")
+        pos = match.end()
+        if match["str"] is not None:
+            out.append(("value", re.sub(r"\\(.)", r"\1", match["str"][1:-1])))
+        elif match["op"] is not None:
+            out.append(("op", match["op"]))
+        elif match["num"] is not None:
+            out.append(("value", float(match["num"])))
+        else:
+            word = match["word"]
+            upper = word.upper()
+            if upper in ("AND", "OR", "NOT", "IN", "EXISTS"):
+                out.append(("kw", upper))
+            elif upper in ("TRUE", "FALSE"):
+                out.append(("value", upper == "TRUE"))
+            else:
+                out.append(("key", word))
+    return out
+
+
+@dataclass(frozen=True)
+class Node:
+    op: str  # and / or / not / cmp / in / exists
+    children: tuple[Node, ...] = ()
+    key: Key | None = None
+    values: tuple[Any, ...] = ()
+    negate: bool = False
+
+    def all_keys(self) -> list[Key]:
+        own = [self.key] if self.key is not None else []
+        return own + [k for c in self.children for k in c.all_keys()]
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.items = _tokens(text)
+        self.pos = 0
+
+    def peek(self) -> tuple[str, Any] | None:
+        return self.items[self.pos] if self.pos < len(self.items) else None
+
+    def take(self, kind: str, value: Any = None) -> Any:
+        item = self.peek()
+        if item is None or item[0] != kind or (value is not None and item[1] != value):
+            raise FilterError(f"syntax error in filter: expected {value or kind} at token {self.pos + 1}")
+        self.pos += 1
+        return item[1]
+
+    def expr(self) -> Node:
+        node = self.conj()
+        while self.peek() == ("kw", "OR"):
+            self.pos += 1
+            node = Node("or", (node, self.conj()))
+        return node
+
+    def conj(self) -> Node:
+        node = self.unary()
+        while self.peek() == ("kw", "AND"):
+            self.pos += 1
+            node = Node("and", (node, self.unary()))
+        return node
+
+    def unary(self) -> Node:
+        if self.peek() == ("kw", "NOT"):
+            self.pos += 1
+            return Node("not", (self.unary(),))
+        if self.peek() == ("op", "("):
+            self.pos += 1
+            node = self.expr()
+            self.take("op", ")")
+            return node
+        key = parse_key(self.take("key"))
+        negate = self.peek() == ("kw", "NOT")
+        if negate:
+            self.pos += 1
+        item = self.peek()
+        if item == ("kw", "EXISTS"):
+            self.pos += 1
+            return Node("exists", key=key, negate=negate)
+        if item == ("kw", "IN"):
+            self.pos += 1
+            self.take("op", "(")
+            values = [self.take("value")]
+            while self.peek() == ("op", ","):
+                self.pos += 1
+                values.append(self.take("value"))
+            self.take("op", ")")
+            return Node("in", key=key, values=tuple(values), negate=negate)
+        if negate:
+            raise FilterError("syntax error in filter: NOT must be followed by IN or EXISTS here")
+        op = self.take("op")
+        if op not in ("=", "!="):
+            raise FilterError(f"syntax error in filter: unexpected {op!r}")
+        return Node("in", key=key, values=(self.take("value"),), negate=op == "!=")
+
+
+def parse_filter(text: str) -> Node | None:
+    if not text.strip():
+        return None
+    parser = _Parser(text)
+    node = parser.expr()
+    if parser.peek() is not None:
+        raise FilterError(f"syntax error in filter: unexpected token {parser.pos + 1}")
+    return node
+
+
+def _equal(stored: Any, wanted: Any) -> bool:
+    if isinstance(stored, bool) or isinstance(wanted, bool):
+        return stored is wanted if isinstance(stored, bool) else str(stored).lower() == str(wanted).lower()
+    if isinstance(stored, int | float) and isinstance(wanted, int | float):
+        return float(stored) == float(wanted)
+    return str(stored) == (wanted if isinstance(wanted, str) else _go_string(wanted))
+
+
+def evaluate(node: Node, lookup: Callable[[Key], Any]) -> bool:
+    if node.op == "and":
+        return all(evaluate(c, lookup) for c in node.children)
+    if node.op == "or":
+        return any(evaluate(c, lookup) for c in node.children)
+    if node.op == "not":
+        return not evaluate(node.children[0], lookup)
+    assert node.key is not None
+    value = lookup(node.key)
+    if node.op == "exists":
+        return (value is not None) != node.negate
+    hit = value is not None and any(_equal(value, v) for v in node.values)
+    return hit != node.negate
+
+
+class SigNozDouble:
+    """Start with :meth:`start` (or as a context manager); ``url`` is the base URL, ``otlp_url`` the
+    OTLP/HTTP traces endpoint."""
+
+    def __init__(self, *, version: str = "v0.129.0", api_key: str = "test-key-f00dfeed") -> None:
+        self.version = version
+        self.version_tuple = tuple(int(p) for p in version.lstrip("v").split("."))
+        self.api_key = api_key
+        self.spans: list[StoredSpan] = []
+        self.catalogue: set[tuple[str, str, str]] = set()  # (name, context, type)
+        self.requests: list[tuple[str, str, dict[str, Any] | None]] = []  # method, path, query_range body
+        self._faults: dict[str, deque[Fault]] = {}
+        self.ignore_offset = False  # fault: a server that pages wrongly
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> SigNozDouble:
+        double = self
+
+        class Handler(_Handler):
+            owner = double
+
+        self._server = _QuietServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def __enter__(self) -> SigNozDouble:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def otlp_url(self) -> str:
+        return self.url + "/v1/traces"
+
+    @property
+    def null_for_absent(self) -> bool:
+        return self.version_tuple >= NULL_SINCE
+
+    def inject(self, path: str, *faults: Fault) -> None:
+        with self._lock:
+            self._faults.setdefault(path, deque()).extend(faults)
+
+    def query_count(self) -> int:
+        return sum(1 for method, path, _ in self.requests if path == "/api/v5/query_range")
+
+    # --- ingest ------------------------------------------------------------------------------------
+
+    def ingest(self, request: ExportTraceServiceRequest) -> None:
+        with self._lock:
+            for rs in request.resource_spans:
+                resource = {}
+                for kv in rs.resource.attributes:
+                    flat: list[tuple[str, AnyValue]] = []
+                    _flatten(kv.key, kv.value, flat)
+                    for key, value in flat:
+                        resource[key] = _go_string(_plain(value))
+                        self.catalogue.add((key, "resource", "string"))
+                for ss in rs.scope_spans:
+                    for span in ss.spans:
+                        self.spans.append(self._store(span, resource))
+
+    def _store(self, span: Any, resource: dict[str, str]) -> StoredSpan:
+        stored = StoredSpan(
+            trace_id=span.trace_id.hex(),
+            span_id=span.span_id.hex(),
+            parent_span_id=span.parent_span_id.hex(),
+            name=span.name,
+            kind=int(span.kind),
+            timestamp_ns=span.start_time_unix_nano,
+            duration_nano=span.end_time_unix_nano - span.start_time_unix_nano,
+            status_code=int(span.status.code),
+            status_message=span.status.message,
+            resource=dict(resource),
+        )
+        flat: list[tuple[str, AnyValue]] = []
+        for kv in span.attributes:
+            _flatten(kv.key, kv.value, flat)
+        for key, value in flat:
+            kind = value.WhichOneof("value")
+            if kind == "bool_value":
+                stored.bools[key] = value.bool_value
+                self.catalogue.add((key, "attribute", "bool"))
+            elif kind in ("int_value", "double_value"):
+                stored.numbers[key] = float(
+                    getattr(value, kind)
+                )  # one Float64 map: ints > 2^53 lose precision
+                self.catalogue.add((key, "attribute", "number"))
+            else:
+                stored.strings[key] = _go_string(_plain(value))
+                self.catalogue.add((key, "attribute", "string"))
+        return stored
+
+    # --- query_range -------------------------------------------------------------------------------
+
+    def query_range(self, body: Any) -> dict[str, Any]:
+        spec, start, end = _decode(body)
+        limit = spec.get("limit") or 100
+        if not isinstance(limit, int) or limit < 0 or limit > MAX_LIMIT:
+            raise BadRequest(f"limit must be between 0 and {MAX_LIMIT}, got {limit}")
+        offset = 0 if self.ignore_offset else spec.get("offset") or 0
+        warnings: list[str] = []
+        tree = parse_filter((spec.get("filter") or {}).get("expression", ""))
+        for key in tree.all_keys() if tree else ():
+            if not self._catalogued(key):
+                if not self.null_for_absent:
+                    raise BadRequest(f"key `{key.text}` not found")
+                warnings.append(f"key `{key.text}` not found")
+        select = [_field(s, "selectFields entry") for s in spec.get("selectFields") or []]
+        if not select:
+            select = [Key("name", "span", "string"), Key("duration_nano", "span", "number")]
+        order = [
+            (_field(o.get("key", {}), "order key"), o.get("direction", "desc"))
+            for o in spec.get("order") or []
+        ]
+        with self._lock:
+            matched = [
+                s
+                for s in self.spans
+                if start * 1_000_000 <= s.timestamp_ns < end * 1_000_000
+                and (tree is None or evaluate(tree, lambda k, s=s: self._lookup(s, k)))
+            ]
+        for key, direction in reversed(order):
+            matched.sort(key=lambda s, k=key: _sortable(self._lookup(s, k)), reverse=direction == "desc")
+        cursor = spec.get("cursor")
+        if cursor:
+            after = int(base64.b64decode(cursor).decode())
+            matched = [s for s in matched if s.timestamp_ns // 1_000_000 > after]
+        page = matched[offset : offset + limit] if limit else matched[offset:]
+        rows = [{"timestamp": rfc3339_nano(s.timestamp_ns), "data": self._row(s, select)} for s in page]
+        next_cursor = ""
+        if page and len(page) == limit and order and order[0][0].name == "timestamp":
+            next_cursor = base64.b64encode(str(page[-1].timestamp_ns // 1_000_000).encode()).decode()
+        data: dict[str, Any] = {
+            "type": "raw",
+            "meta": {"rowsScanned": len(self.spans), "bytesScanned": 0, "durationMs": 1},
+            "data": {
+                "results": [
+                    {"queryName": spec.get("name", "A"), "nextCursor": next_cursor, "rows": rows or None}
+                ]
+            },
+        }
+        if warnings:
+            data["warning"] = {"message": "; ".join(warnings)}
+        return {"status": "success", "data": data}
+
+    def field_keys(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        if query.get("signal", ["traces"])[0] != "traces":
+            raise BadRequest("the double only catalogues traces")
+        limit = int(query.get("limit", ["1000"])[0])
+        search = query.get("searchText", [""])[0]
+        keys: dict[str, list[dict[str, str]]] = {}
+        with self._lock:
+            entries = sorted(self.catalogue) + [(n, "span", t) for n, t in INTRINSIC_TYPES.items()]
+        for name, context, data_type in entries:
+            if (search in name and len(keys) < limit) or name in keys:
+                keys.setdefault(name, []).append(
+                    {"name": name, "signal": "traces", "fieldContext": context, "fieldDataType": data_type}
+                )
+        return {"status": "success", "data": {"keys": keys, "complete": len(keys) < limit}}
+
+    def _catalogued(self, key: Key) -> bool:
+        if key.context in ("span", None) and key.name in INTRINSIC_TYPES:
+            return True
+        return any(
+            n == key.name and (key.context in (None, c)) and (key.data_type in (None, t))
+            for n, c, t in self.catalogue
+        )
+
+    def _lookup(self, span: StoredSpan, key: Key) -> Any:
+        """The stored value, or ``None`` when the span does not have the key."""
+        if key.context in ("span", None) and key.name in INTRINSIC_TYPES:
+            return _intrinsic(span, key.name)
+        maps: list[tuple[str, str, dict[str, Any]]] = [
+            ("attribute", "string", span.strings),
+            ("attribute", "number", span.numbers),
+            ("attribute", "bool", span.bools),
+            ("resource", "string", span.resource),
+        ]
+        for context, data_type, values in maps:
+            if key.context in (None, context) and key.data_type in (None, data_type) and key.name in values:
+                return values[key.name]
+        return None
+
+    def _row(self, span: StoredSpan, select: list[Key]) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        for key in select:
+            value = self._lookup(span, key)
+            if value is None and not (key.context in ("span", None) and key.name in INTRINSIC_TYPES):
+                value = (
+                    None
+                    if self.null_for_absent
+                    else {"string": "", "number": 0, "bool": False}[
+                        "string" if key.context == "resource" else key.data_type or "string"
+                    ]
+                )
+            elif isinstance(value, float) and key.data_type == "number":
+                value = round_like_signoz(value)
+            data[key.name] = value
+        data["trace_id"], data["span_id"] = span.trace_id, span.span_id
+        data["timestamp"] = rfc3339_nano(span.timestamp_ns)
+        return data
+
+
+def _intrinsic(span: StoredSpan, name: str) -> Any:
+    if name == "timestamp":
+        return span.timestamp_ns
+    if name == "kind_string":
+        return _KIND_STRINGS[span.kind]
+    if name == "status_code_string":
+        return _STATUS_STRINGS[span.status_code]
+    if name == "has_error":
+        return span.status_code == 2
+    return getattr(span, name)
+
+
+def _sortable(value: Any) -> tuple[int, Any]:
+    return (0, value) if value is not None else (1, 0)
+
+
+def _strict(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
+    if not isinstance(obj, dict):
+        raise BadRequest(f"{where} must be an object")
+    for name in obj:
+        if name not in allowed:
+            raise BadRequest(
+                f"unknown field {name!r} in {where}; valid fields are: {', '.join(sorted(allowed))}"
+            )
+    return obj
+
+
+def _field(obj: Any, where: str) -> Key:
+    entry = _strict(obj, _KEY_FIELDS, where)
+    if not isinstance(entry.get("name"), str) or not entry["name"]:
+        raise BadRequest(f"{where}: name is required")
+    # Not a SigNoz rule but this project's contract with it: context and type always set, so SigNoz never
+    # re-parses a key name that starts with a context word or contains ':'.
+    if "fieldContext" not in entry or "fieldDataType" not in entry:
+        raise BadRequest(f"{where} {entry['name']!r}: fieldContext and fieldDataType must both be set")
+    context = _CONTEXTS.get(str(entry["fieldContext"]).lower())
+    data_type = str(entry["fieldDataType"]).lower()
+    data_type = "number" if data_type in ("number", "float64", "int64") else data_type
+    if data_type not in ("string", "bool", "number"):
+        raise BadRequest(f"{where} {entry['name']!r}: unknown fieldDataType {entry['fieldDataType']!r}")
+    return Key(entry["name"], context, data_type)
+
+
+def _decode(body: Any) -> tuple[dict[str, Any], int, int]:
+    top = _strict(body, _TOP_FIELDS, "query range request")
+    for name in ("start", "end"):
+        if not isinstance(top.get(name), int) or isinstance(top.get(name), bool):
+            raise BadRequest(f"{name} must be epoch milliseconds")
+    if top["start"] >= top["end"]:
+        raise BadRequest("start must be before end")
+    if top.get("requestType") != "raw":
+        raise BadRequest(f"the double answers requestType 'raw' only, got {top.get('requestType')!r}")
+    if "formatOptions" in top:
+        _strict(top["formatOptions"], {"formatTableResultForUI", "fillGaps"}, "format options")
+    composite = _strict(top.get("compositeQuery"), {"queries"}, "composite query")
+    queries = composite.get("queries")
+    if not isinstance(queries, list) or len(queries) != 1:
+        raise BadRequest("the double answers exactly one query per request")
+    envelope = _strict(queries[0], {"type", "spec"}, "query envelope")
+    if envelope.get("type") != "builder_query":
+        raise BadRequest(f"unknown query type {envelope.get('type')!r}")
+    spec = _strict(envelope.get("spec"), _SPEC_FIELDS, "query spec")
+    if spec.get("signal") != "traces":
+        raise BadRequest(f"invalid signal {spec.get('signal')!r}")
+    if "filter" in spec:
+        _strict(spec["filter"], {"expression"}, "filter")
+    for item in spec.get("order") or []:
+        _strict(item, {"key", "direction"}, "order")
+        if item.get("direction", "asc") not in ("asc", "desc"):
+            raise BadRequest(f"invalid order direction {item.get('direction')!r}")
+    for name in ("limit", "offset"):
+        if name in spec and (
+            not isinstance(spec[name], int) or isinstance(spec[name], bool) or spec[name] < 0
+        ):
+            raise BadRequest(f"{name} must be a non-negative integer")
+    return spec, top["start"], top["end"]
+
+
+def _hex_ids_to_base64(obj: Any) -> Any:
+    """OTLP JSON carries ids as hex; protobuf's JSON mapping wants base64 for bytes fields."""
+    if isinstance(obj, dict):
+        return {
+            k: (
+                base64.b64encode(bytes.fromhex(v)).decode()
+                if k in ("traceId", "spanId", "parentSpanId") and isinstance(v, str)
+                else _hex_ids_to_base64(v)
+            )
+            for k, v in obj.items()
+        }
+    if isinstance(obj, list):
+        return [_hex_ids_to_base64(v) for v in obj]
+    return obj
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:  # a client that hung up mid-answer
+        pass
+
+
+class _Handler(BaseHTTPRequestHandler):
+    owner: SigNozDouble
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in two writes: no 40 ms delayed-ACK stall
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet
+        pass
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeouts under test)
+            self.close_connection = True
+
+    def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
+        self._send(status, json.dumps(obj).encode(), headers=headers)
+
+    def _error(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
+        self._json(status, {"status": "error", "error": {"code": code, "message": message}}, headers)
+
+    def _body(self) -> bytes:
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        return gzip.decompress(raw) if self.headers.get("Content-Encoding") == "gzip" else raw
+
+    def _fault(self, path: str) -> bool:
+        with self.owner._lock:
+            queue = self.owner._faults.get(path)
+            fault = queue.popleft() if queue else None
+        if fault is None:
+            return False
+        if fault.delay_s:
+            time.sleep(fault.delay_s)
+        if fault.status is None:
+            return False
+        headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
+        self._error(fault.status, "injected", f"injected fault {fault.status}", headers)
+        return True
+
+    def _authorised(self) -> bool:
+        key = self.headers.get("SIGNOZ-API-KEY")
+        bearer = self.headers.get("Authorization", "")
+        if key == self.owner.api_key or bearer == f"Bearer {self.owner.api_key}":
+            return True
+        if key is None and not bearer:
+            self._error(401, "unauthenticated", "missing authentication")
+        else:
+            self._error(401, "unauthenticated", "invalid API key")
+        return False
+
+    def do_GET(self) -> None:
+        parts = urlsplit(self.path)
+        self.owner.requests.append(("GET", parts.path, None))
+        if self._fault(parts.path):
+            return
+        if parts.path == "/api/v1/health":
+            self._json(200, {"status": "ok"})
+        elif parts.path == "/api/v1/version":
+            self._json(200, {"version": self.owner.version, "ee": "Y", "setupCompleted": True})
+        elif parts.path == "/api/v1/fields/keys":
+            if self._authorised():
+                try:
+                    self._json(200, self.owner.field_keys(parse_qs(parts.query)))
+                except BadRequest as exc:
+                    self._error(exc.status, exc.code, str(exc))
+        else:
+            self._error(404, "not_found", f"no route {parts.path}")
+
+    def do_POST(self) -> None:
+        path = urlsplit(self.path).path
+        body = self._body()
+        if path == "/v1/traces":
+            self.owner.requests.append(("POST", path, None))
+            self._ingest(body)
+            return
+        if path != "/api/v5/query_range":
+            self._error(404, "not_found", f"no route {path}")
+            return
+        try:
+            parsed = json.loads(body)
+        except ValueError:
+            self.owner.requests.append(("POST", path, None))
+            self._error(400, "invalid_input", "request body is not JSON")
+            return
+        self.owner.requests.append(("POST", path, parsed))
+        if self._fault(path) or not self._authorised():
+            return
+        try:
+            self._json(200, self.owner.query_range(parsed))
+        except (BadRequest, FilterError) as exc:
+            self._error(400, "invalid_input", str(exc))
+
+    def _ingest(self, body: bytes) -> None:
+        content_type = self.headers.get("Content-Type", "")
+        request = ExportTraceServiceRequest()
+        try:
+            if content_type.startswith("application/json"):
+                json_format.Parse(json.dumps(_hex_ids_to_base64(json.loads(body))), request)
+            else:
+                request.ParseFromString(body)
+        except Exception as exc:  # malformed OTLP is a 400, as in the collector
+            self._error(400, "invalid_input", f"bad OTLP payload: {type(exc).__name__}")
+            return
+        self.owner.ingest(request)
+        if content_type.startswith("application/json"):
+            self._send(200, b"{}")
+        else:
+            self._send(200, ExportTraceServiceResponse().SerializeToString(), "application/x-protobuf")
+
+
+# --- helpers for tests that feed the double ---------------------------------------------------------
+
+
+def _secret_ids() -> Any:
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
+
+    class SecretIds(RandomIdGenerator):
+        """Span and trace ids from the OS's randomness: Hypothesis seeds ``random``, so the SDK's
+        default generator would repeat ids across examples."""
+
+        def generate_span_id(self) -> int:
+            return secrets.randbits(64) or 1
+
+        def generate_trace_id(self) -> int:
+            return secrets.randbits(128) or 1
+
+    return SecretIds()
+
+
+def export_spans(double: SigNozDouble, resource: dict[str, Any], build: Callable[[Any], None]) -> None:
+    """Run ``build(tracer)`` under a real SDK provider whose only exporter is the real OTLP/HTTP exporter
+    pointed at the double, then flush (shutdown) so every span is stored before this returns."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create(resource), id_generator=_secret_ids())
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=double.otlp_url, timeout=10)))
+    try:
+        build(provider.get_tracer("tests.signoz"))
+    finally:
+        provider.shutdown()
+
+
+def window_around_now() -> tuple[int, int]:
+    """A ``[start, end)`` window in epoch ms that holds spans made just now."""
+    now = int(time.time() * 1000)
+    return now - 3_600_000, now + 60_000

@@ -1,0 +1,132 @@
+"""SigNoz failing: auth, rejected queries, throttling, server errors, slowness; the key never leaks."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from otel_provenance.errors import QueryError
+from otel_provenance.offline.readers.signoz import read_signoz
+from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
+
+QUERY = "/api/v5/query_range"
+KEYS = "/api/v1/fields/keys"
+
+
+@pytest.fixture
+def double():
+    with SigNozDouble(version="v0.129.0", api_key="sk-live-SECRET-7f3a9c") as d:
+        export_spans(
+            d,
+            {"service.name": "agent", "service.version": "v2"},
+            lambda t: t.start_span("execute_tool payment.refund", attributes={"agent.retry.number": 1}).end(),
+        )
+        yield d
+
+
+def read(double: SigNozDouble, **kwargs):
+    start, end = window_around_now()
+    kwargs.setdefault("api_key", double.api_key)
+    return list(read_signoz(double.url, release="v2", start_ms=start, end_ms=end, **kwargs))
+
+
+def test_wrong_key_is_401_and_says_which_variable_to_fix(double: SigNozDouble) -> None:
+    with pytest.raises(QueryError, match=r"401") as info:
+        read(double, api_key="sk-wrong-0000")
+    assert "SIGNOZ_API_KEY" in str(info.value) and "sk-wrong-0000" not in str(info.value)
+
+
+def test_403_asks_for_a_viewer_key(double: SigNozDouble) -> None:
+    double.inject(QUERY, Fault(status=403))
+    with pytest.raises(QueryError, match=r"403.*Viewer"):
+        read(double)
+
+
+def test_400_is_not_retried_and_says_what_to_check(double: SigNozDouble) -> None:
+    double.inject(QUERY, Fault(status=400))
+    with pytest.raises(QueryError, match=r"400.*release name and time window"):
+        read(double)
+    assert double.query_count() == 1
+
+
+def test_429_then_success_is_retried(double: SigNozDouble) -> None:
+    double.inject(QUERY, Fault(status=429, retry_after=0), Fault(status=429))
+    assert [s.name for s in read(double)] == ["execute_tool payment.refund"]
+    assert double.query_count() >= 3
+
+
+def test_500s_then_success_are_retried(double: SigNozDouble) -> None:
+    double.inject(KEYS, Fault(status=503))
+    double.inject(QUERY, Fault(status=500), Fault(status=502))
+    assert [s.attributes["agent.retry.number"] for s in read(double)] == [1]
+
+
+def test_persistent_500_ends_at_the_deadline(double: SigNozDouble) -> None:
+    double.inject(QUERY, *[Fault(status=500)] * 1000)
+    with pytest.raises(QueryError, match=r"deadline.*HTTP 500"):
+        read(double, deadline_s=1.0)
+
+
+def test_slow_server_ends_at_the_deadline(double: SigNozDouble) -> None:
+    double.inject(QUERY, *[Fault(delay_s=1.5)] * 5)
+    with pytest.raises(QueryError, match=r"deadline.*timed out"):
+        read(double, timeout_s=0.2, deadline_s=0.8)
+
+
+def test_unreachable_server_ends_at_the_deadline() -> None:
+    with SigNozDouble() as d:
+        url = d.url
+    with pytest.raises(QueryError, match=r"deadline.*cannot connect"):
+        list(read_signoz(url, release="v2", start_ms=0, end_ms=10, api_key="k", deadline_s=0.5))
+
+
+def test_not_signoz_is_404_with_a_hint() -> None:
+    with SigNozDouble() as d:
+        d.version = "v0.134.0"
+        with pytest.raises(QueryError, match=r"404"):
+            list(read_signoz(d.url + "/nested", release="v2", start_ms=0, end_ms=10, api_key=d.api_key))
+
+
+def test_key_never_in_logs_errors_or_reprs(
+    double: SigNozDouble, caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]
+) -> None:
+    secret = double.api_key
+    caplog.set_level(logging.DEBUG)  # httpx / httpcore debug logging included
+    double.inject(QUERY, Fault(status=429, retry_after=0), Fault(status=500))
+    spans = read(double)
+    errors = []
+    for status in (401, 403, 400):
+        double.inject(QUERY, Fault(status=status))
+        with pytest.raises(QueryError) as info:
+            read(double)
+        errors.append(info.value)
+    double.inject(QUERY, *[Fault(status=500)] * 100)
+    with pytest.raises(QueryError) as info:
+        read(double, deadline_s=0.5)
+    errors.append(info.value)
+    out, err = capsys.readouterr()
+    assert any("retrying" in r.getMessage() for r in caplog.records)  # logging was really captured
+    texts = [
+        out,
+        err,
+        caplog.text,
+        *map(str, errors),
+        *map(repr, errors),
+        *map(repr, spans),
+        *(repr(e.__cause__) for e in errors),
+        *(repr(e.__context__) for e in errors),
+    ]
+    for text in texts:
+        assert secret not in text
+
+
+def test_a_server_that_ignores_offset_is_an_error_not_a_loop(double: SigNozDouble) -> None:
+    export_spans(
+        double,
+        {"service.name": "agent", "service.version": "v2"},
+        lambda t: [t.start_span(f"s{i}").end() for i in range(5)],
+    )
+    double.ignore_offset = True
+    with pytest.raises(QueryError, match="ignored the query offset"):
+        read(double, page_size=2)
