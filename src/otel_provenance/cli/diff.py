@@ -1,17 +1,121 @@
-"""`otel-provenance diff` — not built yet; exits 1 so it can never pass by accident."""
+"""`otel-provenance diff A B` — what changed between two runs, by argument kind per tool call.
+
+Exit 0 when both runs were read and compared (whatever the differences), 3 when a side holds no
+run or its input is incomplete, 1 on error or when a file holds several runs and none was chosen.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
-from ._common import EXIT_ERROR, IO
+from ..offline.diff import Call, RunDiff, diff_runs
+from ..offline.model import Run
+from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
+from ._traces import TraceInput, add_format
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("diff", help="(not built yet)")
+    p = sub.add_parser(
+        "diff",
+        help="compare two traces by argument kind per tool call",
+        description="Pair the tool calls of run A and run B optimally and show which "
+        "arguments changed kind, and which calls appeared or disappeared.",
+    )
+    p.add_argument("a", metavar="A", help="trace file of the first run")
+    p.add_argument("b", metavar="B", help="trace file of the second run")
+    p.add_argument("--run-a", metavar="ID", help="run id to use from A when it holds several runs")
+    p.add_argument("--run-b", metavar="ID", help="run id to use from B when it holds several runs")
+    add_format(p)
     p.set_defaults(handler=_handle)
 
 
+def _pick(io: IO, path: str, run_id: str | None, flag: str) -> tuple[Run | None, TraceInput]:
+    source = TraceInput(io, [path])
+    runs = [r for r in source.runs() if run_id is None or r.run_id == run_id]
+    source.warn_incomplete()
+    if len(runs) > 1:
+        shown = ", ".join(r.run_id for r in runs[:5]) + (", …" if len(runs) > 5 else "")
+        raise UsageError(f"{path} holds {len(runs)} runs ({shown}); choose one with {flag}")
+    if not runs:
+        io.warn(f"{path}: no run" + (f" with id {run_id}" if run_id else ""))
+        return None, source
+    return runs[0], source
+
+
 def _handle(args: argparse.Namespace, io: IO) -> int:
-    io.error("'diff' is not built yet")
-    return EXIT_ERROR
+    run_a, source_a = _pick(io, args.a, args.run_a, "--run-a")
+    run_b, source_b = _pick(io, args.b, args.run_b, "--run-b")
+    if run_a is None or run_b is None:
+        return EXIT_INSUFFICIENT
+    result = diff_runs(run_a, run_b)
+    if args.format == "json":
+        payload = diff_json(result)
+        payload["complete_input"] = source_a.report.complete and source_b.report.complete
+        io.out(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        io.out(f"A: {args.a} run {result.run_a}")
+        io.out(f"B: {args.b} run {result.run_b}")
+        for line in render_text(result):
+            io.out(line)
+    return source_b.cap_for_incomplete(source_a.cap_for_incomplete(EXIT_PASS))
+
+
+def render_text(result: RunDiff) -> list[str]:
+    lines: list[str] = []
+    unchanged = 0
+    for pair in result.pairs:
+        if not pair.changed:
+            unchanged += 1
+            lines.append(f"= {pair.before.tool}  span {pair.before.span_id} → {pair.after.span_id}")
+            continue
+        lines.append(f"~ {pair.before.tool}  span {pair.before.span_id} → {pair.after.span_id}")
+        for change in pair.changes:
+            lines.append(f"    {change.arg}: {change.before} → {change.after}")
+        if pair.status_changed:
+            lines.append(f"    status: {pair.before.status} → {pair.after.status}")
+    for call in result.disappeared:
+        lines.append(f"- {call.tool}  span {call.span_id}  (only in A){_kinds(call)}")
+    for call in result.appeared:
+        lines.append(f"+ {call.tool}  span {call.span_id}  (only in B){_kinds(call)}")
+    changed = sum(1 for p in result.pairs if p.changed)
+    lines.append(
+        f"{changed} changed, {len(result.appeared)} appeared, {len(result.disappeared)} disappeared, "
+        f"{unchanged} unchanged"
+    )
+    return lines
+
+
+def _kinds(call: Call) -> str:
+    return ("  " + ", ".join(f"{k}={v}" for k, v in sorted(call.kinds.items()))) if call.kinds else ""
+
+
+def _call_json(call: Call) -> dict[str, Any]:
+    return {
+        "tool": call.tool,
+        "span_id": call.span_id,
+        "trace_id": call.trace_id,
+        "status": call.status,
+        "args": dict(sorted(call.kinds.items())),
+    }
+
+
+def diff_json(result: RunDiff) -> dict[str, Any]:
+    return {
+        "run_a": result.run_a,
+        "run_b": result.run_b,
+        "identical": result.identical,
+        "pairs": [
+            {
+                "a": _call_json(p.before),
+                "b": _call_json(p.after),
+                "changed": p.changed,
+                "changes": [{"arg": c.arg, "before": c.before, "after": c.after} for c in p.changes],
+                "status": {"before": p.before.status, "after": p.after.status} if p.status_changed else None,
+            }
+            for p in result.pairs
+        ],
+        "appeared": [_call_json(c) for c in result.appeared],
+        "disappeared": [_call_json(c) for c in result.disappeared],
+    }

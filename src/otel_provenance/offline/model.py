@@ -15,10 +15,10 @@ Value types (``Value``):
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Final, Union
+from typing import Any, Final, Union
 
 from .. import semconv
 
@@ -53,43 +53,61 @@ class Attributes(Mapping[str, Value]):
     """An immutable, hashable mapping of attribute key to typed value.
 
     Equality and hashing ignore insertion order, so two spans whose attributes arrived in a
-    different key order compare equal. Iteration is in sorted key order (deterministic output).
+    different key order compare equal. Iteration is in sorted key order (deterministic output); the
+    sort happens on first use, because readers build many mappings that are only looked up.
     """
 
-    __slots__ = ("_items", "_map", "_hash")
+    __slots__ = ("_hash", "_items", "_map")
 
     def __init__(self, items: Mapping[str, Value] | Iterable[tuple[str, Value]] = ()) -> None:
-        data = dict(items.items() if isinstance(items, Mapping) else items)
-        self._map: dict[str, Value] = data
-        self._items: tuple[tuple[str, Value], ...] = tuple(sorted(data.items(), key=lambda kv: kv[0]))
+        self._map: dict[str, Value] = dict(items.items() if isinstance(items, Mapping) else items)
+        self._items: tuple[tuple[str, Value], ...] | None = None  # sorted lazily: readers build many
         self._hash: int | None = None
+
+    @classmethod
+    def adopt(cls, data: dict[str, Value]) -> Attributes:
+        """Wrap ``data`` without copying it (readers' fast path). The caller must not mutate it later."""
+        self = cls.__new__(cls)
+        self._map = data
+        self._items = None
+        self._hash = None
+        return self
 
     def __getitem__(self, key: str) -> Value:
         return self._map[key]
 
     def __iter__(self) -> Iterator[str]:
-        return (k for k, _ in self._items)
+        return (k for k, _ in self.items_sorted())
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._map)
 
     def __contains__(self, key: object) -> bool:
         return key in self._map
 
+    def get(self, key: str, default: Any = None) -> Any:  # Mapping.get without its per-call overhead
+        return self._map.get(key, default)
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Attributes):
-            return self._items == other._items
+            return self._map == other._map
         return NotImplemented
 
     def __hash__(self) -> int:
         if self._hash is None:
-            self._hash = hash(self._items)
+            self._hash = hash(self.items_sorted())
         return self._hash
 
     def __repr__(self) -> str:
-        return f"Attributes({dict(self._items)!r})"
+        return f"Attributes({dict(self.items_sorted())!r})"
+
+    def items_unordered(self) -> ItemsView[str, Value]:
+        """Items in arrival order — for scans whose result does not depend on order (no sorting cost)."""
+        return self._map.items()
 
     def items_sorted(self) -> tuple[tuple[str, Value], ...]:
+        if self._items is None:
+            self._items = tuple(sorted(self._map.items()))  # keys are unique: values are never compared
         return self._items
 
 

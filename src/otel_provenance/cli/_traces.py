@@ -1,0 +1,72 @@
+"""Reading trace files for the offline commands: progress on a terminal, incomplete-file warnings.
+
+Incomplete input (a file whose last line or record was cut off) is read up to the cut, a warning
+names each file, and the command's result can then never be a pass: see ``cap_for_incomplete``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from ..offline.model import Run
+from ..offline.readers import ReadReport, iter_runs
+from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
+
+
+class _Progress:
+    """``label NN%`` rewritten in place on stderr; only used when stderr is a terminal."""
+
+    def __init__(self, io: IO) -> None:
+        self.io = io
+        self.shown = False
+        self.last = -1
+
+    def __call__(self, label: str, done: int, total: int) -> None:
+        percent = 100 if total <= 0 else min(100, done * 100 // total)
+        if percent == self.last:
+            return
+        self.last = percent
+        self.io.stderr.write(f"\r{label[-60:]}: {percent:3d}%\x1b[K")
+        self.io.stderr.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.io.stderr.write("\r\x1b[K")
+            self.io.stderr.flush()
+            self.shown = False
+
+
+class TraceInput:
+    """The runs of some trace files, read once, with a report of what the read found."""
+
+    def __init__(self, io: IO, paths: Sequence[str], release: str | None = None) -> None:
+        self.io = io
+        self.paths = list(paths)
+        self.release = release
+        self._progress = _Progress(io) if io.is_tty else None
+        self.report = ReadReport(progress=self._progress)
+
+    def runs(self) -> Iterator[Run]:
+        try:
+            yield from iter_runs(self.paths, self.release, report=self.report)
+        finally:
+            if self._progress is not None:
+                self._progress.clear()
+
+    def warn_incomplete(self) -> None:
+        for incomplete in self.report.incomplete:
+            self.io.warn(f"incomplete input: {incomplete} — the complete records before it were read")
+
+    def cap_for_incomplete(self, code: int) -> int:
+        """A pass on incomplete input becomes insufficient data (3); fail and error stand."""
+        if code == EXIT_PASS and not self.report.complete:
+            self.io.warn("the input is incomplete, so this result cannot pass (exit 3)")
+            return EXIT_INSUFFICIENT
+        return code
+
+
+def add_format(parser) -> None:  # argparse.ArgumentParser
+    parser.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default text)"
+    )

@@ -1,0 +1,323 @@
+"""Offline provenance audit: were the arguments of each tool call sourced, within budget?
+
+Pure functions over runs. Per tool span (``gen_ai.operation.name = execute_tool``) the audit reads
+the ``agent.arg.<name>.*`` attributes and reports every argument by kind with its source, and
+these findings:
+
+===================== ======= ==================================================================
+code                  effect  meaning
+===================== ======= ==================================================================
+blocked_call          fail    ``agent.tool.status = blocked``: the online budget stopped the call
+dangling_source       fail    a ``source_span_id`` not in the run, malformed, or not finished
+                              before the call started
+assumed_over_budget   fail    more assumed arguments than the budget allows
+invented_over_budget  fail    more invented arguments than the budget allows
+no_provenance         insuff. a tool span with no provenance attributes at all (uninstrumented)
+unknown_kind          insuff. an argument whose ``kind`` is missing or not observed/assumed/invented
+no_tool_calls         insuff. (whole audit only) not one tool call in any run
+no_runs               insuff. (whole audit only) the input held no run
+===================== ======= ==================================================================
+
+A tool span counts as instrumented when it carries any ``agent.arg.<name>.<field>`` attribute, or
+``agent.tool.status`` / ``agent.budget.*`` (a zero-argument tool has no ``agent.arg.*``).
+Invented arguments are listed for review by name — values never reach a trace.
+
+Budgets are per call (like ``op.Budget``): ``Budgets(default=ToolBudget(...), tools={...})``;
+``None`` means unlimited. Flags build them today; a contract's ``provenance_budgets`` can build the
+same object.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Final
+
+from .. import semconv
+from .graph import CausalGraph
+from .model import Run, Span
+
+UNKNOWN_KIND: Final = "unknown"
+
+BLOCKED_CALL: Final = "blocked_call"
+DANGLING_SOURCE: Final = "dangling_source"
+ASSUMED_OVER_BUDGET: Final = "assumed_over_budget"
+INVENTED_OVER_BUDGET: Final = "invented_over_budget"
+NO_PROVENANCE: Final = "no_provenance"
+UNKNOWN_KIND_FINDING: Final = "unknown_kind"
+NO_TOOL_CALLS: Final = "no_tool_calls"
+NO_RUNS: Final = "no_runs"
+
+_EVIDENCE_KEYS: Final = (
+    semconv.TOOL_STATUS,
+    semconv.BUDGET_ASSUMED,
+    semconv.BUDGET_MAX_ASSUMED,
+    semconv.BUDGET_INVENTED,
+    semconv.BUDGET_MAX_INVENTED,
+)
+
+
+class Verdict(enum.Enum):
+    PASS = "pass"
+    FAIL = "fail"
+    INSUFFICIENT = "insufficient_evidence"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolBudget:
+    """Per-call limits; ``allow`` names arguments that may be assumed without counting."""
+
+    max_assumed: int | None = None
+    max_invented: int | None = None
+    allow: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    default: ToolBudget = ToolBudget()
+    tools: Mapping[str, ToolBudget] = field(default_factory=lambda: MappingProxyType({}))
+
+    def for_tool(self, tool: str) -> ToolBudget:
+        return self.tools.get(tool, self.default)
+
+
+@dataclass(frozen=True, slots=True)
+class ArgEvidence:
+    name: str
+    kind: str  # observed | assumed | invented | unknown
+    source_tool: str | None = None
+    source_field: str | None = None
+    source_span_id: str | None = None
+    projection: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    verdict: Verdict  # FAIL or INSUFFICIENT
+    run_id: str
+    trace_id: str | None
+    span_id: str | None
+    tool: str | None
+    args: tuple[str, ...]
+    message: str  # names tools, arguments and kinds — never a value
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallAudit:
+    span_id: str
+    trace_id: str
+    tool: str
+    status: str | None  # agent.tool.status, None when absent
+    instrumented: bool
+    args: tuple[ArgEvidence, ...]
+
+    def by_kind(self, kind: str) -> tuple[ArgEvidence, ...]:
+        return tuple(a for a in self.args if a.kind == kind)
+
+
+@dataclass(frozen=True, slots=True)
+class RunAudit:
+    run_id: str
+    release: str | None
+    calls: tuple[ToolCallAudit, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def verdict(self) -> Verdict:
+        return _combine(f.verdict for f in self.findings)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    runs: tuple[RunAudit, ...]
+    findings: tuple[Finding, ...]  # audit-wide ones (no_runs, no_tool_calls); per-run ones are in runs
+
+    @property
+    def verdict(self) -> Verdict:
+        return _combine([f.verdict for f in self.findings] + [r.verdict for r in self.runs])
+
+
+def _combine(verdicts: Iterable[Verdict]) -> Verdict:
+    seen = set(verdicts)
+    if Verdict.FAIL in seen:
+        return Verdict.FAIL
+    if Verdict.INSUFFICIENT in seen:
+        return Verdict.INSUFFICIENT
+    return Verdict.PASS
+
+
+def _str_attr(span: Span, key: str) -> str | None:
+    value = span.attributes.get(key)
+    return value if isinstance(value, str) else None
+
+
+_FIELD_INDEX: Final = {suffix: i for i, suffix in enumerate(semconv.ARG_SUFFIXES)}
+_KIND, _TOOL, _FIELD, _SPAN, _PROJECTION = (
+    _FIELD_INDEX[semconv.ARG_KIND_SUFFIX],
+    _FIELD_INDEX[semconv.ARG_SOURCE_TOOL_SUFFIX],
+    _FIELD_INDEX[semconv.ARG_SOURCE_FIELD_SUFFIX],
+    _FIELD_INDEX[semconv.ARG_SOURCE_SPAN_ID_SUFFIX],
+    _FIELD_INDEX[semconv.ARG_PROJECTION_SUFFIX],
+)
+
+
+def arguments(span: Span) -> tuple[ArgEvidence, ...]:
+    """The span's ``agent.arg.*`` evidence, one entry per argument name, sorted by name.
+
+    A field whose value is not a string counts as absent (a non-string kind is an unknown kind)."""
+    found: dict[str, list[str | None]] = {}
+    for key, value in span.attributes.items_unordered():
+        if key.startswith(semconv.ARG_PREFIX):
+            parsed = semconv.split_arg_attr(key)
+            if parsed is not None:
+                fields = found.get(parsed[0])
+                if fields is None:
+                    fields = found[parsed[0]] = [None] * len(_FIELD_INDEX)
+                fields[_FIELD_INDEX[parsed[1]]] = value if isinstance(value, str) else None
+    out = []
+    for name in sorted(found):
+        fields = found[name]
+        kind, source_span = fields[_KIND], fields[_SPAN]
+        out.append(
+            ArgEvidence(
+                name=name,
+                kind=kind if kind in semconv.ARG_KINDS else UNKNOWN_KIND,
+                source_tool=fields[_TOOL],
+                source_field=fields[_FIELD],
+                source_span_id=source_span.lower() if source_span is not None else None,
+                projection=fields[_PROJECTION],
+            )
+        )
+    return tuple(out)
+
+
+def _instrumented(span: Span, args: tuple[ArgEvidence, ...]) -> bool:
+    return bool(args) or any(k in span.attributes for k in _EVIDENCE_KEYS)
+
+
+def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
+    """Audit every tool call of ``run`` against ``budgets`` (unlimited when None)."""
+    budgets = budgets or Budgets()
+    graph = CausalGraph.of(run)
+    dangling_by_span: dict[str, list] = {}
+    for d in graph.dangling_sources:
+        dangling_by_span.setdefault(d.consumer_span_id, []).append(d)
+    calls: list[ToolCallAudit] = []
+    findings: list[Finding] = []
+
+    def finding(code: str, verdict: Verdict, call: ToolCallAudit, args: Iterable[str], message: str) -> None:
+        findings.append(
+            Finding(code, verdict, run.run_id, call.trace_id, call.span_id, call.tool, tuple(args), message)
+        )
+
+    for span in run.spans:
+        if not span.is_tool:
+            continue
+        args = arguments(span)
+        call = ToolCallAudit(
+            span_id=span.span_id,
+            trace_id=span.trace_id,
+            tool=span.tool_name or span.name,
+            status=_str_attr(span, semconv.TOOL_STATUS),
+            instrumented=_instrumented(span, args),
+            args=args,
+        )
+        calls.append(call)
+        if not call.instrumented:
+            finding(
+                NO_PROVENANCE,
+                Verdict.INSUFFICIENT,
+                call,
+                (),
+                f"{call.tool} has no provenance attributes (is the ProvenanceSpanProcessor installed?)",
+            )
+            continue
+        if call.status == semconv.TOOL_STATUS_BLOCKED:
+            finding(
+                BLOCKED_CALL,
+                Verdict.FAIL,
+                call,
+                tuple(a.name for a in call.args),
+                f"{call.tool} was blocked before it ran "
+                f"({', '.join(f'{a.name}={a.kind}' for a in call.args) or 'no arguments'})",
+            )
+        for d in dangling_by_span.get(span.span_id, ()):
+            why = {
+                "missing": "is not in the run",
+                "malformed": "is not a span id",
+                "not_before": "had not finished when the call started",
+            }[d.reason]
+            finding(
+                DANGLING_SOURCE,
+                Verdict.FAIL,
+                call,
+                (d.arg,),
+                f"{call.tool}: source of {d.arg} ({d.source_span_id or '?'}) {why}",
+            )
+        names: dict[str, list[str]] = {}
+        for a in call.args:
+            names.setdefault(a.kind, []).append(a.name)
+        unknown = names.get(UNKNOWN_KIND)
+        if unknown:
+            finding(
+                UNKNOWN_KIND_FINDING,
+                Verdict.INSUFFICIENT,
+                call,
+                unknown,
+                f"{call.tool}: no valid kind for {', '.join(unknown)}",
+            )
+        budget = budgets.for_tool(call.tool)
+        assumed = [n for n in names.get(semconv.KIND_ASSUMED, ()) if n not in budget.allow]
+        if budget.max_assumed is not None and len(assumed) > budget.max_assumed:
+            finding(
+                ASSUMED_OVER_BUDGET,
+                Verdict.FAIL,
+                call,
+                assumed,
+                f"{call.tool}: {len(assumed)} assumed argument(s) ({', '.join(assumed)}), "
+                f"budget {budget.max_assumed}",
+            )
+        invented = [n for n in names.get(semconv.KIND_INVENTED, ()) if n not in budget.allow]
+        if budget.max_invented is not None and len(invented) > budget.max_invented:
+            finding(
+                INVENTED_OVER_BUDGET,
+                Verdict.FAIL,
+                call,
+                invented,
+                f"{call.tool}: {len(invented)} invented argument(s) ({', '.join(invented)}), "
+                f"budget {budget.max_invented}",
+            )
+    return RunAudit(run.run_id, run.release, tuple(calls), tuple(findings))
+
+
+def audit_runs(runs: Iterable[Run], budgets: Budgets | None = None) -> AuditReport:
+    """Audit each run; the report lists runs by run id and adds audit-wide findings."""
+    audits = sorted((audit_run(r, budgets) for r in runs), key=lambda a: a.run_id)
+    return aggregate(audits)
+
+
+def aggregate(audits: Iterable[RunAudit]) -> AuditReport:
+    """Combine per-run audits (sorted by run id here) into one report."""
+    ordered = tuple(sorted(audits, key=lambda a: a.run_id))
+    extra: list[Finding] = []
+    if not ordered:
+        extra.append(
+            Finding(NO_RUNS, Verdict.INSUFFICIENT, "", None, None, None, (), "the input holds no run")
+        )
+    elif not any(a.calls for a in ordered):
+        extra.append(
+            Finding(
+                NO_TOOL_CALLS,
+                Verdict.INSUFFICIENT,
+                "",
+                None,
+                None,
+                None,
+                (),
+                "no run has a tool call (gen_ai.operation.name=execute_tool)",
+            )
+        )
+    return AuditReport(ordered, tuple(extra))

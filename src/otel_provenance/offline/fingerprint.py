@@ -1,0 +1,97 @@
+"""Canonical form and fingerprint of a run's behaviour.
+
+The canonical form is the run's *step tree* (``stepkey.step_key`` of each span, parent/child
+edges, orphans and roots at the top) written one node per line, two spaces of indent per level,
+each step as a JSON string. Children are sorted canonically — by step, then by the digest of their
+own subtree — never by time, and identical sibling subtrees are written once with a count
+(``3x "retry.call"``). So identical behaviour gives identical bytes whatever the span order in the
+input, the span and trace ids, the timestamps, the attribute key order or the volatile identifiers
+in names; a different route (a step added, dropped, repeated or moved) gives different bytes.
+
+Not in the fingerprint, on purpose: the time order of siblings (concurrency makes it flaky —
+ordering rules belong in a contract), statuses and attributes.
+
+``fingerprint(run)`` is ``"v1:" + sha256(canonical form)``. Bump the version when the form changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter
+from typing import Final
+
+from .graph import CausalGraph
+from .model import Run
+from .stepkey import step_key
+
+VERSION: Final = "v1"
+ROOT_STEP: Final = ""  # the virtual root's step in edge_counts; step_key never returns ""
+
+
+def _step_tree(run: Run) -> tuple[CausalGraph, dict[str, str], dict[str, bytes]]:
+    """The graph, each span's step, and each span's subtree digest (computed leaves first)."""
+    graph = CausalGraph.of(run)
+    steps = {s.span_id: step_key(s) for s in run.spans}
+    digests: dict[str, str] = {}
+    order: list[str] = []  # parents before children
+    stack = list(graph.roots)
+    while stack:
+        sid = stack.pop()
+        order.append(sid)
+        stack.extend(graph.children(sid))
+    for sid in reversed(order):
+        # Unambiguous: a length-prefixed step, then the children's fixed-size digests in canonical order.
+        step = steps[sid].encode("utf-8", "surrogatepass")  # JSON input may hold lone surrogates
+        h = hashlib.sha256(b"%d:" % len(step) + step)
+        kids = graph.children(sid)
+        if kids:
+            for _, child in sorted((steps[c], digests[c]) for c in kids):
+                h.update(child)
+        digests[sid] = h.digest()
+    return graph, steps, digests
+
+
+def canonical_form(run: Run) -> str:
+    """Deterministic text of the run's step tree with multiplicities (ends with a newline)."""
+    graph, steps, digests = _step_tree(run)
+    lines: list[str] = []
+    # Each stack entry: (depth, count, representative span id) — groups of identical subtrees.
+    stack: list[tuple[int, int, str]] = []
+
+    def push_groups(depth: int, members: tuple[str, ...]) -> None:
+        if not members:
+            return
+        groups = Counter((steps[m], digests[m]) for m in members)
+        representative = {(steps[m], digests[m]): m for m in members}
+        for key in sorted(groups, reverse=True):  # reversed: the stack pops the smallest first
+            stack.append((depth, groups[key], representative[key]))
+
+    push_groups(0, graph.roots)
+    while stack:
+        depth, count, sid = stack.pop()
+        prefix = f"{count}x " if count > 1 else ""
+        lines.append("  " * depth + prefix + json.dumps(steps[sid], ensure_ascii=False))
+        push_groups(depth + 1, graph.children(sid))
+    return "".join(line + "\n" for line in lines)
+
+
+def fingerprint(run: Run) -> str:
+    """``"v1:" + sha256 hex`` of ``canonical_form(run)``."""
+    return f"{VERSION}:{hashlib.sha256(canonical_form(run).encode('utf-8', 'surrogatepass')).hexdigest()}"
+
+
+def step_counts(run: Run) -> Counter[str]:
+    """How many spans of each step the run has."""
+    return Counter(step_key(s) for s in run.spans)
+
+
+def edge_counts(run: Run) -> Counter[tuple[str, str]]:
+    """Multiset of (parent step, child step) edges; top-level spans count under ``ROOT_STEP``."""
+    graph = CausalGraph.of(run)
+    steps = {s.span_id: step_key(s) for s in run.spans}
+    counts: Counter[tuple[str, str]] = Counter()
+    for span in run.spans:
+        parent = graph.parent(span.span_id)
+        counts[(steps[parent] if parent is not None else ROOT_STEP, steps[span.span_id])] += 1
+    return counts

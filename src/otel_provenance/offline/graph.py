@@ -1,0 +1,164 @@
+"""A run as a causal graph: who called whom (parent/child) and whose result fed whom (data flow).
+
+Nodes are span ids (unique run-wide: ``runs.validate_run`` guarantees it). A span whose parent is
+not in the run — it never arrived, or lives in another trace — is an *orphan*; orphans and true
+roots hang under a virtual root, listed by ``roots``.
+
+Data-flow edges come from ``agent.arg.<name>.source_span_id``: the span that returned the value
+→ the span that received it as argument ``<name>``. A source is *dangling* when it is not in the
+run, is not a well-formed span id, or did not finish before its consumer started.
+
+Time is compared in integer nanoseconds only; ``happens_before(a, b)`` means *a ended no later
+than b started*. Overlapping spans (e.g. concurrent siblings) are unordered either way.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from .. import semconv
+from .model import Run, Span
+from .runs import validate_run
+
+_SPAN_ID: Final = re.compile(r"[0-9a-f]{16}")
+
+DANGLING_MISSING: Final = "missing"  # no span with that id in the run
+DANGLING_MALFORMED: Final = "malformed"  # the attribute is not a 16-hex-digit string
+DANGLING_NOT_BEFORE: Final = "not_before"  # the source had not finished when the consumer started
+
+
+@dataclass(frozen=True, slots=True)
+class DataEdge:
+    source_span_id: str
+    consumer_span_id: str
+    arg: str
+
+
+@dataclass(frozen=True, slots=True)
+class DanglingSource:
+    consumer_span_id: str
+    arg: str
+    source_span_id: str  # as written in the attribute ("" when it was not a string)
+    reason: str  # DANGLING_MISSING | DANGLING_MALFORMED | DANGLING_NOT_BEFORE
+
+
+def _order(span: Span) -> tuple[int, str]:
+    return (span.start_ns, span.span_id)
+
+
+class CausalGraph:
+    """Immutable view of one run's structure. Build with ``CausalGraph.of(run)``."""
+
+    __slots__ = ("_by_id", "_children", "_flow", "_parent", "roots", "run")
+
+    def __init__(self, run: Run) -> None:
+        validate_run(run)
+        self.run = run
+        self._by_id: dict[str, Span] = {s.span_id: s for s in run.spans}
+        self._parent: dict[str, str | None] = {}
+        children: dict[str, list[str]] = {}
+        roots: list[str] = []
+        for span in run.spans:  # already in (start_ns, span_id) order
+            parent = self._by_id.get(span.parent_span_id) if span.parent_span_id else None
+            if parent is not None and parent.trace_id == span.trace_id:
+                self._parent[span.span_id] = parent.span_id
+                children.setdefault(parent.span_id, []).append(span.span_id)
+            else:
+                self._parent[span.span_id] = None
+                roots.append(span.span_id)
+        self._children = {k: tuple(v) for k, v in children.items()}
+        self.roots: tuple[str, ...] = tuple(roots)
+        self._flow: tuple[tuple[DataEdge, ...], tuple[DanglingSource, ...]] | None = None
+
+    @classmethod
+    def of(cls, run: Run) -> CausalGraph:
+        return cls(run)
+
+    @property
+    def data_edges(self) -> tuple[DataEdge, ...]:
+        """Source span → consuming span, for every well-formed source that happened before its use."""
+        if self._flow is None:
+            self._flow = self._data_flow()
+        return self._flow[0]
+
+    @property
+    def dangling_sources(self) -> tuple[DanglingSource, ...]:
+        if self._flow is None:
+            self._flow = self._data_flow()
+        return self._flow[1]
+
+    def _data_flow(self) -> tuple[tuple[DataEdge, ...], tuple[DanglingSource, ...]]:
+        edges: list[DataEdge] = []
+        dangling: list[DanglingSource] = []
+        prefix, suffix = semconv.ARG_PREFIX, semconv.ARG_SOURCE_SPAN_ID_SUFFIX
+        shortest = len(prefix) + len(suffix)
+        for span in self.run.spans:
+            sources = sorted(
+                (key[len(prefix) : -len(suffix)], value)
+                for key, value in span.attributes.items_unordered()
+                if len(key) > shortest and key.endswith(suffix) and key.startswith(prefix)
+            )
+            for arg, value in sources:
+                source = value.lower() if isinstance(value, str) else ""
+                if not _SPAN_ID.fullmatch(source):
+                    dangling.append(DanglingSource(span.span_id, arg, source, DANGLING_MALFORMED))
+                elif source not in self._by_id:
+                    dangling.append(DanglingSource(span.span_id, arg, source, DANGLING_MISSING))
+                elif not self.happens_before(source, span.span_id):
+                    dangling.append(DanglingSource(span.span_id, arg, source, DANGLING_NOT_BEFORE))
+                else:
+                    edges.append(DataEdge(source, span.span_id, arg))
+        return tuple(edges), tuple(dangling)
+
+    # --- structure -------------------------------------------------------------------------------
+    @property
+    def spans(self) -> tuple[Span, ...]:
+        return self.run.spans
+
+    def __contains__(self, span_id: object) -> bool:
+        return span_id in self._by_id
+
+    def span(self, span_id: str) -> Span:
+        """The span with this id (``KeyError`` if it is not in the run)."""
+        return self._by_id[span_id]
+
+    def parent(self, span_id: str) -> str | None:
+        """The parent's span id; None for a root or an orphan."""
+        return self._parent[span_id]
+
+    def is_orphan(self, span_id: str) -> bool:
+        """The span names a parent that is not in the run."""
+        return self._parent[span_id] is None and self._by_id[span_id].parent_span_id is not None
+
+    def children(self, span_id: str) -> tuple[str, ...]:
+        """Child span ids in (start_ns, span_id) order."""
+        return self._children.get(span_id, ())
+
+    def ancestors(self, span_id: str) -> tuple[str, ...]:
+        """Parent, grandparent, … up to the root (nearest first)."""
+        out: list[str] = []
+        current = self._parent[span_id]
+        while current is not None:
+            out.append(current)
+            current = self._parent[current]
+        return tuple(out)
+
+    def descendants(self, span_id: str) -> tuple[str, ...]:
+        """Every span below ``span_id``, depth first, children in time order."""
+        out: list[str] = []
+        stack = list(reversed(self.children(span_id)))
+        while stack:
+            current = stack.pop()
+            out.append(current)
+            stack.extend(reversed(self.children(current)))
+        return tuple(out)
+
+    def happens_before(self, a: str, b: str) -> bool:
+        """Span ``a`` ended no later than span ``b`` started (integer nanoseconds)."""
+        return self._by_id[a].end_ns <= self._by_id[b].start_ns
+
+    def sources_of(self, span_id: str) -> tuple[DataEdge, ...]:
+        """Data-flow edges into ``span_id``."""
+        return tuple(e for e in self.data_edges if e.consumer_span_id == span_id)

@@ -1,0 +1,161 @@
+"""Checks shared by the JSON and protobuf readers: ids, enums, 64-bit integers.
+
+Every problem raises ``_Bad(problem)``; the format reader turns it into a ``TraceReadError`` that
+names the file and line. Problems name fields and types, never an attribute value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from typing import Final
+
+from ..model import SpanKind, Status, StatusCode
+
+_HEX32: Final = re.compile(r"[0-9a-fA-F]{32}")
+_HEX16: Final = re.compile(r"[0-9a-fA-F]{16}")
+_B64_16: Final = re.compile(r"[A-Za-z0-9+/_-]{22}==")
+_B64_8: Final = re.compile(r"[A-Za-z0-9+/_-]{11}=")
+_DECIMAL: Final = re.compile(r"-?[0-9]{1,20}")
+
+U64_MAX: Final = 2**64 - 1
+I64_MIN: Final = -(2**63)
+I64_MAX: Final = 2**63 - 1
+ZERO_TRACE_ID: Final = "0" * 32
+ZERO_SPAN_ID: Final = "0" * 16
+
+UNSET_STATUS: Final = Status()
+_KINDS: Final = tuple(SpanKind)
+_STATUS_CODES: Final = tuple(StatusCode)
+_KIND_NAMES: Final = {f"SPAN_KIND_{k.name}": k for k in SpanKind}
+_STATUS_NAMES: Final = {f"STATUS_CODE_{c.name}": c for c in StatusCode}
+
+
+class _Bad(Exception):
+    """A problem inside one record; the caller adds file and line."""
+
+
+def _b64_to_hex(text: str) -> str:
+    try:
+        return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True).hex()
+    except (binascii.Error, ValueError) as exc:
+        raise _Bad("id is neither hex nor base64") from exc
+
+
+def trace_id_from_text(value: object, field: str = "traceId") -> str:
+    """A 32-hex-digit trace id (base64 of 16 bytes, as in proto3 JSON, is also accepted)."""
+    if type(value) is str:
+        if _HEX32.fullmatch(value):
+            tid = value.lower()
+        elif _B64_16.fullmatch(value):
+            tid = _b64_to_hex(value)
+        else:
+            raise _Bad(f"{field} is not a 32-digit hex id")
+        if tid == ZERO_TRACE_ID:
+            raise _Bad(f"{field} is all zeros (invalid)")
+        return tid
+    raise _Bad(f"{field} is missing or not a string")
+
+
+def span_id_from_text(value: object, field: str = "spanId") -> str:
+    """A 16-hex-digit span id (base64 of 8 bytes is also accepted)."""
+    if type(value) is str:
+        if _HEX16.fullmatch(value):
+            sid = value.lower()
+        elif _B64_8.fullmatch(value):
+            sid = _b64_to_hex(value)
+        else:
+            raise _Bad(f"{field} is not a 16-digit hex id")
+        if sid == ZERO_SPAN_ID:
+            raise _Bad(f"{field} is all zeros (invalid)")
+        return sid
+    raise _Bad(f"{field} is missing or not a string")
+
+
+def parent_id_from_text(value: object) -> str | None:
+    """``None`` for a root: the field absent, empty, or all zeros."""
+    if value is None or value == "":
+        return None
+    if type(value) is str and value.strip("0") == "":
+        return None
+    return span_id_from_text(value, "parentSpanId")
+
+
+def trace_id_from_bytes(value: bytes, field: str = "trace_id") -> str:
+    if len(value) != 16:
+        raise _Bad(f"{field} has {len(value)} bytes, expected 16")
+    tid = value.hex()
+    if tid == ZERO_TRACE_ID:
+        raise _Bad(f"{field} is all zeros (invalid)")
+    return tid
+
+
+def span_id_from_bytes(value: bytes, field: str = "span_id") -> str:
+    if len(value) != 8:
+        raise _Bad(f"{field} has {len(value)} bytes, expected 8")
+    sid = value.hex()
+    if sid == ZERO_SPAN_ID:
+        raise _Bad(f"{field} is all zeros (invalid)")
+    return sid
+
+
+def parent_id_from_bytes(value: bytes) -> str | None:
+    if not value or not value.strip(b"\x00"):
+        return None
+    return span_id_from_bytes(value, "parent_span_id")
+
+
+def u64(value: object, field: str) -> int:
+    """An unsigned 64-bit integer given as a JSON number or a decimal string (proto3 JSON)."""
+    if type(value) is int:
+        n = value
+    elif type(value) is str and _DECIMAL.fullmatch(value):
+        n = int(value)
+    else:
+        raise _Bad(f"{field} is not an integer")
+    if not 0 <= n <= U64_MAX:
+        raise _Bad(f"{field} is out of the unsigned 64-bit range")
+    return n
+
+
+def i64(value: object, field: str) -> int:
+    """A signed 64-bit integer given as a JSON number or a decimal string (OTLP ``intValue``)."""
+    if type(value) is int:
+        n = value
+    elif type(value) is str and _DECIMAL.fullmatch(value):
+        n = int(value)
+    else:
+        raise _Bad(f"{field} is not an integer")
+    if not I64_MIN <= n <= I64_MAX:
+        raise _Bad(f"{field} is out of the signed 64-bit range")
+    return n
+
+
+def span_kind(value: object) -> SpanKind:
+    if type(value) is int:
+        if 0 <= value < len(_KINDS):
+            return _KINDS[value]
+        raise _Bad(f"kind {value} is out of range 0..{len(_KINDS) - 1}")
+    if type(value) is str and value in _KIND_NAMES:
+        return _KIND_NAMES[value]
+    raise _Bad("kind is not a known span kind")
+
+
+def status_code(value: object) -> StatusCode:
+    if type(value) is int:
+        if 0 <= value < len(_STATUS_CODES):
+            return _STATUS_CODES[value]
+        raise _Bad(f"status code {value} is out of range 0..{len(_STATUS_CODES) - 1}")
+    if type(value) is str and value in _STATUS_NAMES:
+        return _STATUS_NAMES[value]
+    raise _Bad("status code is not a known status code")
+
+
+def b64_bytes(value: object, field: str) -> bytes:
+    if type(value) is not str:
+        raise _Bad(f"{field} is not a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _Bad(f"{field} is not valid base64") from exc

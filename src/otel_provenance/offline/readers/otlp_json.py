@@ -1,0 +1,277 @@
+"""OTLP JSON: one ``ExportTraceServiceRequest`` object → spans.
+
+The official JSON file exporter and the Collector file exporter write one such object per line
+(JSON Lines); a single pretty-printed document has the same shape. Field names are the OTLP/JSON
+lowerCamelCase ones; ids are hex (base64, as plain proto3 JSON would write them, is accepted too);
+64-bit integers may be numbers or decimal strings; enums may be integers or their names.
+
+The conversion is the hot path of every offline command, so it does the minimum per attribute:
+one dict lookup per value and a type check. Structural surprises (a list where an object belongs)
+are caught once around the whole request and reported with the span's position.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+from collections.abc import Callable
+from typing import Any, Final
+
+from ... import semconv
+from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, SpanKind, Status, Value
+from . import _convert as c
+
+_Bad = c._Bad
+
+# Pass-1 index (see readers.iter_runs): the run keys a raw line mentions, found without parsing it.
+_TRACE_ID_RE: Final = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
+_RUN_ID_KEY: Final = b'"' + semconv.RUN_ID.encode() + b'"'
+_STR = rb'"((?:[^"\\]|\\.)*)"'
+_RUN_ID_THEN_VALUE: Final = re.compile(
+    re.escape(_RUN_ID_KEY) + rb'\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*' + _STR
+)
+_VALUE_THEN_RUN_ID: Final = re.compile(
+    rb'"stringValue"\s*:\s*' + _STR + rb'\s*\}\s*,\s*"key"\s*:\s*' + re.escape(_RUN_ID_KEY)
+)
+_KINDS: Final = tuple(SpanKind)
+_N_KINDS: Final = len(_KINDS)
+_SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def raw_run_keys(line: bytes) -> set[str]:
+    """Every trace id and ``agent.run.id`` value a raw JSON line mentions: a superset of its spans'
+    run keys for writers that put ``key`` next to ``value`` (all known ones); the caller copes with
+    anything this misses."""
+    keys: set[str] = set()
+    for raw_id in set(_TRACE_ID_RE.findall(line)):
+        with contextlib.suppress(_Bad):  # a bad id is reported by the conversion pass
+            keys.add(c.trace_id_from_text(raw_id.decode("ascii", "replace")))
+    mentions = line.count(_RUN_ID_KEY)
+    if mentions:
+        found = _RUN_ID_THEN_VALUE.findall(line)
+        if len(found) < mentions:
+            found += _VALUE_THEN_RUN_ID.findall(line)
+        for raw in set(found):
+            with contextlib.suppress(ValueError):
+                keys.add(json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8"))
+    return keys
+
+
+def spans_from_request(doc: Any, keep: Callable[[str], bool] | None = None) -> list[Span]:
+    """Spans of one parsed ``ExportTraceServiceRequest``. Raises ``_Bad`` with the span's position.
+
+    ``keep(run_key)``, when given, skips converting spans whose run key (``agent.run.id``, else the
+    trace id, found by a cheap look at the raw span) it rejects — a shard reads only its own runs."""
+    if type(doc) is not dict:
+        raise _Bad("not a JSON object (expected an OTLP ExportTraceServiceRequest)")
+    resource_spans = doc.get("resourceSpans", ())
+    if type(resource_spans) is not list:
+        raise _Bad("resourceSpans is not an array")
+    out: list[Span] = []
+    ri = si = pi = -1
+    try:
+        for ri, rs in enumerate(resource_spans):  # noqa: B007 - the indexes name the span in errors
+            si = pi = -1
+            resource = rs.get("resource") or {}
+            res_attrs = _resource_attributes(resource.get("attributes"))
+            scope_spans = rs.get("scopeSpans")
+            if scope_spans is None:
+                scope_spans = rs.get("instrumentationLibrarySpans", ())  # pre-1.0 OTLP
+            for si, ss in enumerate(scope_spans):  # noqa: B007
+                pi = -1
+                scope = ss.get("scope") or ss.get("instrumentationLibrary") or {}
+                scope_name = scope.get("name", "")
+                scope_version = scope.get("version", "")
+                if type(scope_name) is not str or type(scope_version) is not str:
+                    raise _Bad("scope name/version is not a string")
+                for pi, sp in enumerate(ss.get("spans", ())):  # noqa: B007
+                    if keep is None or keep(_raw_run_key(sp)):
+                        out.append(_span(sp, res_attrs, scope_name, scope_version))
+    except _Bad as exc:
+        raise _Bad(f"{_where(ri, si, pi)}: {exc}") from None
+    except (
+        TypeError,
+        AttributeError,
+        ValueError,
+        KeyError,
+        IndexError,
+        OverflowError,
+        RecursionError,
+    ) as exc:
+        raise _Bad(f"{_where(ri, si, pi)}: malformed OTLP structure ({type(exc).__name__})") from None
+    return out
+
+
+_last_resource: tuple[Any, Attributes] = (None, EMPTY_ATTRIBUTES)
+
+
+def _resource_attributes(kvs: Any) -> Attributes:
+    """Resource attributes repeat on every line: reuse the last conversion when the raw list is equal
+    (a C-level comparison, far cheaper than converting again). Only all-string resources are reused,
+    because JSON equality does not tell ``1`` from ``true`` or ``1.0``."""
+    global _last_resource
+    raw, converted = _last_resource
+    if raw is not None and kvs == raw:
+        return converted
+    converted = _attributes(kvs)
+    if type(kvs) is list and all(type(v) is str for v in converted.values()):
+        _last_resource = (kvs, converted)
+    return converted
+
+
+def _where(ri: int, si: int, pi: int) -> str:
+    where = "resourceSpans"
+    for name, index in (("", ri), (".scopeSpans", si), (".spans", pi)):
+        if index < 0:
+            break
+        where += f"{name}[{index}]"
+    return where
+
+
+def _raw_run_key(sp: dict) -> str:
+    """``Span.run_id`` of a raw span, without converting it."""
+    for kv in sp.get("attributes") or ():
+        if kv["key"] == semconv.RUN_ID:
+            value = kv.get("value")
+            run_id = value.get("stringValue") if value.__class__ is dict else None
+            if run_id.__class__ is str and run_id:
+                return run_id
+            break
+    return _trace_id(sp.get("traceId"))
+
+
+def _span(sp: dict, resource: Attributes, scope_name: str, scope_version: str) -> Span:
+    name = sp.get("name", "")
+    if type(name) is not str:
+        raise _Bad("name is not a string")
+    status = sp.get("status")
+    if status:
+        code = c.status_code(status.get("code", 0))
+        message = status.get("message", "")
+        if type(message) is not str:
+            raise _Bad("status message is not a string")
+        status = Status(code, message) if (code or message) else c.UNSET_STATUS
+    else:
+        status = c.UNSET_STATUS
+    events = sp.get("events")
+    links = sp.get("links")
+    kind = sp.get("kind", 0)
+    start = sp.get("startTimeUnixNano", 0)
+    end = sp.get("endTimeUnixNano", 0)
+    return Span(  # positional: this runs once per span
+        _trace_id(sp.get("traceId")),
+        c.span_id_from_text(sp.get("spanId")),
+        c.parent_id_from_text(sp.get("parentSpanId")),
+        name,
+        _KINDS[kind] if kind.__class__ is int and 0 <= kind < _N_KINDS else c.span_kind(kind),
+        int(start)
+        if start.__class__ is str and start.isascii() and start.isdigit() and len(start) < 20
+        else c.u64(start, "startTimeUnixNano"),
+        int(end)
+        if end.__class__ is str and end.isascii() and end.isdigit() and len(end) < 20
+        else c.u64(end, "endTimeUnixNano"),
+        status,
+        _attributes(sp.get("attributes")),
+        tuple(_event(e) for e in events) if events else (),
+        tuple(_link(li) for li in links) if links else (),
+        resource,
+        scope_name,
+        scope_version,
+    )
+
+
+_last_trace_id: tuple[object, str] = (None, "")
+
+
+def _trace_id(raw: object) -> str:
+    """Spans of one trace sit together in a batch: reuse the last checked id when it repeats."""
+    global _last_trace_id
+    if raw.__class__ is str and raw == _last_trace_id[0]:
+        return _last_trace_id[1]
+    tid = c.trace_id_from_text(raw)
+    _last_trace_id = (raw, tid)
+    return tid
+
+
+def _event(ev: dict) -> Event:
+    name = ev.get("name", "")
+    if type(name) is not str:
+        raise _Bad("event name is not a string")
+    return Event(
+        name, c.u64(ev.get("timeUnixNano", 0), "event timeUnixNano"), _attributes(ev.get("attributes"))
+    )
+
+
+def _link(li: dict) -> Link:
+    return Link(
+        c.trace_id_from_text(li.get("traceId"), "link traceId"),
+        c.span_id_from_text(li.get("spanId"), "link spanId"),
+        _attributes(li.get("attributes")),
+    )
+
+
+def _attributes(kvs: Any) -> Attributes:
+    if not kvs:
+        return EMPTY_ATTRIBUTES
+    data: dict[str, Value] = {}
+    for kv in kvs:
+        key = kv["key"]
+        value = kv.get("value")
+        if value:
+            raw = value.get("stringValue")  # the common case, inlined
+            if raw.__class__ is str and key.__class__ is str and len(value) == 1:
+                data[key] = raw
+                continue
+            if key.__class__ is not str:
+                raise _Bad("attribute key is not a string")
+            data[key] = _value(value, key)
+        elif key.__class__ is not str:
+            raise _Bad("attribute key is not a string")
+        # else: an empty AnyValue carries nothing — the attribute is absent
+    if len(data) != len(kvs) and len({kv["key"] for kv in kvs}) != len(kvs):
+        raise _Bad("duplicate attribute key")
+    return Attributes.adopt(data)
+
+
+def _value(value: dict, key: str) -> Value:
+    if len(value) != 1:
+        raise _Bad(f"attribute {key!r}: value must have exactly one type field")
+    ((typ, raw),) = value.items()
+    if typ == "stringValue":
+        if type(raw) is str:
+            return raw
+    elif typ == "intValue":
+        return c.i64(raw, f"attribute {key!r} intValue")
+    elif typ == "boolValue":
+        if type(raw) is bool:
+            return raw
+    elif typ == "doubleValue":
+        t = type(raw)
+        if t is float:
+            return raw
+        if t is int:
+            return float(raw)
+        if t is str:
+            if raw in _SPECIAL_DOUBLES:
+                return _SPECIAL_DOUBLES[raw]
+            try:
+                return float(raw)
+            except ValueError:
+                pass
+    elif typ == "arrayValue":
+        if type(raw) is dict:
+            return tuple(_value(v, key) if v else _bad_empty(key) for v in raw.get("values") or ())
+    elif typ == "kvlistValue":
+        if type(raw) is dict:
+            return _attributes(raw.get("values"))
+    elif typ == "bytesValue":
+        return c.b64_bytes(raw, f"attribute {key!r} bytesValue")
+    else:
+        raise _Bad(f"attribute {key!r}: value of unknown type {typ[:40]!r}")
+    raise _Bad(f"attribute {key!r}: {typ} has the wrong JSON type")
+
+
+def _bad_empty(key: str) -> Value:
+    raise _Bad(f"attribute {key!r}: array element without a value")
