@@ -11,11 +11,13 @@ refunded twice. Both releases send the customer the same sentence.
 
 from __future__ import annotations
 
+import json
 import uuid
 from dataclasses import dataclass
 
 import httpx
 from opentelemetry import propagate, trace
+from opentelemetry._logs import LoggerProvider, LogRecord
 
 import otel_provenance as op
 
@@ -34,8 +36,15 @@ class Endpoints:
 
 
 class Agent:
-    def __init__(self, endpoints: Endpoints, release: str, tracer_provider: trace.TracerProvider) -> None:
+    def __init__(
+        self,
+        endpoints: Endpoints,
+        release: str,
+        tracer_provider: trace.TracerProvider,
+        logger_provider: LoggerProvider | None = None,
+    ) -> None:
         self.ep = endpoints
+        self.logger = logger_provider.get_logger("refund_agent") if logger_provider is not None else None
         self.release = release
         self.major = release.split(".", 1)[0]
         self.tracer = tracer_provider.get_tracer("refund_agent")
@@ -62,7 +71,9 @@ class Agent:
             body = {"customer_id": customer_id, "order_id": order_id, "amount_cents": amount_cents}
             return post(self.ep.fraud + "/fraud", body)
 
-        @op.tool(name="refund.calculate", side_effect="none", data_domain="payments", tracer_provider=provider)
+        @op.tool(
+            name="refund.calculate", side_effect="none", data_domain="payments", tracer_provider=provider
+        )
         def calculate_refund(amount_cents: int, days_since_delivery: int, max_days: int) -> dict:
             refundable = days_since_delivery <= max_days
             return {"refund_cents": amount_cents if refundable else 0, "eligible": refundable}
@@ -101,14 +112,31 @@ class Agent:
     def handle(self, order_id: str) -> str:
         """One agent run for one refund request; returns the sentence sent to the customer."""
         with op.run(inputs={"order_id": order_id}), self.tracer.start_as_current_span("refund.request"):
-            if self.major == "1":
-                return self._v1(order_id)
-            return self._v2(order_id)
+            reply = self._v1(order_id) if self.major == "1" else self._v2(order_id)
+            self._log_reply(reply)
+            return reply
+
+    def _log_reply(self, reply: str) -> None:
+        """What a GenAI instrumentation with content capture on would log: the model's reply as a
+        content event, and a summary record carrying the output messages. The log-record processor
+        drops the first whole and removes the content key from the second."""
+        if self.logger is None:
+            return
+        message = {"role": "assistant", "content": reply}
+        self.logger.emit(LogRecord(event_name="gen_ai.choice", body={"index": 0, "message": message}))
+        self.logger.emit(
+            LogRecord(
+                body="refund request handled",
+                attributes={"gen_ai.output.messages": json.dumps([message]), "agent.release": self.release},
+            )
+        )
 
     def _v1(self, order_id: str) -> str:
         policy = self.retrieve_policy(order_id=order_id)
         order = self.lookup_order(order_id=order_id)
-        self.check_fraud(customer_id=order["customer_id"], order_id=order_id, amount_cents=order["amount_cents"])
+        self.check_fraud(
+            customer_id=order["customer_id"], order_id=order_id, amount_cents=order["amount_cents"]
+        )
         refund = self.calculate_refund(
             amount_cents=order["amount_cents"],
             days_since_delivery=order["days_since_delivery"],

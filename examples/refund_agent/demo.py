@@ -23,9 +23,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import otel_provenance as op  # noqa: E402
 from agent import REPLY, Agent, Endpoints  # noqa: E402
+
+import otel_provenance as op  # noqa: E402
 from otel_provenance.cli import run as cli  # noqa: E402
+from otel_provenance.instrument.configure import configure_logs  # noqa: E402
 
 SERVICES = ("policy", "orders", "fraud", "payment", "notification")
 COMPLETED_AT = "2026-01-01T00:00:00Z"  # injected: a verdict never reads the clock
@@ -64,7 +66,7 @@ def services(out: Path):
 
 def run_release(release: str, runs: int, out: Path, first_order: int) -> list[str]:
     """Run ``runs`` refund requests through ``release``; spans go to files in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "logs").mkdir(parents=True, exist_ok=True)
     with services(out) as endpoints:
         provider = op.configure(
             service_name="refund-agent",
@@ -72,7 +74,10 @@ def run_release(release: str, runs: int, out: Path, first_order: int) -> list[st
             file=out / f"agent-{release}.jsonl",
             set_global=False,
         )
-        agent = Agent(endpoints, release, provider)
+        logs = configure_logs(
+            resource=provider.resource, file=out / "logs" / f"agent-{release}.jsonl", set_global=False
+        )
+        agent = Agent(endpoints, release, provider, logs)
         try:
             with ThreadPoolExecutor(max_workers=5) as pool:
                 orders = [f"ORD-{first_order + i:05d}" for i in range(runs)]
@@ -80,24 +85,46 @@ def run_release(release: str, runs: int, out: Path, first_order: int) -> list[st
         finally:
             agent.close()
             provider.shutdown()
+            logs.shutdown()
     return replies
 
 
+def span_files(directory: Path) -> list[str]:
+    return [str(p) for p in sorted(directory.glob("*.jsonl"))]
+
+
+def gate(contract: Path, release: str, directory: Path, *extra: str) -> int:
+    print(f"== gate check release {release}")
+    argv = [
+        "gate",
+        "check",
+        "--contract",
+        str(contract),
+        "--release",
+        release,
+        "--completed-at",
+        COMPLETED_AT,
+    ]
+    code = cli([*argv, *extra, *span_files(directory)])
+    print(f"   exit {code}")
+    return code
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--out", type=Path, default=Path("out/refund-demo"), help="where files go")
     args = parser.parse_args(argv)
     out: Path = args.out
-    for sub in ("approved", "release-2.0.0", "release-1.1.0"):
-        for old in (out / sub).glob("*.jsonl"):
-            old.unlink()
+    for old in out.glob("*/**/*.jsonl"):
+        old.unlink()
 
     print("== 25 approved runs of release 1.0.0")
     replies_v1 = run_release("1.0.0", 25, out / "approved", 1)
     contract = out / "contract.yaml"
     print(f"== mine {out / 'approved'} -> {contract}")
-    code = cli(["mine", "--approved", *map(str, sorted((out / "approved").glob("*.jsonl"))), "-o", str(contract)])
-    if code != 0:
+    if cli(["mine", "--approved", *span_files(out / "approved"), "-o", str(contract)]) != 0:
         return 1
 
     print("== 5 runs of release 2.0.0")
@@ -108,18 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     print("== 5 runs of release 1.1.0 (same behaviour as the approved runs)")
     run_release("1.1.0", 5, out / "release-1.1.0", 200)
 
-    print("== gate check release 1.1.0")
-    v1_code = cli(
-        ["gate", "check", "--contract", str(contract), "--release", "1.1.0", "--completed-at", COMPLETED_AT]
-        + [str(p) for p in sorted((out / "release-1.1.0").glob("*.jsonl"))]
-    )
-    print(f"   exit {v1_code}")
-    print("== gate check release 2.0.0")
-    v2_code = cli(
-        ["gate", "check", "--contract", str(contract), "--release", "2.0.0", "--completed-at", COMPLETED_AT]
-        + [str(p) for p in sorted((out / "release-2.0.0").glob("*.jsonl"))]
-    )
-    print(f"   exit {v2_code}")
+    v1_code = gate(contract, "1.1.0", out / "release-1.1.0")
+    v2_code = gate(contract, "2.0.0", out / "release-2.0.0", "--report-json", str(out / "report-2.0.0.json"))
     if v1_code != 0:
         print("unexpected: the v1-behaviour release did not pass", file=sys.stderr)
         return 1

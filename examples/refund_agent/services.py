@@ -93,7 +93,6 @@ def payment(body: dict) -> tuple[dict, dict]:
         "agent.data_domain": "payments",
         "agent.side_effect": "write",
         "agent.idempotency.present": bool(key),
-        "payment.amount_minor": int(body["amount_cents"]),
     }
     return {"refund_id": refund_id, "status": "refunded"}, attrs
 

@@ -190,7 +190,8 @@ class Span:
 
     @property
     def run_id(self) -> str:
-        """``agent.run.id`` when present, else the trace id."""
+        """This span's own ``agent.run.id`` when present, else its trace id. The run a span ends up
+        in is decided per trace (``offline.runs.RunKeys``): spans without a run id join their trace's."""
         value = self.attributes.get(semconv.RUN_ID)
         return value if isinstance(value, str) and value else self.trace_id
 

@@ -1,7 +1,12 @@
 """Spans → runs: grouping, ordering and the structural checks that make a run usable as evidence.
 
-A run is every span with the same ``Span.run_id`` (``agent.run.id`` when present, else the trace
-id). Its spans are sorted by ``(start_ns, span_id)`` so that equal input gives equal runs whatever
+A trace belongs to exactly one run. Traces that share an ``agent.run.id`` value (a run that spans
+several traces) are one run, named by that value; a trace with no ``agent.run.id`` on any span is a
+run of its own, named by its trace id. So spans that carry no run id — the agent's root span opened
+before the tools, a downstream service's server span in another process — stay in the run of their
+trace instead of splitting it (see :class:`RunKeys`).
+
+A run's spans are sorted by ``(start_ns, span_id)`` so that equal input gives equal runs whatever
 order the spans arrived in. A run is *invalid evidence* when a span id occurs twice in it (span ids
 name data-flow sources run-wide, so they must be unique run-wide), a span is its own parent, or
 parent links form a cycle.
@@ -12,8 +17,53 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from .. import semconv
 from ..errors import InvalidEvidenceError
 from .model import Run, Span
+
+
+class RunKeys:
+    """Union-find over trace ids and ``agent.run.id`` values: which run each trace belongs to.
+
+    ``link(trace_id, run_id)`` records that a span of ``trace_id`` carries ``run_id`` (or just that
+    the trace exists, with ``None``). ``run_of(trace_id)`` names the run: the smallest run id linked
+    to the trace's component, else the smallest trace id in it — independent of input order.
+    """
+
+    __slots__ = ("_parent",)
+
+    def __init__(self) -> None:
+        self._parent: dict[tuple[int, str], tuple[int, str]] = {}
+
+    # Nodes are (0, run_id) or (1, trace_id): tuple order makes a run id the preferred name.
+    def _find(self, node: tuple[int, str]) -> tuple[int, str]:
+        parent = self._parent
+        root = node
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while node != root:  # path compression
+            parent[node], node = root, parent[node]
+        return root
+
+    def link(self, trace_id: str, run_id: str | None = None) -> None:
+        a = self._find((1, trace_id))
+        if run_id:
+            b = self._find((0, run_id))
+            if a != b:
+                low, high = (a, b) if a < b else (b, a)
+                self._parent[high] = low
+
+    def link_span(self, span: Span) -> None:
+        value = span.attributes.get(semconv.RUN_ID)
+        self.link(span.trace_id, value if isinstance(value, str) else None)
+
+    def run_of(self, trace_id: str) -> str:
+        return self._find((1, trace_id))[1]
+
+    def resolve(self, key: str) -> str:
+        """The run of ``key``, which is a run id or a trace id."""
+        node = (0, key) if (0, key) in self._parent else (1, key)
+        return self._find(node)[1]
 
 
 def _order(span: Span) -> tuple[int, str]:
@@ -66,8 +116,12 @@ def in_release(run: Run, release: str | None) -> bool:
 
 def group_runs(spans: Iterable[Span], release: str | None = None) -> list[Run]:
     """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id."""
+    spans = list(spans)
+    keys = RunKeys()
+    for span in spans:
+        keys.link_span(span)
     groups: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
-        groups[span.run_id].append(span)
+        groups[keys.run_of(span.trace_id)].append(span)
     runs = (make_run(run_id, members) for run_id, members in groups.items())
     return sorted((r for r in runs if in_release(r, release)), key=lambda r: r.run_id)

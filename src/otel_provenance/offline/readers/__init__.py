@@ -39,9 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final
 
+from ... import semconv
 from ...errors import TraceReadError
 from ..model import Run, Span
-from ..runs import in_release, make_run
+from ..runs import RunKeys, in_release, make_run
 from . import _convert, otlp_json, otlp_proto
 
 __all__ = ["IncompleteFile", "ReadReport", "iter_runs", "read_spans", "sniff_format"]
@@ -233,10 +234,15 @@ class _TraceFile:
             problem = str(exc) if self.format != FORMAT_PROTO else f"record at byte {unit.offset}: {exc}"
             raise TraceReadError(self.source, problem, unit.line) from None
 
-    def run_keys(self, unit: _Unit) -> set[str]:
+    def links(self, unit: _Unit) -> list[tuple[str, str | None]]:
+        """(trace id, agent.run.id or None) pairs in a unit, for the run index."""
         if self.format == FORMAT_JSONL:
-            return otlp_json.raw_run_keys(unit.payload)
-        return {s.run_id for s in self.spans(unit)}
+            return otlp_json.raw_links(unit.payload)
+        out: list[tuple[str, str | None]] = []
+        for span in self.spans(unit):
+            run_id = span.attributes.get(semconv.RUN_ID)
+            out.append((span.trace_id, run_id if isinstance(run_id, str) and run_id else None))
+        return out
 
 
 def _sniff(f: IO[bytes]) -> str:
@@ -284,6 +290,32 @@ def read_spans(
             yield from spans
 
 
+def _late_link(
+    keys: RunKeys,
+    trace_id: str,
+    run_id: str,
+    pending: dict[str, list[Span]],
+    last_mention: dict[str, int],
+    ends_at: dict[int, list[str]],
+) -> str | None:
+    """Join ``trace_id``'s run and ``run_id``'s run, neither yet emitted; the joined run's name."""
+    a, b = keys.run_of(trace_id), keys.resolve(run_id)
+    if _EMITTED in (last_mention.get(a), last_mention.get(b)):
+        return None
+    keys.link(trace_id, run_id)
+    joined = keys.run_of(trace_id)
+    members = pending.pop(a, []) + pending.pop(b, [])
+    if members:
+        pending[joined] = members
+    ends = [last_mention.pop(k) for k in (a, b) if k in last_mention]
+    for where in ends:
+        ends_at[where] = [k for k in ends_at[where] if k not in (a, b)]
+    if ends:
+        last_mention[joined] = max(ends)
+        ends_at[max(ends)].append(joined)
+    return joined
+
+
 def iter_runs(
     paths: Iterable[str | Path],
     release: str | None = None,
@@ -298,19 +330,27 @@ def iter_runs(
     line is still parsed in every process, and a malformed span is reported by the process whose
     share it falls in (or by all, when its run key cannot be told)."""
     files = [_TraceFile(str(p)) for p in paths]
-    last_mention: dict[str, int] = {}
+    keys = RunKeys()
+    trace_last: dict[str, int] = {}  # trace id -> ordinal of the last unit that mentions it
     unit_counts: list[int] = []
     ordinal = 0
     for tf in files:
         before = ordinal
         for unit in tf.units(report, f"indexing {tf.source}"):
             ordinal += 1
-            for key in tf.run_keys(unit):
-                last_mention[key] = ordinal
+            for trace_id, run_id in tf.links(unit):
+                keys.link(trace_id, run_id)
+                trace_last[trace_id] = ordinal
         unit_counts.append(ordinal - before)
+    last_mention: dict[str, int] = {}  # run -> ordinal of the last unit that mentions any of its traces
+    for trace_id, where in trace_last.items():
+        run = keys.run_of(trace_id)
+        if last_mention.get(run, 0) < where:
+            last_mention[run] = where
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
+    shard_keep = None if keep is None else (lambda raw_key: keep(keys.resolve(raw_key)))
 
     pending: dict[str, list[Span]] = {}
     ordinal = 0
@@ -319,11 +359,22 @@ def iter_runs(
             report.files += 1
         for unit in tf.units(report, f"reading {tf.source}", limit=count):
             ordinal += 1
-            spans = tf.spans(unit, keep)
+            spans = tf.spans(unit, shard_keep)
             if report is not None:
                 report.spans += len(spans)
             for span in spans:
-                key = span.run_id
+                key = keys.run_of(span.trace_id)
+                own = span.attributes.get(semconv.RUN_ID)
+                if isinstance(own, str) and own and keys.resolve(own) != key:
+                    # The byte scan missed this link (an unusual key order): join the two runs now.
+                    key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at)
+                    if key is None:
+                        raise TraceReadError(
+                            tf.source,
+                            f"span {span.span_id}: agent.run.id joins trace {span.trace_id} to a run "
+                            "that was already emitted",
+                            unit.line,
+                        )
                 if last_mention.get(key) == _EMITTED:
                     raise TraceReadError(
                         tf.source,

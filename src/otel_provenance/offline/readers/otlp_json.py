@@ -40,23 +40,43 @@ _N_KINDS: Final = len(_KINDS)
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def raw_run_keys(line: bytes) -> set[str]:
-    """Every trace id and ``agent.run.id`` value a raw JSON line mentions: a superset of its spans'
-    run keys for writers that put ``key`` next to ``value`` (all known ones); the caller copes with
-    anything this misses."""
-    keys: set[str] = set()
-    for raw_id in set(_TRACE_ID_RE.findall(line)):
-        with contextlib.suppress(_Bad):  # a bad id is reported by the conversion pass
-            keys.add(c.trace_id_from_text(raw_id.decode("ascii", "replace")))
-    mentions = line.count(_RUN_ID_KEY)
-    if mentions:
-        found = _RUN_ID_THEN_VALUE.findall(line)
-        if len(found) < mentions:
-            found += _VALUE_THEN_RUN_ID.findall(line)
-        for raw in set(found):
-            with contextlib.suppress(ValueError):
-                keys.add(json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8"))
-    return keys
+_LINK_TOKENS: Final = re.compile(
+    _TRACE_ID_RE.pattern + rb"|" + _RUN_ID_THEN_VALUE.pattern + rb"|" + _VALUE_THEN_RUN_ID.pattern
+)
+
+
+def raw_links(line: bytes) -> list[tuple[str, str | None]]:
+    """``(trace id, agent.run.id or None)`` pairs a raw JSON line mentions, found without parsing it.
+
+    A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
+    ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
+    index built from this is checked against the parsed spans (see ``readers.iter_runs``)."""
+    if _RUN_ID_KEY not in line:
+        out: list[tuple[str, str | None]] = []
+        for raw_id in set(_TRACE_ID_RE.findall(line)):
+            with contextlib.suppress(_Bad):  # a bad id is reported by the conversion pass
+                out.append((c.trace_id_from_text(raw_id.decode("ascii", "replace")), None))
+        return out
+    links: list[tuple[str, str | None]] = []
+    current: str | None = None
+    for m in _LINK_TOKENS.finditer(line):
+        raw_id, run_a, run_b = m.group(1), m.group(2), m.group(3)
+        if raw_id is not None:
+            try:
+                current = c.trace_id_from_text(raw_id.decode("ascii", "replace"))
+            except _Bad:
+                current = None
+                continue
+            links.append((current, None))
+            continue
+        raw = run_a if run_a is not None else run_b
+        if current is None or raw is None:
+            continue
+        with contextlib.suppress(ValueError):
+            run_id = json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
+            if run_id:
+                links.append((current, run_id))
+    return links
 
 
 def spans_from_request(doc: Any, keep: Callable[[str], bool] | None = None) -> list[Span]:
