@@ -69,3 +69,68 @@ def test_no_argument_result_or_reply_value_left_any_process(demo):
     # ...while the stripped log records themselves were still exported.
     logs = (out / "approved" / "logs" / "agent-1.0.0.jsonl").read_text()
     assert logs.count("refund request handled") == 25
+
+
+def _readable(span):
+    """An offline-model span as the SDK's ReadableSpan, so the real OTLP exporter can send it again."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    def plain(value):
+        return list(value) if isinstance(value, tuple) else value
+
+    ctx = SpanContext(int(span.trace_id, 16), int(span.span_id, 16), False, TraceFlags(1))
+    parent = (
+        SpanContext(int(span.trace_id, 16), int(span.parent_span_id, 16), False, TraceFlags(1))
+        if span.parent_span_id
+        else None
+    )
+    return ReadableSpan(
+        name=span.name,
+        context=ctx,
+        parent=parent,
+        resource=Resource({k: plain(v) for k, v in span.resource.items()}),
+        attributes={k: plain(v) for k, v in span.attributes.items()},
+        kind=SpanKind(int(span.kind) - 1 if int(span.kind) > 0 else 0),
+        status=Status(StatusCode(int(span.status.code)), span.status.message or None),
+        start_time=span.start_ns,
+        end_time=span.end_ns,
+    )
+
+
+@pytest.mark.parametrize("version", ["v0.129.0", "v0.134.0"])
+def test_the_same_verdict_read_back_from_signoz(demo, tmp_path, monkeypatch, version):
+    """The v2 spans, sent by the real OTLP/HTTP exporter into the SigNoz double and read back with
+    `gate check --signoz`, give the same findings and the same JSON report bytes as the files."""
+    import io
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from otel_provenance.cli import run
+    from otel_provenance.offline.readers import read_spans
+    from signoz_double import SigNozDouble
+
+    _, out = demo
+    files = sorted(str(p) for p in (out / "release-2.0.0").glob("*.jsonl"))
+    spans = list(read_spans(files))
+    common = ["gate", "check", "--contract", str(out / "contract.yaml"), "--release", "2.0.0"]
+    common += ["--completed-at", "2026-01-01T00:00:00Z"]
+    from_files, from_signoz = tmp_path / "files.json", tmp_path / "signoz.json"
+    stdout_files = io.StringIO()
+    assert run([*common, "--report-json", str(from_files), *files], stdout_files, io.StringIO()) == 2
+
+    with SigNozDouble(version=version) as double:
+        exporter = OTLPSpanExporter(endpoint=double.otlp_url, timeout=10)
+        exporter.export([_readable(s) for s in spans])
+        exporter.shutdown()
+        monkeypatch.setenv("SIGNOZ_API_KEY", double.api_key)
+        start = min(s.start_ns for s in spans) // 1_000_000 - 1_000
+        end = max(s.end_ns for s in spans) // 1_000_000 + 1_000
+        stdout_signoz, stderr = io.StringIO(), io.StringIO()
+        window = ["--signoz", double.url, "--start", str(start), "--end", str(end)]
+        code = run([*common, *window, "--report-json", str(from_signoz)], stdout_signoz, stderr)
+    assert code == 2, stderr.getvalue()
+    assert from_signoz.read_bytes() == from_files.read_bytes()
+    assert stdout_signoz.getvalue() == stdout_files.getvalue()
+    assert double.api_key not in stdout_signoz.getvalue() + stderr.getvalue()

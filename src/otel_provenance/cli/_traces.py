@@ -7,9 +7,11 @@ names each file, and the command's result can then never be a pass: see ``cap_fo
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..offline.model import Run
 from ..offline.readers import ReadReport, iter_runs
+from ..offline.runs import group_runs
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 
 
@@ -63,6 +65,34 @@ class TraceInput:
         if code == EXIT_PASS and not self.report.complete:
             self.io.warn("the input is incomplete, so this result cannot pass (exit 3)")
             return EXIT_INSUFFICIENT
+        return code
+
+
+class SigNozInput:
+    """The runs of one release read from SigNoz's query API: the same interface as TraceInput.
+
+    A query API answer has no torn last line, so the report is always complete; anything the reader
+    cannot trust (auth, bad query, a server it cannot read absence from) raises instead."""
+
+    def __init__(self, io: IO, url: str, release: str, start_ms: int, end_ms: int, **options: Any) -> None:
+        self.io = io
+        self.url = url
+        self.release = release
+        self.window = (start_ms, end_ms)
+        self.options = options
+        self.report = ReadReport()
+
+    def runs(self) -> Iterator[Run]:
+        from ..offline.readers.signoz import read_signoz
+
+        start, end = self.window
+        spans = read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options)
+        yield from group_runs(spans, self.release)
+
+    def warn_incomplete(self) -> None:
+        pass
+
+    def cap_for_incomplete(self, code: int) -> int:
         return code
 
 

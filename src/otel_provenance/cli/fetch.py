@@ -37,12 +37,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=_handle)
 
 
-def add_signoz_window_arguments(p: argparse.ArgumentParser) -> None:
-    """The SigNoz connection and time-window flags (shared with ``gate check --signoz``)."""
+def add_signoz_window_arguments(p: argparse.ArgumentParser, *, standalone: bool = True) -> None:
+    """The SigNoz connection and time-window flags (shared with ``gate check --signoz``).
+
+    ``standalone=False`` leaves ``--signoz`` optional and ``--release`` to the caller's parser.
+    """
     p.add_argument(
-        "--signoz", required=True, metavar="URL", help="SigNoz base URL, e.g. http://localhost:8080"
+        "--signoz",
+        required=standalone,
+        metavar="URL",
+        help="SigNoz base URL, e.g. http://localhost:8080 (API key from $SIGNOZ_API_KEY)",
     )
-    p.add_argument("--release", required=True, help="the release: resource attribute service.version")
+    if standalone:
+        p.add_argument("--release", required=True, help="the release: resource attribute service.version")
     p.add_argument("--service", help="only traces with spans of this service.name")
     p.add_argument(
         "--since", default=None, metavar="DURATION", help="window ending now, e.g. 30m, 24h, 7d (default 24h)"

@@ -27,8 +27,9 @@ from ..offline.gate import (
 )
 from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput
+from ._traces import SigNozInput, TraceInput
 from ._writefile import write_text
+from .fetch import add_signoz_window_arguments, window_ms
 
 EXIT_CODES = {
     DECISION_PASS: EXIT_PASS,
@@ -50,6 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument(
         "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf)"
     )
+    add_signoz_window_arguments(check, standalone=False)
     check.add_argument("--shard", metavar="I/N", help="evaluate only shard I of N (needs --partial)")
     check.add_argument(
         "--partial", metavar="OUT", help="write a partial result for `gate merge` instead of deciding"
@@ -82,11 +84,24 @@ def _missing_action(args: argparse.Namespace, io: IO) -> int:
     raise UsageError("gate: choose an action: check or merge")
 
 
-def trace_input(args: argparse.Namespace, io: IO) -> TraceInput:
-    """Where the runs come from. Another source (e.g. a trace backend) plugs in here: anything with
-    ``runs() -> Iterator[Run]`` and a ``report`` listing incomplete input."""
+def trace_input(args: argparse.Namespace, io: IO) -> TraceInput | SigNozInput:
+    """Where the runs come from: trace files, or SigNoz's query API (``--signoz URL``)."""
+    if args.signoz is not None:
+        if args.traces:
+            raise UsageError("gate check: give trace files or --signoz, not both")
+        start, end = window_ms(args)
+        return SigNozInput(
+            io,
+            args.signoz,
+            args.release,
+            start,
+            end,
+            service=args.service,
+            timeout_s=args.timeout,
+            deadline_s=args.deadline,
+        )
     if not args.traces:
-        raise UsageError("gate check: give trace files to evaluate")
+        raise UsageError("gate check: give trace files to evaluate, or --signoz URL")
     return TraceInput(io, args.traces)
 
 
