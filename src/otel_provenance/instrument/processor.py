@@ -35,6 +35,7 @@ from .. import semconv
 from ..errors import ConfigurationError
 from .redaction import (
     DEFAULT_OPTIONS,
+    EXCEPTION_DETAIL_KEYS,
     EXCEPTION_EVENT,
     EXCEPTION_TYPE,
     StripOptions,
@@ -132,6 +133,9 @@ def strip_span(
 
     ``extra_attributes`` (provenance computed from the raw span) are added before stripping.
     """
+    shared = shared or _SharedObjectCleaner(options)
+    if not extra_attributes and _already_clean(span, options, shared):
+        return span  # nothing to remove: forward the SDK's own span, no copy
     raw = dict(span.attributes or {})
     if extra_attributes:
         raw.update(extra_attributes)
@@ -160,7 +164,6 @@ def strip_span(
     if description != status.description:
         status = Status(status.status_code, description)
 
-    shared = shared or _SharedObjectCleaner(options)
     return ReadableSpan(
         name=span.name,
         context=span.context,
@@ -174,6 +177,36 @@ def strip_span(
         start_time=span.start_time,
         end_time=span.end_time,
         instrumentation_scope=shared.scope(span.instrumentation_scope),
+    )
+
+
+def _already_clean(span: ReadableSpan, options: StripOptions, shared: _SharedObjectCleaner) -> bool:
+    """True when stripping would change nothing: the common case for spans made by ``@op.tool``,
+    which never carry content. Checks the same things ``strip_span`` removes, without copying."""
+    attributes = span.attributes
+    if has_forbidden_key(attributes, options):
+        return False
+    scrub = scrubs_exception_details(attributes, options)
+    exception_types: list[str] = []
+    for event in span.events:
+        if options.is_content_event(event.name) or has_forbidden_key(event.attributes, options):
+            return False
+        if event.name == EXCEPTION_EVENT:
+            event_attributes = event.attributes or {}
+            if scrub and any(key in event_attributes for key in EXCEPTION_DETAIL_KEYS):
+                return False
+            if isinstance(event_attributes.get(EXCEPTION_TYPE), str):
+                exception_types.append(event_attributes[EXCEPTION_TYPE])
+    for link in span.links:
+        if has_forbidden_key(link.attributes, options):
+            return False
+    if not exception_types and attributes and isinstance(attributes.get(semconv.ERROR_TYPE), str):
+        exception_types.append(attributes[semconv.ERROR_TYPE])
+    description = span.status.description
+    if reduced_status_description(description, exception_types, scrub=scrub) != description:
+        return False
+    return shared.resource(span.resource) is span.resource and (
+        shared.scope(span.instrumentation_scope) is span.instrumentation_scope
     )
 
 

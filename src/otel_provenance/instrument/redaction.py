@@ -248,7 +248,12 @@ class _TooDeep(Exception):
 _GONE: Final = object()
 
 
+_SCALARS: Final = frozenset((str, int, float, bool, bytes))
+
+
 def _strip(value: Any, path: str, options: StripOptions, depth: int) -> Any:
+    if type(value) in _SCALARS:  # the common case, without the slow ABC isinstance checks below
+        return value
     if depth > MAX_DEPTH:
         raise _TooDeep
     if isinstance(value, Mapping):
@@ -355,10 +360,14 @@ def has_forbidden_key(attributes: Mapping[str, Any] | None, options: StripOption
     """Fast check used to skip rebuilding shared objects (resource, scope) that are already clean."""
     if not attributes:
         return False
+    cache, decide = options._cache, options.is_forbidden  # hot path: one dict lookup per known key
     for key, value in attributes.items():
-        if options.is_forbidden(key):
+        forbidden = cache.get(key)
+        if forbidden is None:
+            forbidden = decide(key)
+        if forbidden:
             return True
-        if isinstance(value, (Mapping, list, tuple)):
+        if type(value) not in _SCALARS and isinstance(value, (Mapping, list, tuple)):
             try:
                 if strip_value(value, key, options) != _normalised(value):
                     return True
