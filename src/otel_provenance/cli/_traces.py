@@ -6,7 +6,7 @@ names each file, and the command's result can then never be a pass: see ``cap_fo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ..offline.model import Run
@@ -42,16 +42,23 @@ class _Progress:
 class TraceInput:
     """The runs of some trace files, read once, with a report of what the read found."""
 
-    def __init__(self, io: IO, paths: Sequence[str], release: str | None = None) -> None:
+    def __init__(
+        self,
+        io: IO,
+        paths: Sequence[str],
+        release: str | None = None,
+        keep: Callable[[str], bool] | None = None,
+    ) -> None:
         self.io = io
         self.paths = list(paths)
         self.release = release
+        self.keep = keep  # a shard's filter on run ids: other shards' spans are never converted
         self._progress = _Progress(io) if io.is_tty else None
         self.report = ReadReport(progress=self._progress)
 
     def runs(self) -> Iterator[Run]:
         try:
-            yield from iter_runs(self.paths, self.release, report=self.report)
+            yield from iter_runs(self.paths, self.release, report=self.report, keep=self.keep)
         finally:
             if self._progress is not None:
                 self._progress.clear()

@@ -84,7 +84,7 @@ def _missing_action(args: argparse.Namespace, io: IO) -> int:
     raise UsageError("gate: choose an action: check or merge")
 
 
-def trace_input(args: argparse.Namespace, io: IO) -> TraceInput | SigNozInput:
+def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) -> TraceInput | SigNozInput:
     """Where the runs come from: trace files, or SigNoz's query API (``--signoz URL``)."""
     if args.signoz is not None:
         if args.traces:
@@ -102,7 +102,7 @@ def trace_input(args: argparse.Namespace, io: IO) -> TraceInput | SigNozInput:
         )
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate, or --signoz URL")
-    return TraceInput(io, args.traces)
+    return TraceInput(io, args.traces, keep=shard.owns if shard is not None else None)
 
 
 def _check(args: argparse.Namespace, io: IO) -> int:
@@ -117,7 +117,7 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         except ValueError as exc:
             raise UsageError(f"gate check: {exc}") from None
     contract = load_contract(args.contract)
-    source = trace_input(args, io)
+    source = trace_input(args, io, shard)
     aggregate = check_release(source.runs(), contract, args.release, args.completed_at, shard)
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)

@@ -22,10 +22,19 @@ class RunEvidence:
     run: Run
     steps: dict[str, str] = field(init=False)
     by_id: dict[str, Span] = field(init=False)
+    by_step: dict[str, list[Span]] = field(init=False)
+    _selected: dict[Selector, tuple[list[Span], list[Span]]] = field(init=False)
 
     def __post_init__(self) -> None:
+        steps: dict[str, str] = {}
+        by_step: dict[str, list[Span]] = {}
+        for span in self.run.spans:
+            key = steps[span.span_id] = step_key(span)
+            by_step.setdefault(key, []).append(span)
         object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
-        object.__setattr__(self, "steps", {s.span_id: step_key(s) for s in self.run.spans})
+        object.__setattr__(self, "steps", steps)
+        object.__setattr__(self, "by_step", by_step)
+        object.__setattr__(self, "_selected", {})
 
     @cached_property
     def graph(self) -> CausalGraph:
@@ -61,15 +70,19 @@ class RunEvidence:
         """(matching spans, spans that might match but lack an attribute); all spans when None."""
         if selector is None:
             return list(self.run.spans), []
-        matched: list[Span] = []
-        unknown: list[Span] = []
-        for span in self.run.spans:
-            verdict = selector.match(span, self.step(span))
-            if verdict is Match.MATCH:
-                matched.append(span)
-            elif verdict is Match.UNKNOWN:
-                unknown.append(span)
-        return matched, unknown
+        cached = self._selected.get(selector)
+        if cached is None:  # many rules share a selector; candidates are indexed by step key
+            candidates = self.run.spans if selector.step is None else self.by_step.get(selector.step, ())
+            matched: list[Span] = []
+            unknown: list[Span] = []
+            for span in candidates:
+                verdict = selector.match(span, self.steps[span.span_id])
+                if verdict is Match.MATCH:
+                    matched.append(span)
+                elif verdict is Match.UNKNOWN:
+                    unknown.append(span)
+            cached = self._selected[selector] = (matched, unknown)
+        return list(cached[0]), list(cached[1])
 
     def witnesses(self, **observed: object) -> tuple[Witness, ...]:
         """Run-level witnesses (one per trace, no spans) for findings about something absent."""

@@ -234,14 +234,14 @@ class _TraceFile:
             problem = str(exc) if self.format != FORMAT_PROTO else f"record at byte {unit.offset}: {exc}"
             raise TraceReadError(self.source, problem, unit.line) from None
 
-    def links(self, unit: _Unit) -> list[tuple[str, str | None]]:
+    def links(self, unit: _Unit) -> set[tuple[str, str | None]]:
         """(trace id, agent.run.id or None) pairs in a unit, for the run index."""
         if self.format == FORMAT_JSONL:
             return otlp_json.raw_links(unit.payload)
-        out: list[tuple[str, str | None]] = []
+        out: set[tuple[str, str | None]] = set()
         for span in self.spans(unit):
             run_id = span.attributes.get(semconv.RUN_ID)
-            out.append((span.trace_id, run_id if isinstance(run_id, str) and run_id else None))
+            out.add((span.trace_id, run_id if isinstance(run_id, str) and run_id else None))
         return out
 
 

@@ -12,6 +12,7 @@ are caught once around the whole request and reported with the span's position.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import json
 import math
@@ -40,42 +41,36 @@ _N_KINDS: Final = len(_KINDS)
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-_LINK_TOKENS: Final = re.compile(
-    _TRACE_ID_RE.pattern + rb"|" + _RUN_ID_THEN_VALUE.pattern + rb"|" + _VALUE_THEN_RUN_ID.pattern
-)
-
-
-def raw_links(line: bytes) -> list[tuple[str, str | None]]:
+def raw_links(line: bytes) -> set[tuple[str, str | None]]:
     """``(trace id, agent.run.id or None)`` pairs a raw JSON line mentions, found without parsing it.
 
     A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
     ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
     index built from this is checked against the parsed spans (see ``readers.iter_runs``)."""
-    if _RUN_ID_KEY not in line:
-        out: list[tuple[str, str | None]] = []
-        for raw_id in set(_TRACE_ID_RE.findall(line)):
-            with contextlib.suppress(_Bad):  # a bad id is reported by the conversion pass
-                out.append((c.trace_id_from_text(raw_id.decode("ascii", "replace")), None))
-        return out
-    links: list[tuple[str, str | None]] = []
-    current: str | None = None
-    for m in _LINK_TOKENS.finditer(line):
-        raw_id, run_a, run_b = m.group(1), m.group(2), m.group(3)
-        if raw_id is not None:
-            try:
-                current = c.trace_id_from_text(raw_id.decode("ascii", "replace"))
-            except _Bad:
-                current = None
-                continue
-            links.append((current, None))
-            continue
-        raw = run_a if run_a is not None else run_b
-        if current is None or raw is None:
+    ids: dict[bytes, str | None] = {}
+    for raw_id in set(_TRACE_ID_RE.findall(line)):
+        try:
+            ids[raw_id] = c.trace_id_from_text(raw_id.decode("ascii", "replace"))
+        except _Bad:  # a bad id is reported by the conversion pass
+            ids[raw_id] = None
+    links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
+    mentions = line.count(_RUN_ID_KEY)
+    if not mentions:
+        return links
+    found = [(m.start(), m.group(1)) for m in _RUN_ID_THEN_VALUE.finditer(line)]
+    if len(found) < mentions:
+        found += [(m.start(), m.group(1)) for m in _VALUE_THEN_RUN_ID.finditer(line)]
+    traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
+    starts = [pos for pos, _ in traces]
+    for pos, raw in found:
+        i = bisect.bisect_left(starts, pos) - 1
+        trace_id = ids.get(traces[i][1]) if i >= 0 else None
+        if trace_id is None:
             continue
         with contextlib.suppress(ValueError):
             run_id = json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
             if run_id:
-                links.append((current, run_id))
+                links.add((trace_id, run_id))
     return links
 
 
