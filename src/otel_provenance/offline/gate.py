@@ -11,7 +11,7 @@ read: the completion time is whatever the caller passes.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -79,15 +79,19 @@ def check_release(
     """Evaluate every run of ``release`` (in ``shard``) and tally the results."""
     aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
     others = 0
-    results: list[RunResult] = []
-    for run in runs:
-        if shard is not None and not shard.owns(run.run_id):
-            continue
-        if run.release != release:
-            others += 1
-            continue
-        results.append(evaluator(run, contract))
-    return aggregate.add_all(results).with_other_release(others)
+
+    def results() -> Iterator[RunResult]:  # tallied as produced: memory holds counts, not results
+        nonlocal others
+        for run in runs:
+            if shard is not None and not shard.owns(run.run_id):
+                continue
+            if run.release != release:
+                others += 1
+                continue
+            yield evaluator(run, contract)
+
+    tallied = aggregate.add_all(results())
+    return tallied.with_other_release(others)
 
 
 def decide(aggregate: Aggregate, contract: Contract) -> GateResult:

@@ -16,54 +16,83 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import Final
 
 from .. import semconv
 from ..errors import InvalidEvidenceError
 from .model import Run, Span
 
+_NO_RUN: Final = ""
+
 
 class RunKeys:
-    """Union-find over trace ids and ``agent.run.id`` values: which run each trace belongs to.
+    """Which run each trace belongs to: traces joined by the ``agent.run.id`` values their spans carry.
 
     ``link(trace_id, run_id)`` records that a span of ``trace_id`` carries ``run_id`` (or just that
     the trace exists, with ``None``). ``run_of(trace_id)`` names the run: the smallest run id linked
-    to the trace's component, else the smallest trace id in it — independent of input order.
+    to the trace's group, else the trace id — independent of input order.
+
+    Compact on purpose (the streaming reader keeps one entry per trace of a whole file): a dict from
+    the trace id as an integer to the first run id seen for it, and a union-find over run ids only,
+    used when one trace carries several run ids.
     """
 
-    __slots__ = ("_parent",)
+    __slots__ = ("_alias", "_trace_run")
 
     def __init__(self) -> None:
-        self._parent: dict[tuple[int, str], tuple[int, str]] = {}
+        self._trace_run: dict[int | str, str] = {}  # trace -> a run id its spans carry, or _NO_RUN
+        self._alias: dict[str, str] = {}  # run id -> a smaller run id it was joined with
 
-    # Nodes are (0, run_id) or (1, trace_id): tuple order makes a run id the preferred name.
-    def _find(self, node: tuple[int, str]) -> tuple[int, str]:
-        parent = self._parent
-        root = node
-        while parent.setdefault(root, root) != root:
-            root = parent[root]
-        while node != root:  # path compression
-            parent[node], node = root, parent[node]
+    @staticmethod
+    def key(trace_id: str) -> int | str:
+        """The dict key for a trace id: its integer value (smaller than the string), else itself."""
+        try:
+            return int(trace_id, 16)
+        except ValueError:
+            return trace_id
+
+    def _root(self, run_id: str) -> str:
+        alias = self._alias
+        root = run_id
+        while root in alias:
+            root = alias[root]
+        while run_id != root:  # path compression
+            alias[run_id], run_id = root, alias[run_id]
         return root
 
     def link(self, trace_id: str, run_id: str | None = None) -> None:
-        a = self._find((1, trace_id))
-        if run_id:
-            b = self._find((0, run_id))
+        self.link_key(self.key(trace_id), run_id)
+
+    def link_key(self, key: int | str, run_id: str | None) -> None:
+        known = self._trace_run.get(key)
+        if not known:
+            self._trace_run[key] = run_id or _NO_RUN
+        elif run_id and run_id != known:
+            a, b = self._root(known), self._root(run_id)
             if a != b:
                 low, high = (a, b) if a < b else (b, a)
-                self._parent[high] = low
+                self._alias[high] = low
 
     def link_span(self, span: Span) -> None:
         value = span.attributes.get(semconv.RUN_ID)
         self.link(span.trace_id, value if isinstance(value, str) else None)
 
     def run_of(self, trace_id: str) -> str:
-        return self._find((1, trace_id))[1]
+        run_id = self._trace_run.get(self.key(trace_id))
+        return self._root(run_id) if run_id else trace_id
+
+    def run_of_key(self, key: int | str) -> str:
+        run_id = self._trace_run.get(key)
+        if run_id:
+            return self._root(run_id)
+        return format(key, "032x") if isinstance(key, int) else key
 
     def resolve(self, key: str) -> str:
-        """The run of ``key``, which is a run id or a trace id."""
-        node = (0, key) if (0, key) in self._parent else (1, key)
-        return self._find(node)[1]
+        """The run of ``key``, which is a trace id or a run id."""
+        trace_key = self.key(key)
+        if trace_key in self._trace_run:
+            return self.run_of_key(trace_key)
+        return self._root(key)
 
 
 def _order(span: Span) -> tuple[int, str]:

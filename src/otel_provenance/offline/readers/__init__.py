@@ -331,7 +331,7 @@ def iter_runs(
     share it falls in (or by all, when its run key cannot be told)."""
     files = [_TraceFile(str(p)) for p in paths]
     keys = RunKeys()
-    trace_last: dict[str, int] = {}  # trace id -> ordinal of the last unit that mentions it
+    trace_last: dict[int | str, int] = {}  # trace -> ordinal of the last unit that mentions it
     unit_counts: list[int] = []
     ordinal = 0
     for tf in files:
@@ -339,14 +339,16 @@ def iter_runs(
         for unit in tf.units(report, f"indexing {tf.source}"):
             ordinal += 1
             for trace_id, run_id in tf.links(unit):
-                keys.link(trace_id, run_id)
-                trace_last[trace_id] = ordinal
+                key = keys.key(trace_id)
+                keys.link_key(key, run_id)
+                trace_last[key] = ordinal
         unit_counts.append(ordinal - before)
     last_mention: dict[str, int] = {}  # run -> ordinal of the last unit that mentions any of its traces
-    for trace_id, where in trace_last.items():
-        run = keys.run_of(trace_id)
+    for key, where in trace_last.items():
+        run = keys.run_of_key(key)
         if last_mention.get(run, 0) < where:
             last_mention[run] = where
+    del trace_last  # the index is what bounds memory: keep only what the second pass needs
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
