@@ -15,6 +15,7 @@ than b started*. Overlapping spans (e.g. concurrent siblings) are unordered eith
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass
 from typing import Final
 
@@ -48,6 +49,13 @@ def _order(span: Span) -> tuple[int, str]:
     return (span.start_ns, span.span_id)
 
 
+class _Last(threading.local):
+    graph: CausalGraph | None = None
+
+
+_LAST = _Last()
+
+
 class CausalGraph:
     """Immutable view of one run's structure. Build with ``CausalGraph.of(run)``."""
 
@@ -74,7 +82,13 @@ class CausalGraph:
 
     @classmethod
     def of(cls, run: Run) -> CausalGraph:
-        return cls(run)
+        """The graph of ``run``. The last one built is reused: several stages (fingerprint, rule
+        evidence) ask for the graph of the same run in a row, and building it validates the run."""
+        last = _LAST.graph
+        if last is not None and last.run is run:
+            return last
+        graph = _LAST.graph = cls(run)
+        return graph
 
     @property
     def data_edges(self) -> tuple[DataEdge, ...]:

@@ -202,12 +202,14 @@ class Run:
 
     run_id: str
     spans: tuple[Span, ...]
+    release: str | None = field(init=False, compare=False, repr=False)
+    """The one ``service.version`` its spans carry (None when none, or when they disagree)."""
+
+    def __post_init__(self) -> None:
+        releases = {s.release for s in self.spans}
+        releases.discard(None)
+        object.__setattr__(self, "release", releases.pop() if len(releases) == 1 else None)
 
     @property
     def trace_ids(self) -> tuple[str, ...]:
         return tuple(sorted({s.trace_id for s in self.spans}))
-
-    @property
-    def release(self) -> str | None:
-        releases = {s.release for s in self.spans if s.release is not None}
-        return releases.pop() if len(releases) == 1 else None
