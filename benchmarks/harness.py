@@ -1,7 +1,8 @@
 """The measuring harness: repeat, take medians, compare with a baseline measured in the same run.
 
 Absolute timings vary between machines and runs, so every target is a ratio of two medians taken
-side by side, interleaved (A, B, A, B, …) so that a noisy neighbour hurts both equally.
+side by side, interleaved (A, B, B, A, …) so that a noisy neighbour or a warming cache hurts both
+equally.
 """
 
 from __future__ import annotations
@@ -133,7 +134,7 @@ def print_table(results: list[Result], out: TextIO) -> None:
     ]
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=False)]
     line = "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))
-    out.write(line + "\n" + "-" * len(line) + "\n")
+    out.write(line.rstrip() + "\n" + "-" * len(line.rstrip()) + "\n")
     for row in rows:
         out.write("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
@@ -142,6 +143,25 @@ def write_json(results: list[Result], path: str, meta: dict[str, object]) -> Non
     with open(path, "w", encoding="utf-8") as fh:
         json.dump({"meta": meta, "results": [asdict(r) for r in results]}, fh, indent=2, sort_keys=True)
         fh.write("\n")
+
+
+def print_comparison(results: list[Result], previous_path: str, out: TextIO) -> None:
+    """Ratios of this run next to those of an earlier ``--json`` file, case by case."""
+    with open(previous_path, encoding="utf-8") as fh:
+        previous = json.load(fh)
+    before = {r["case"]: r for r in previous["results"]}
+    commit = previous.get("meta", {}).get("commit", "?")
+    out.write(f"\ncompared with {previous_path} (commit {commit}):\n")
+    for r in results:
+        old = before.get(r.case)
+        if old is None:
+            out.write(f"  {r.case}: new case, ratio {r.ratio:.2f}\n")
+            continue
+        change = r.ratio / old["ratio"] if old["ratio"] else float("inf")
+        out.write(
+            f"  {r.case}: ratio {old['ratio']:.2f} -> {r.ratio:.2f} ({change:.2f}x), "
+            f"{'pass' if old['passed'] else 'info' if old['passed'] is None else 'FAIL'} -> {r.verdict}\n"
+        )
 
 
 def _fmt(value: float, unit: str) -> str:

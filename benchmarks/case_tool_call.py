@@ -1,0 +1,157 @@
+"""Case 1 — tool-call overhead: ``@op.tool`` in a run with a 10,000-value ledger vs a bare OTel span.
+
+Subject: a read tool with 3 passed arguments (one observed from the listing, two assumed) inside an
+``op.run`` whose ledger already holds a 10,000-entry listing; spans go through
+``ProvenanceSpanProcessor(SimpleSpanProcessor(no-op exporter))``. Baseline: the same function body
+inside ``tracer.start_as_current_span`` carrying the same GenAI attributes
+(``gen_ai.operation.name``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type``)
+through ``SimpleSpanProcessor(no-op exporter)``. Each sample is ``calls`` calls in a fresh run.
+
+Also (informational): the blocked path — a write tool called with an unsourced argument, which
+is refused before its body runs and exports an ERROR span — against the same bare-span baseline;
+and the tool call against a bare span carrying all the attributes the tool span carries, which
+separates what the SDK charges for those attributes from the package's own work.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+from collections.abc import Callable
+
+from opentelemetry.trace import SpanKind
+
+import otel_provenance as op
+from otel_provenance import semconv as sc
+
+from .harness import Result, paired_medians, ratio_result
+from .online import bare_provider, wrapped_provider
+
+LISTING_SIZE = 10_000
+CASE = "1 tool call"
+
+
+def _body(path: str, offset: int, reason: str) -> dict:
+    return {"lines": 120, "encoding": "utf-8", "truncated": offset > 0}
+
+
+def run(quick: bool) -> list[Result]:
+    calls = 50 if quick else 2_000
+    repeat = 3 if quick else 9
+    provider, exporter = wrapped_provider()
+    bare, bare_exporter = bare_provider()
+    files = [f"src/pkg{i % 50}/module_{i}.py" for i in range(LISTING_SIZE)]
+
+    @op.tool(side_effect="read", tracer_provider=provider)
+    def list_files(root: str) -> dict:
+        return {"root": root, "files": files}
+
+    @op.tool(side_effect="read", tracer_provider=provider)
+    def read_file(path: str, offset: int, reason: str) -> dict:
+        return _body(path, offset, reason)
+
+    @op.tool(side_effect="write", tracer_provider=provider)
+    def delete_file(path: str, offset: int, reason: str) -> dict:
+        raise AssertionError("a blocked tool's body must never run")
+
+    tracer = bare.get_tracer("benchmarks")
+
+    def bare_read_file(path: str, offset: int, reason: str) -> dict:
+        attributes = {
+            sc.GEN_AI_OPERATION_NAME: sc.EXECUTE_TOOL,
+            sc.GEN_AI_TOOL_NAME: "read_file",
+            sc.GEN_AI_TOOL_CALL_ID: f"call_{random.getrandbits(64):016x}",
+            sc.GEN_AI_TOOL_TYPE: "function",
+        }
+        with tracer.start_as_current_span(
+            "execute_tool read_file", kind=SpanKind.INTERNAL, attributes=attributes
+        ):
+            return _body(path, offset, reason)
+
+    scope: list[op.run] = []  # type: ignore[valid-type]
+
+    def fresh_run() -> None:
+        """Untimed: leave the previous run, enter a new one and fill its ledger with the listing."""
+        while scope:
+            scope.pop().__exit__(None, None, None)
+        current = op.run(inputs={"root": "/srv/repo"})
+        current.__enter__()
+        scope.append(current)
+        list_files(root="/srv/repo")
+        assert len(current.ledger) >= LISTING_SIZE, "the listing was not remembered"
+
+    picks = [files[(i * 7919) % LISTING_SIZE] for i in range(calls)]
+
+    def many(fn: Callable[..., object]) -> Callable[[], None]:
+        def go() -> None:
+            for path in picks:
+                fn(path, 0, "check the imports")
+
+        return go
+
+    def many_blocked() -> None:
+        for path in picks:
+            with contextlib.suppress(op.ProvenanceError):
+                delete_file("/etc/" + path, 0, "clean up")
+
+    try:
+        fresh_run()
+        tool_attributes = _attributes_of_one_call(files[1])
+        kinds = "/".join(
+            str(tool_attributes.get(sc.arg_attr(n, sc.ARG_KIND_SUFFIX))) for n in ("path", "offset", "reason")
+        )
+
+        def bare_same_attributes(path: str, offset: int, reason: str) -> dict:
+            with tracer.start_as_current_span(
+                "execute_tool read_file", kind=SpanKind.INTERNAL, attributes=tool_attributes
+            ):
+                return _body(path, offset, reason)
+
+        tool_s, bare_s = paired_medians(many(read_file), many(bare_read_file), repeat, setup=fresh_run)
+        blocked_s, bare2_s = paired_medians(many_blocked, many(bare_read_file), repeat, setup=fresh_run)
+        tool3_s, same_s = paired_medians(many(read_file), many(bare_same_attributes), repeat, setup=fresh_run)
+    finally:
+        while scope:
+            scope.pop().__exit__(None, None, None)
+    assert exporter.spans > 0 and bare_exporter.spans > 0, "spans did not reach the exporters"
+    return [
+        ratio_result(
+            CASE,
+            tool_s / calls,
+            bare_s / calls,
+            max_ratio=1.5,
+            note=f"per call; args {kinds}",
+            extra={"calls_per_sample": calls, "samples": repeat, "ledger_values": LISTING_SIZE},
+        ),
+        ratio_result(
+            CASE + " (blocked)",
+            blocked_s / calls,
+            bare2_s / calls,
+            max_ratio=None,
+            note="refused before the body runs; ERROR span exported",
+            extra={"calls_per_sample": calls, "samples": repeat},
+        ),
+        ratio_result(
+            CASE + " (vs same attributes)",
+            tool3_s / calls,
+            same_s / calls,
+            max_ratio=None,
+            note=f"baseline span carries the tool span's {len(tool_attributes)} attributes",
+            extra={"calls_per_sample": calls, "samples": repeat, "attributes": len(tool_attributes)},
+        ),
+    ]
+
+
+def _attributes_of_one_call(path: str) -> dict:
+    """The attributes the benchmark's call exports (in the current run), read back from a real span."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    memory = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(memory)))
+    probe = op.tool(name="read_file", side_effect="read", tracer_provider=provider)(_body)
+    probe(path, 0, "check the imports")
+    (span,) = memory.get_finished_spans()
+    return dict(span.attributes or {})
