@@ -21,7 +21,7 @@ from typing import Any
 from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
 
 from ..errors import ConfigurationError
-from .processor import _bounded, _OnceLog
+from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all
 from .redaction import (
     DEFAULT_OPTIONS,
     EXCEPTION_DETAIL_KEYS,
@@ -117,18 +117,7 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
         return True
 
     def shutdown(self) -> None:
-        for processor in self._downstream:
-            try:
-                processor.shutdown()
-            except Exception as error:
-                self._log_once(f"{type(processor).__name__}.shutdown", error)
+        shutdown_all(self._downstream, self._log_once)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        flushed = True
-        for processor in self._downstream:
-            try:
-                flushed = bool(processor.force_flush(timeout_millis)) and flushed
-            except Exception as error:
-                self._log_once(f"{type(processor).__name__}.force_flush", error)
-                flushed = False
-        return flushed
+        return force_flush_all(self._downstream, timeout_millis, self._log_once)

@@ -70,6 +70,27 @@ class _OnceLog:
         _logger.error("otel-provenance: %s failed with %s", what, key[1])
 
 
+def shutdown_all(downstream: Sequence[Any], log: _OnceLog) -> None:
+    """Shut every wrapped processor down; one that raises is logged (type only), never re-raised."""
+    for processor in downstream:
+        try:
+            processor.shutdown()
+        except Exception as error:
+            log(f"{type(processor).__name__}.shutdown", error)
+
+
+def force_flush_all(downstream: Sequence[Any], timeout_millis: int, log: _OnceLog) -> bool:
+    """Flush every wrapped processor; True only when all of them flushed."""
+    flushed = True
+    for processor in downstream:
+        try:
+            flushed = bool(processor.force_flush(timeout_millis)) and flushed
+        except Exception as error:
+            log(f"{type(processor).__name__}.force_flush", error)
+            flushed = False
+    return flushed
+
+
 # --- rebuilding a span ----------------------------------------------------------------------------
 
 
@@ -356,18 +377,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
                 self._log(f"{type(processor).__name__}.on_end", error)
 
     def shutdown(self) -> None:
-        for processor in self._downstream:
-            try:
-                processor.shutdown()
-            except Exception as error:
-                self._log(f"{type(processor).__name__}.shutdown", error)
+        shutdown_all(self._downstream, self._log)
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        flushed = True
-        for processor in self._downstream:
-            try:
-                flushed = bool(processor.force_flush(timeout_millis)) and flushed
-            except Exception as error:
-                self._log(f"{type(processor).__name__}.force_flush", error)
-                flushed = False
-        return flushed
+        return force_flush_all(self._downstream, timeout_millis, self._log)
