@@ -67,8 +67,20 @@ def test_exception_scope_all_applies_to_plain_records():
     assert "exception.stacktrace" not in record.attributes
 
 
-def test_default_scope_keeps_exception_details_on_plain_records():
+def test_default_scope_removes_exception_details_from_plain_records():
     provider, exporter = _provider()
+    try:
+        raise ValueError("disk full for customer 4111-1111")
+    except ValueError as error:
+        provider.get_logger("app").emit(body="write failed", exception=error)
+    [record] = [r.log_record for r in exporter.get_finished_logs()]
+    assert record.attributes["exception.type"] == "ValueError"
+    assert "exception.message" not in record.attributes
+    assert "exception.stacktrace" not in record.attributes
+
+
+def test_genai_scope_keeps_exception_details_on_plain_records():
+    provider, exporter = _provider(options=StripOptions(exception_scope="genai"))
     try:
         raise ValueError("disk full")
     except ValueError as error:

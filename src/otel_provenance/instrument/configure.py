@@ -20,7 +20,7 @@ Every setting resolves the same way: **argument > environment variable > default
 ``OTEL_PROVENANCE_STRIP_KEYS``              comma-separated extra forbidden key names
 ``OTEL_PROVENANCE_STRIP_PREFIXES``          comma-separated extra forbidden key prefixes
 ``OTEL_PROVENANCE_ALLOW_KEYS``              comma-separated exact keys to keep after all
-``OTEL_PROVENANCE_EXCEPTION_SCOPE``         ``genai`` (default) | ``all``
+``OTEL_PROVENANCE_EXCEPTION_SCOPE``         ``all`` (default) | ``genai``
 ``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement: see
                                             :mod:`otel_provenance.instrument.settings`
 ==========================================  =========================================================
@@ -97,7 +97,7 @@ def _env_bool(name: str) -> bool:
 
 def strip_options_from_env() -> StripOptions:
     """StripOptions from ``OTEL_PROVENANCE_STRIP_*`` / ``ALLOW_KEYS`` / ``EXCEPTION_SCOPE``."""
-    scope = (_env(ENV_EXCEPTION_SCOPE) or "genai").lower()
+    scope = (_env(ENV_EXCEPTION_SCOPE) or "all").lower()
     if scope not in ("genai", "all"):
         raise ConfigurationError(f"{ENV_EXCEPTION_SCOPE}: expected genai or all")
     return StripOptions(

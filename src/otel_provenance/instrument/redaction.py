@@ -166,7 +166,10 @@ class StripOptions:
     keeps exact key paths that would otherwise be removed, ``content_events`` add event names
     dropped whole. ``exception_scope`` says which spans lose ``exception.message`` /
     ``exception.stacktrace`` and get their error status description cut to the exception type:
-    ``"genai"`` (default: spans made by a GenAI instrumentation, tool spans included) or ``"all"``.
+    ``"all"`` (default) or ``"genai"`` (only spans that still carry a GenAI marker). The default is
+    ``"all"`` because an error inside a tool is usually raised in an ordinary child span (an HTTP
+    client's, a database driver's) whose message quotes the arguments, and because the SDK's
+    attribute limit can evict the very marker that makes a span look like GenAI.
     ``defaults=False`` starts from an empty forbidden set (for tests and special deployments).
     """
 
@@ -175,7 +178,7 @@ class StripOptions:
     patterns: Iterable[str] = ()
     allow: Iterable[str] = ()
     content_events: Iterable[str] = ()
-    exception_scope: ExceptionScope = "genai"
+    exception_scope: ExceptionScope = "all"
     defaults: bool = True
     _names: frozenset[tuple[str, ...]] = field(init=False, repr=False)
     _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
