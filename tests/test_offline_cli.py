@@ -199,9 +199,33 @@ def test_zero_runs_exit_3(tmp_path: Path) -> None:
     assert cli("audit", "--release", "nope", _single_tool(tmp_path, tool_attributes("x", {})))[0] == 3
 
 
-def test_zero_argument_tool_with_status_is_instrumented(tmp_path: Path) -> None:
-    code, out, _ = cli("audit", _single_tool(tmp_path, tool_attributes("now", {})))
+def test_zero_argument_tool_with_budget_counters_is_instrumented(tmp_path: Path) -> None:
+    attrs = tool_attributes("now", {}, **{semconv.BUDGET_ASSUMED: 0, semconv.BUDGET_INVENTED: 0})
+    code, out, _ = cli("audit", _single_tool(tmp_path, attrs))
     assert code == 0 and "(no arguments)" in out
+
+
+def test_a_status_alone_is_not_provenance(tmp_path: Path) -> None:
+    # e.g. a foreign tool span whose arguments were never recorded: it ran, nothing was classified
+    code, _, _ = cli("audit", _single_tool(tmp_path, tool_attributes("wire_money", {})))
+    assert code == 3
+
+
+def test_lost_argument_kinds_are_never_a_pass(tmp_path: Path) -> None:
+    # The span counts one assumed argument, but its agent.arg.* attributes were evicted.
+    attrs = tool_attributes("read", {}, **{semconv.BUDGET_ASSUMED: 1, semconv.BUDGET_INVENTED: 0})
+    code, out, _ = cli("audit", "--max-assumed", "0", _single_tool(tmp_path, attrs))
+    assert code == 3 and "lost" in out
+
+
+def test_violations_recorded_in_advisory_mode_fail_the_audit(tmp_path: Path) -> None:
+    attrs = tool_attributes(
+        "patch_file",
+        {"path": Arg("assumed")},
+        **{semconv.BUDGET_ASSUMED: 1, semconv.VIOLATIONS: ("max_assumed:path=assumed",)},
+    )
+    code, out, _ = cli("audit", _single_tool(tmp_path, attrs))
+    assert code == 2 and "recorded violations" in out
 
 
 def test_incomplete_input_never_passes(reference: tuple[Path, Path, str], tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ same object.
 from __future__ import annotations
 
 import enum
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -49,9 +50,10 @@ NO_PROVENANCE: Final = "no_provenance"
 UNKNOWN_KIND_FINDING: Final = "unknown_kind"
 NO_TOOL_CALLS: Final = "no_tool_calls"
 NO_RUNS: Final = "no_runs"
+LOST_EVIDENCE: Final = "lost_evidence"
+RECORDED_VIOLATION: Final = "recorded_violation"
 
-_EVIDENCE_KEYS: Final = (
-    semconv.TOOL_STATUS,
+_EVIDENCE_KEYS: Final = (  # agent.tool.status alone is not provenance: a span can carry it unclassified
     semconv.BUDGET_ASSUMED,
     semconv.BUDGET_MAX_ASSUMED,
     semconv.BUDGET_INVENTED,
@@ -194,6 +196,24 @@ def arguments(span: Span) -> tuple[ArgEvidence, ...]:
     return tuple(out)
 
 
+def lost_kinds(span: Span, kinds: Iterable[str]) -> tuple[int, int] | None:
+    """``(assumed, invented)`` as counted on the span when that is more than its ``agent.arg.*.kind``
+    attributes name — they were lost (the SDK's attribute limit evicts the oldest keys) — else None.
+
+    The online half counts assumed arguments outside the tool's allow-list, so with nothing lost the
+    counter is never above the named assumed arguments."""
+    named = Counter(kinds)
+    counted = (_count(span, semconv.BUDGET_ASSUMED), _count(span, semconv.BUDGET_INVENTED))
+    if counted[0] > named[semconv.KIND_ASSUMED] or counted[1] > named[semconv.KIND_INVENTED]:
+        return counted
+    return None
+
+
+def _count(span: Span, key: str) -> int:
+    value = span.attributes.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _instrumented(span: Span, args: tuple[ArgEvidence, ...]) -> bool:
     return bool(args) or any(k in span.attributes for k in _EVIDENCE_KEYS)
 
@@ -268,6 +288,25 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
                 call,
                 unknown,
                 f"{call.tool}: no valid kind for {', '.join(unknown)}",
+            )
+        violations = span.attributes.get(semconv.VIOLATIONS)
+        if isinstance(violations, tuple) and violations and call.status != semconv.TOOL_STATUS_BLOCKED:
+            finding(  # e.g. advisory mode: the call ran, but the online check found it over budget
+                RECORDED_VIOLATION,
+                Verdict.FAIL,
+                call,
+                (),
+                f"{call.tool} ran with recorded violations: {', '.join(map(str, violations))}",
+            )
+        lost = lost_kinds(span, (a.kind for a in call.args))
+        if lost is not None:
+            finding(
+                LOST_EVIDENCE,
+                Verdict.INSUFFICIENT,
+                call,
+                (),
+                f"{call.tool}: the span counts {lost[0]} assumed and {lost[1]} invented argument(s) but "
+                "names fewer; their agent.arg.* attributes were lost (span attribute limit?)",
             )
         budget = budgets.for_tool(call.tool)
         assumed = [n for n in names.get(semconv.KIND_ASSUMED, ()) if n not in budget.allow]

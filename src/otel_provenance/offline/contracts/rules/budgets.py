@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from .... import semconv
+from ...audit import lost_kinds
 from ...model import ABSENT, Span
 from ..evidence import RunEvidence
 from ..model import Rule
@@ -122,6 +123,19 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
         if kinds is None:
             silent.append(span)
             continue
+        lost = lost_kinds(span, kinds.values())
+        if lost is not None:  # attributes evicted: the span's own counters are the evidence left
+            counted = dict(zip((semconv.KIND_ASSUMED, semconv.KIND_INVENTED), lost, strict=True))
+            over = [k for k, limit in sorted(limits.items()) if limit is not None and counted[k] > limit]
+            if over:
+                yield Violation(
+                    f"{ev.step(span)} counts {', '.join(f'{counted[k]} {k}' for k in over)} argument(s); "
+                    "the contract permits fewer (their names were lost with evicted attributes).",
+                    spans_witnesses([span], **{k: counted[k] for k in over}),
+                )
+            else:
+                silent.append(span)
+            continue
         for kind, limit in sorted(limits.items()):
             if limit is None:
                 continue
@@ -134,8 +148,8 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
                 )
     if silent:
         yield Unknown(
-            f"{len(silent)} tool span(s) carry no argument provenance (agent.arg.*.kind); the "
-            "budget cannot be checked.",
+            f"{len(silent)} tool span(s) carry no (or incomplete) argument provenance "
+            "(agent.arg.*.kind); the budget cannot be checked.",
             spans_witnesses(silent),
         )
     if undecided:
