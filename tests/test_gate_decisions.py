@@ -271,3 +271,20 @@ def test_incomplete_input_cannot_pass(tmp_path: Path) -> None:
     assert data["decision"] == "insufficient_data" and data["runs"]["pass"] == 3
     assert data["incomplete_inputs"] and str(traces) in data["incomplete_inputs"][0]
     assert "Incomplete input: " in out.getvalue()
+
+
+def test_a_rule_on_a_step_no_run_contains_is_never_a_silent_pass():
+    """A misspelled step (or one the release never ran) makes upper-bound rules vacuous: the rule is
+    insufficient, not passed — unless another rule requires that step (then that rule fails)."""
+    contract = parse_contract(
+        CONTRACT.replace("select: {step: ticket.update}", "select: {step: ticket.updte}"), "typo.yaml"
+    )
+    runs = [triage_run(f"run-{i}") for i in range(4)]
+    result = decide(check_release(runs, contract, "v1", AT), contract)
+    assert result.decision == "insufficient_data"
+    verdict = next(v for v in result.verdicts if v.rule.id == "duplicate_write")
+    assert verdict.status == "insufficient_data" and "ticket.updte" in verdict.reason
+    assert "(duplicate_write) selects step 'ticket.updte'" in render_text(result)
+    # The correctly spelled contract passes the same runs.
+    good = parse_contract(CONTRACT, "good.yaml")
+    assert decide(check_release(runs, good, "v1", AT), good).decision == "pass"

@@ -59,6 +59,7 @@ class Aggregate:
     run_counts: tuple[tuple[str, int], ...]
     rules: Mapping[str, RuleTally] = field(default_factory=dict)
     incomplete_inputs: tuple[str, ...] = ()  # inputs read only up to a cut ("file:line: problem"), sorted
+    steps_seen: tuple[str, ...] = ()  # step keys present in the evaluated runs, sorted
 
     @classmethod
     def empty(
@@ -103,6 +104,9 @@ class Aggregate:
     def with_other_release(self, count: int) -> Aggregate:
         return replace(self, other_release_runs=self.other_release_runs + count)
 
+    def with_steps_seen(self, steps: Iterable[str]) -> Aggregate:
+        return replace(self, steps_seen=tuple(sorted(set(self.steps_seen) | set(steps))))
+
     def with_incomplete_inputs(self, inputs: Iterable[str]) -> Aggregate:
         """Record inputs that were cut off: such evidence has a known gap and can never pass."""
         return replace(self, incomplete_inputs=tuple(sorted(set(self.incomplete_inputs) | set(inputs))))
@@ -137,6 +141,7 @@ class Aggregate:
             run_counts,
             rules,
             tuple(sorted(set(self.incomplete_inputs) | set(other.incomplete_inputs))),
+            tuple(sorted(set(self.steps_seen) | set(other.steps_seen))),
         )
 
     @property
@@ -154,6 +159,7 @@ class Aggregate:
             "run_ids": list(self.run_ids),
             "other_release_runs": self.other_release_runs,
             "incomplete_inputs": list(self.incomplete_inputs),
+            "steps_seen": list(self.steps_seen),
             "runs": dict(self.run_counts),
             "rules": {
                 rid: {"counts": dict(t.counts), "findings": [finding_json(f) for f in t.findings]}
@@ -184,6 +190,7 @@ class Aggregate:
                 tuple((s, int(data["runs"][s])) for s in RUN_STATUSES),
                 rules,
                 tuple(sorted(str(i) for i in data["incomplete_inputs"])),
+                tuple(sorted(str(i) for i in data["steps_seen"])),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise TraceReadError(

@@ -21,6 +21,7 @@ from .contracts.outcomes import Status
 from .contracts.rational import ratio_at_most
 from .evaluate import RunResult, evaluate_safely
 from .model import Run
+from .stepkey import step_key
 
 DECISION_PASS: Final = "pass"
 DECISION_FAIL: Final = "fail"
@@ -80,6 +81,8 @@ def check_release(
     aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
     others = 0
 
+    steps: set[str] = set()
+
     def results() -> Iterator[RunResult]:  # tallied as produced: memory holds counts, not results
         nonlocal others
         for run in runs:
@@ -88,18 +91,28 @@ def check_release(
             if run.release != release:
                 others += 1
                 continue
+            steps.update(step_key(span) for span in run.spans)
             yield evaluator(run, contract)
 
     tallied = aggregate.add_all(results())
-    return tallied.with_other_release(others)
+    return tallied.with_other_release(others).with_steps_seen(steps)
 
 
 def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     if aggregate.contract_digest != contract.digest:
         raise ValueError("the results were produced with a different contract")
     runs = aggregate.evaluated
+    # A step the contract requires elsewhere is judged by that rule when it is missing.
+    seen = frozenset(aggregate.steps_seen) | {
+        step
+        for rule in contract.rules
+        if rule.type == "required_spans" or (rule.type == "cardinality" and _has_minimum(rule))
+        for step in [getattr(rule.params.get("select"), "step", None)]
+        if step is not None
+    }
     verdicts = tuple(
-        _verdict(rule, aggregate.rules[rule.id], runs, contract.min_runs)
+        _vacuous(rule, aggregate.rules[rule.id], seen, runs)
+        or _verdict(rule, aggregate.rules[rule.id], runs, contract.min_runs)
         for rule in sorted(contract.rules, key=lambda r: r.id)
     )
     statuses = {v.status for v in verdicts}
@@ -121,6 +134,38 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     else:
         decision, reason = DECISION_PASS, "every rule is within its thresholds"
     return GateResult(decision, reason, aggregate, verdicts, contract)
+
+
+# Rules that pass vacuously when their selected step never occurs. A step no run of the release
+# contains is then not evidence of compliance — it is usually a misspelled step (or a route the
+# release never took, which other rules judge): the rule is insufficient, never a silent pass.
+# Not here: required_spans / cardinality with a minimum (zero occurrences already fail) and
+# forbidden_spans (never occurring is the point).
+_VACUOUS_WHEN_ABSENT: Final = frozenset(
+    {"retry_budgets", "provenance_budgets", "attribute_constraints", "allowed_values", "numeric_budgets"}
+)
+
+
+def _has_minimum(rule: Rule) -> bool:
+    return bool(rule.params.get("min") or rule.params.get("exact"))
+
+
+def _vacuous(rule: Rule, tally: RuleTally, seen: frozenset[str], runs: int) -> RuleVerdict | None:
+    kind = rule.type
+    if kind == "cardinality" and not _has_minimum(rule):
+        kind = "retry_budgets"  # an upper bound only: vacuous when absent, like the others
+    select = rule.params.get("select")
+    step = getattr(select, "step", None)
+    if runs == 0 or kind not in _VACUOUS_WHEN_ABSENT or step is None or step in seen:
+        return None
+    if tally.count(Status.FAIL.value) or tally.count(Status.ERROR.value):
+        return None
+    return RuleVerdict(
+        rule,
+        tally,
+        DECISION_INSUFFICIENT,
+        f"selects step {step!r}, which no run of this release contains (a misspelled step?)",
+    )
 
 
 def _verdict(rule: Rule, tally: RuleTally, runs: int, min_runs: int) -> RuleVerdict:

@@ -27,6 +27,7 @@ MAX_PROOFS: Final = 5  # proof lines per finding; the JSON report has all of the
 
 def render_text(result: GateResult) -> str:
     lines = [HEADLINES[result.decision]]
+    enough_runs = 0 < result.aggregate.evaluated >= result.contract.min_runs
     sections = (
         ("Findings:", "fail", "fail"),
         ("Insufficient evidence:", "insufficient_data", "insufficient_evidence"),
@@ -37,7 +38,7 @@ def render_text(result: GateResult) -> str:
             line
             for verdict in result.verdicts
             if verdict.status == verdict_status
-            for line in _finding_lines(verdict, finding_status)
+            for line in _finding_lines(verdict, finding_status, enough_runs)
         ]
         if section:
             lines += [title, *section]
@@ -54,12 +55,14 @@ def render_text(result: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _finding_lines(verdict: RuleVerdict, status: str) -> Iterator[str]:
+def _finding_lines(verdict: RuleVerdict, status: str, enough_runs: bool) -> Iterator[str]:
     groups: dict[str, list[RunFinding]] = {}
     for finding in verdict.tally.findings:
         if finding.status == status:
             groups.setdefault(finding.message, []).append(finding)
-    # A rule without findings here (too few runs) is explained by the decision line instead.
+    if not groups and enough_runs:  # a release-level verdict, e.g. a step no run contains
+        yield f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}."
+    # With too few runs, every rule is explained by the decision line instead.
     for message, findings in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         yield f"{verdict.rule.code} ({verdict.rule.id}) {message}"
         for finding in findings[:MAX_PROOFS]:
