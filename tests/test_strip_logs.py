@@ -87,3 +87,13 @@ def test_genai_scope_keeps_exception_details_on_plain_records():
         provider.get_logger("app").emit(body="write failed", exception=error)
     [record] = [r.log_record for r in exporter.get_finished_logs()]
     assert record.attributes["exception.message"] == "disk full"
+
+
+def test_scope_attributes_of_log_records_are_stripped():
+    provider, exporter = _provider()
+    scope_attributes = {"gen_ai.system_instructions": "be secret-xyz", "team": "a"}
+    logger = provider.get_logger("app", attributes=scope_attributes)
+    logger.emit(body="hello")
+    [record] = exporter.get_finished_logs()
+    scope_attributes = dict(record.instrumentation_scope.attributes or {})
+    assert scope_attributes == {"team": "a"}

@@ -34,6 +34,7 @@ from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
 from .budget import RULE_FAULT, Budget
 from .classify import classify_arguments
+from .ledger import safe_names
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
 
@@ -367,15 +368,14 @@ class _ToolSpec:
         try:
             arguments = signature.bind(*args, **kwargs).arguments
         except TypeError:  # the body will raise the real TypeError; classify what we can name
-            arguments = {f"args.{i}": v for i, v in enumerate(args)} | dict(kwargs)
-            return arguments
+            return {f"args.{i}": v for i, v in enumerate(args)} | safe_names(kwargs, "kwargs")
         out: dict[str, Any] = {}
         for pname, value in arguments.items():
             kind = signature.parameters[pname].kind
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 out.update((f"{pname}.{i}", v) for i, v in enumerate(value))
-            elif kind is inspect.Parameter.VAR_KEYWORD:
-                out.update(value)
+            elif kind is inspect.Parameter.VAR_KEYWORD:  # names chosen by the caller: maybe data
+                out.update(safe_names(value, pname))
             else:
                 out[pname] = value
         return out

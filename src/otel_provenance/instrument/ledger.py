@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import threading
 from collections.abc import Mapping
 from itertools import islice
 from operator import itemgetter
-from typing import Any
+from typing import Any, Final
 
 from . import projections as pj
 
@@ -100,8 +101,30 @@ def _needs_normalising(values: Any, joined: str) -> bool:
     )
 
 
+_NAME_LIKE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
+
+
+def safe_segment(key: Any) -> str:
+    """A result key as it may appear in an exported field path: list indexes and identifier-like
+    names as they are, anything else — an email, a file name, an id with punctuation — as ``*``.
+    Keys of a result are part of the result: a dict keyed by data would otherwise export the data."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return str(key)
+    text = key if isinstance(key, str) else None
+    return text if text is not None and _NAME_LIKE.fullmatch(text) else "*"
+
+
+def safe_names(values: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
+    """Caller-chosen argument names (``**kwargs``, a foreign span's argument JSON) as they may be
+    exported: identifier-like names as they are, anything else as ``<prefix>.<position>``."""
+    return {
+        key if isinstance(key, str) and safe_segment(key) == key else f"{prefix}.{i}": value
+        for i, (key, value) in enumerate(values.items())
+    }
+
+
 def _field(path: tuple, key: Any) -> str:
-    return ".".join([*map(str, path), str(key)]) if path else str(key)
+    return ".".join([*map(safe_segment, path), safe_segment(key)])
 
 
 class Ledger:

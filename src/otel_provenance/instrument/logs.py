@@ -63,11 +63,18 @@ def strip_log_record(
         from opentelemetry.sdk.resources import Resource
 
         resource = Resource(strip_attributes(resource.attributes, options), resource.schema_url)
+    scope = record.instrumentation_scope
+    if scope is not None and has_forbidden_key(scope.attributes, options):
+        from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+        scope = InstrumentationScope(
+            scope.name, scope.version, scope.schema_url, strip_attributes(scope.attributes, options)
+        )
     inner.attributes = attributes
     rebuilt = ReadWriteLogRecord(
         log_record=inner,
         resource=resource,
-        instrumentation_scope=record.instrumentation_scope,
+        instrumentation_scope=scope,
         **({} if record.limits is None else {"limits": record.limits}),
     )
     # __post_init__ re-bounds the attributes; keep the SDK's own dropped count, immutable.

@@ -68,6 +68,7 @@ OPENLLMETRY_CONTENT_KEYS: Final = frozenset(
         "llm.prompts",
         "llm.completions",
         "llm.request.functions",
+        "db.query.result.document",  # vector-DB instrumentations: retrieved documents
     }
 )
 
@@ -85,6 +86,7 @@ OPENINFERENCE_CONTENT_KEYS: Final = frozenset(
         "message.content",
         "message.contents",
         "tool_call.function.arguments",
+        "llm.function_call",  # the function-call arguments JSON
         "tool.description",
         "tool.parameters",
         "tool.json_schema",

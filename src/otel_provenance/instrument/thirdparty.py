@@ -33,6 +33,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode, format_span_id
 
 from .. import semconv
+from .ledger import safe_names
 from .redaction import OPENINFERENCE_SPAN_KIND, TRACELOOP_SPAN_KIND
 
 GENAI = "genai"
@@ -97,10 +98,10 @@ def _arguments(library: str, raw: Any) -> Mapping[str, Any] | None:
             out.update((f"{POSITIONAL_PREFIX}{i}", value) for i, value in enumerate(args))
         kwargs = parsed.get("kwargs") or {}
         if isinstance(kwargs, Mapping):
-            out.update((str(k), v) for k, v in kwargs.items())
+            out.update(safe_names(kwargs, "kwargs"))
         return out
-    if isinstance(parsed, Mapping):
-        return {str(k): v for k, v in parsed.items()}
+    if isinstance(parsed, Mapping):  # the keys are part of the recorded arguments: maybe data
+        return safe_names(parsed, "arguments")
     if parsed is None:
         return None
     return {WHOLE_INPUT: parsed}
