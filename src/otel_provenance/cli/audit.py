@@ -85,7 +85,10 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         doc["exit_code"] = code  # differs from the verdict's only when incomplete input forbids a pass
         io.out(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        for line in render_text(report):
+        lines = render_text(report)
+        if code != _EXIT[report.verdict]:  # the last line is the verdict; incomplete input changed it
+            lines[-1] = "INSUFFICIENT (the input is incomplete, so this cannot pass)"
+        for line in lines:
             io.out(line)
     return code
 

@@ -38,8 +38,10 @@ def _pick(io: IO, path: str, run_id: str | None, flag: str) -> tuple[Run | None,
     if len(runs) > 1:
         shown = ", ".join(r.run_id for r in runs[:5]) + (", …" if len(runs) > 5 else "")
         raise UsageError(f"{path} holds {len(runs)} runs ({shown}); choose one with {flag}")
+    if not runs and run_id is not None:  # a run id the user named that is not there: a usage error
+        raise UsageError(f"{path}: no run with id {run_id} ({flag})")
     if not runs:
-        io.warn(f"{path}: no run" + (f" with id {run_id}" if run_id else ""))
+        io.warn(f"{path}: no run")
         return None, source
     return runs[0], source
 

@@ -50,6 +50,9 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     source = TraceInput(io, args.approved, args.release)
     runs = list(source.runs())
     source.warn_incomplete()
+    if not source.report.complete:  # a contract mined from a gap would encode the gap as approved
+        io.error("the approved traces are incomplete (see the warning above); no contract was written")
+        return EXIT_ERROR
     if not runs:
         io.error(
             "no runs found in the approved traces" + (f" for release {args.release}" if args.release else "")

@@ -40,8 +40,11 @@ def load_contract(path: str | Path) -> Contract:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ContractError(str(path), f"cannot read contract: {exc.__class__.__name__}") from None
+    except OSError as exc:
+        problem = exc.strerror or type(exc).__name__
+        raise ContractError(str(path), f"cannot read contract ({problem})") from None
+    except UnicodeDecodeError as exc:
+        raise ContractError(str(path), f"cannot read contract: not UTF-8 text (byte {exc.start})") from None
     return parse_contract(text, source=str(path))
 
 

@@ -9,7 +9,7 @@ from ...fingerprint import edge_counts, fingerprint, step_counts
 from ..evidence import RunEvidence
 from ..model import RouteFamily, Rule
 from ..outcomes import Outcome, Unknown, Violation
-from ..rational import format_exact, ratio_at_least
+from ..rational import ratio_at_least
 from ..similarity import RouteShape, more_similar, route_shape, weighted_jaccard
 
 
@@ -45,7 +45,7 @@ def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
     if best is None:
         closest, observed = "no family is approved", {}
     else:
-        ratio = format_exact(Fraction(*best[1]))
+        ratio = _fraction(Fraction(*best[1]))
         closest = f"the closest approved family, {best[0].id}, is {ratio} similar"
         observed = {"closest_family": best[0].id, "similarity": f"{best[1][0]}/{best[1][1]}"}
     if pending:
@@ -54,6 +54,11 @@ def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
     else:
         start = "this run's route matches no approved family"
     yield Violation(
-        f"{start}; {closest} and the contract requires {format_exact(threshold)}.",
+        f"{start}; {closest} and the contract requires {_fraction(threshold)}.",
         ev.witnesses(fingerprint=print_, **observed),
     )
+
+
+def _fraction(value: Fraction) -> str:
+    """Similarities as fractions, both sides alike ("4/7 … requires 4/5"), as the contract writes them."""
+    return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"

@@ -1,0 +1,50 @@
+"""What a user's mistakes get: a message naming the problem and exit 1, never a pass (review findings)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from offline_helpers import reference_runs, write_jsonl
+from otel_provenance.cli import run
+
+
+def cli(*argv: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _torn(tmp_path: Path) -> Path:
+    good, _ = reference_runs()
+    path = write_jsonl(good, tmp_path / "good.jsonl")
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 40])  # the writer was killed mid-line
+    return path
+
+
+def test_mining_a_cut_off_file_writes_no_contract(tmp_path):
+    out = tmp_path / "contract.yaml"
+    code, _, err = cli("mine", "--approved", _torn(tmp_path), "-o", out)
+    assert code == 1 and "incomplete" in err
+    assert not out.exists()
+
+
+def test_audit_of_a_cut_off_file_does_not_print_pass(tmp_path):
+    code, out, _ = cli("audit", _torn(tmp_path))
+    assert code == 3
+    assert out.splitlines()[-1].startswith("INSUFFICIENT")
+
+
+def test_a_misspelled_run_id_in_diff_is_a_usage_error(tmp_path):
+    good, bad = reference_runs()
+    a, b = write_jsonl(good, tmp_path / "a.jsonl"), write_jsonl(bad, tmp_path / "b.jsonl")
+    code, _, err = cli("diff", a, b, "--run-a", "deadbeef")
+    assert code == 1 and "no run with id deadbeef" in err
+
+
+def test_a_missing_contract_names_the_problem(tmp_path):
+    good, _ = reference_runs()
+    traces = write_jsonl(good, tmp_path / "a.jsonl")
+    code, _, err = cli("gate", "check", "--contract", tmp_path / "nope.yaml", "--release", "v1", traces)
+    assert code == 1 and "No such file or directory" in err
