@@ -32,8 +32,10 @@ output.unlink(missing_ok=True)
 provider = TracerProvider(
     resource=Resource.create({"service.name": "quickstart", "service.version": "0.1.0"})
 )
-provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path=output)))
+# The safe set-up: the exporting processor goes *inside* the stripping processor.
+provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=output))))
 trace.set_tracer_provider(provider)
+tracer = provider.get_tracer("quickstart")
 
 patched: list[str] = []  # what patch_file's body did; the blocked call must never appear here
 
@@ -51,7 +53,8 @@ def patch_file(path: str, comment: str) -> dict:
 
 
 def main() -> int:
-    with op.run(inputs={"root": "."}):  # declared task inputs count as observed (source_tool "input")
+    # One root span makes the run one trace; declared task inputs count as observed ("input").
+    with op.run(inputs={"root": "."}), tracer.start_as_current_span("invoke_agent quickstart"):
         listing = list_files(root=".")
         if not listing["files"]:
             print("the current directory has no files to list; run this from a project folder")
