@@ -262,7 +262,18 @@ def unsafe_processors(provider: object) -> list[str]:
     return processors_beside(processors)
 
 
+_WARNED: set[tuple[str, ...]] = set()
+_WARNED_LOCK = threading.Lock()
+
+
 def warn_leaks(names: Sequence[str]) -> None:
+    """Warn (log + ``ContentLeakWarning``) once per process for each set of leaking processors:
+    ``op.configure`` checks at set-up and the wrapper again at its first span."""
+    key = tuple(sorted(set(names)))
+    with _WARNED_LOCK:
+        if key in _WARNED:
+            return
+        _WARNED.add(key)
     message = (
         "otel-provenance: exporting span processor(s) "
         + ", ".join(sorted(set(names)))
