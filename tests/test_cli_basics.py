@@ -27,3 +27,8 @@ def test_help_exits_0():
     code, out, _ = _run("--help")
     assert code == 0
     assert "gate" in out
+
+
+def test_version_exits_0():
+    code, out, _ = _run("--version")
+    assert code == 0 and out.startswith("otel-provenance ")

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import TextIO
 
+from .. import __version__
 from ..errors import OtelProvenanceError
 from . import audit, diff, fetch, fingerprint, gate, mine, routes
 from ._common import EXIT_ERROR, IO, UsageError
@@ -53,6 +54,7 @@ def _offline_gc() -> Iterator[None]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="otel-provenance", description="Prove what an AI agent did, from its traces.")
+    parser.add_argument("--version", action="version", version=f"otel-provenance {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for module in _COMMANDS:
         module.register(sub)
