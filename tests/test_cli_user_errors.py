@@ -48,3 +48,18 @@ def test_a_missing_contract_names_the_problem(tmp_path):
     traces = write_jsonl(good, tmp_path / "a.jsonl")
     code, _, err = cli("gate", "check", "--contract", tmp_path / "nope.yaml", "--release", "v1", traces)
     assert code == 1 and "No such file or directory" in err
+
+
+def test_unreadable_files_are_named_for_what_they_are(tmp_path):
+    cases = {
+        b"{oops}\n": "invalid JSON",
+        b"hello world\n": "neither OTLP JSON nor OTLP protobuf",
+        b'\xef\xbb\xbf{"resourceSpans":[]}\n': "byte-order mark",
+        b'{"resourceLogs":[]}\n': "a logs file (resourceLogs), not traces",
+        b'{"foo":1}\n': "no resourceSpans",
+    }
+    for i, (data, message) in enumerate(cases.items()):
+        path = tmp_path / f"f{i}.jsonl"
+        path.write_bytes(data)
+        code, _, err = cli("audit", path)
+        assert code == 1 and message in err, (data, err)

@@ -59,6 +59,8 @@ FORMAT_JSONL: Final = "otlp-json-lines"
 FORMAT_JSON: Final = "otlp-json"
 FORMAT_PROTO: Final = "otlp-protobuf"
 FORMAT_EMPTY: Final = "empty"
+FORMAT_BOM: Final = "json-with-bom"  # not readable: named so the error can say why
+FORMAT_TEXT: Final = "text"  # not readable: text that is not OTLP JSON
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,10 @@ class _TraceFile:
                 yield from self._document_units(f, limit)
             elif self.format == FORMAT_PROTO:
                 yield from self._proto_units(f, report, limit)
+            elif self.format == FORMAT_BOM:
+                raise TraceReadError(self.source, "starts with a UTF-8 byte-order mark (remove it)", 1)
+            elif self.format == FORMAT_TEXT:
+                raise TraceReadError(self.source, "text that is neither OTLP JSON nor OTLP protobuf", 1)
         except EOFError:  # gzip stream cut off: the lines before the cut were read
             self._incomplete(report, None, "the gzip data ends early (was the writer stopped mid-write?)")
         except (gzip.BadGzipFile, zlib.error, OSError) as exc:
@@ -249,7 +255,14 @@ def _sniff(f: IO[bytes]) -> str:
     head = f.read(_SNIFF_BYTES)
     if not head.strip():
         return FORMAT_EMPTY if not f.read(1) else FORMAT_JSONL
+    if head.startswith(b"\xef\xbb\xbf"):
+        return FORMAT_BOM
     if not _JSON_START.match(head):
+        first = head.lstrip()[:1]
+        if first in (b"{", b"["):  # JSON, just not an OTLP object: let the JSON reader say what is wrong
+            return FORMAT_JSON if b"\n" in head.strip() and first == b"[" else FORMAT_JSONL
+        if _looks_like_text(head):
+            return FORMAT_TEXT
         return FORMAT_PROTO
     f.seek(0)
     first = f.readline()
@@ -265,6 +278,15 @@ def _sniff(f: IO[bytes]) -> str:
         following = f.readline()
     # A single line that does not parse is a JSON Lines file whose only line was cut off.
     return FORMAT_JSON if following else FORMAT_JSONL
+
+
+def _looks_like_text(head: bytes) -> bool:
+    """UTF-8 with no control bytes but whitespace: no protobuf trace request looks like that."""
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return all(ch.isprintable() or ch in "\t\r\n" for ch in text)
 
 
 def sniff_format(path: str | Path) -> str:

@@ -82,6 +82,13 @@ def spans_from_request(doc: Any, keep: Callable[[str], bool] | None = None) -> l
     if type(doc) is not dict:
         raise _Bad("not a JSON object (expected an OTLP ExportTraceServiceRequest)")
     resource_spans = doc.get("resourceSpans", ())
+    if "resourceSpans" not in doc and doc:
+        other = next((k for k in ("resourceLogs", "resourceMetrics") if k in doc), None)
+        raise _Bad(
+            f"a {other[8:].lower()} file ({other}), not traces"
+            if other
+            else "no resourceSpans: not an OTLP ExportTraceServiceRequest"
+        )
     if type(resource_spans) is not list:
         raise _Bad("resourceSpans is not an array")
     out: list[Span] = []
