@@ -44,12 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gate", help="evaluate a release against a trajectory contract")
     actions = p.add_subparsers(dest="gate_action", metavar="ACTION", parser_class=type(p))
     check = actions.add_parser("check", help="evaluate a release and decide (exit 0/2/3/1)")
-    check.add_argument("--contract", required=True, metavar="C")
+    check.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
     check.add_argument(
         "--release", required=True, metavar="R", help="service.version of the release under test"
     )
     check.add_argument(
-        "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf)"
+        "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine)"
     )
     add_signoz_window_arguments(check, standalone=False)
     check.add_argument("--shard", metavar="I/N", help="evaluate only shard I of N (needs --partial)")
@@ -59,8 +59,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     _common_options(check)
     check.set_defaults(handler=_check)
     merge = actions.add_parser("merge", help="combine partial results of sharded checks and decide")
-    merge.add_argument("--contract", required=True, metavar="C")
-    merge.add_argument("partials", nargs="+", metavar="PARTIAL")
+    merge.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
+    merge.add_argument("partials", nargs="+", metavar="PARTIAL", help="files written by gate check --partial")
     _common_options(merge, completed_at=False)
     merge.set_defaults(handler=_merge)
     p.set_defaults(handler=_missing_action)
