@@ -183,3 +183,24 @@ def test_runs_read_back_from_sdk_export(exported: dict, rule_type: str, label: s
 def test_missing_parent_constant_is_not_a_real_span() -> None:
     assert all(s.span_id != MISSING_PARENT for s in triage_run(orphan=True).spans)
     assert READ[semconv.SIDE_EFFECT] == "read"
+
+
+def test_provenance_budget_with_evicted_kinds_never_passes() -> None:
+    """The span's own counters outlive evicted agent.arg.* keys: more counted than named is lost
+    evidence — a failure when the count alone exceeds the budget, else insufficient."""
+    contract = parse_contract(
+        "version: 1\nname: t\nrules:\n  - id: p\n"
+        "    type: provenance_budgets\n    select: {step: ticket.update}\n    max_assumed: 0\n",
+        "t.yaml",
+    )
+    evicted = {semconv.arg_attr("status", ".kind"): None}  # 'status' was assumed; its kind is gone
+    over = triage_run("over", update_attrs={**evicted, semconv.BUDGET_ASSUMED: 1})
+    [result] = evaluate(over, contract).rules
+    assert result.status.value == "fail"
+    within = parse_contract(
+        "version: 1\nname: t\nrules:\n  - id: p\n"
+        "    type: provenance_budgets\n    select: {step: ticket.update}\n    max_assumed: 1\n",
+        "t.yaml",
+    )
+    [result] = evaluate(over, within).rules
+    assert result.status.value == "insufficient_evidence"
