@@ -89,48 +89,43 @@ class AppendLineStream(io.TextIOBase):
             super().close()
 
 
-class JsonLinesSpanExporter(SpanExporter):
-    """OTLP JSON Lines span file: the official ``FileSpanExporter`` over an :class:`AppendLineStream`."""
+class _JsonLinesFile:
+    """One :class:`AppendLineStream` under an official OTLP JSON file exporter (spans or logs)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], official: type) -> None:
         self._stream = AppendLineStream(path)
-        self._exporter = FileSpanExporter(stream=self._stream)
+        self._exporter = official(stream=self._stream)
 
     @property
     def path(self) -> str:
         return self._stream.path
+
+    def shutdown(self) -> None:
+        self._exporter.shutdown()
+        self._stream.close()
+
+    def force_flush(self, timeout_millis: int = 30000) -> bool:
+        return True  # every batch is written and flushed by export itself
+
+
+class JsonLinesSpanExporter(_JsonLinesFile, SpanExporter):
+    """OTLP JSON Lines span file: the official ``FileSpanExporter`` over an :class:`AppendLineStream`."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path, FileSpanExporter)
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
         return self._exporter.export(spans)
 
-    def shutdown(self) -> None:
-        self._exporter.shutdown()
-        self._stream.close()
 
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
-
-
-class JsonLinesLogExporter(LogRecordExporter):
+class JsonLinesLogExporter(_JsonLinesFile, LogRecordExporter):
     """OTLP JSON Lines log file: the official ``FileLogExporter`` over an :class:`AppendLineStream`."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self._stream = AppendLineStream(path)
-        self._exporter = FileLogExporter(stream=self._stream)
-
-    @property
-    def path(self) -> str:
-        return self._stream.path
+        super().__init__(path, FileLogExporter)
 
     def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
         return self._exporter.export(batch)
-
-    def shutdown(self) -> None:
-        self._exporter.shutdown()
-        self._stream.close()
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
 
 
 def _check_protocol(protocol: str) -> None:

@@ -43,34 +43,28 @@ def _b64_to_hex(text: str) -> str:
         raise _Bad("id is neither hex nor base64") from exc
 
 
+def _id_from_text(value: object, field: str, hex_re: re.Pattern, b64_re: re.Pattern, digits: int) -> str:
+    if type(value) is not str:
+        raise _Bad(f"{field} is missing or not a string")
+    if hex_re.fullmatch(value):
+        out = value.lower()
+    elif b64_re.fullmatch(value):
+        out = _b64_to_hex(value)
+    else:
+        raise _Bad(f"{field} is not a {digits}-digit hex id")
+    if out == "0" * digits:
+        raise _Bad(f"{field} is all zeros (invalid)")
+    return out
+
+
 def trace_id_from_text(value: object, field: str = "traceId") -> str:
     """A 32-hex-digit trace id (base64 of 16 bytes, as in proto3 JSON, is also accepted)."""
-    if type(value) is str:
-        if _HEX32.fullmatch(value):
-            tid = value.lower()
-        elif _B64_16.fullmatch(value):
-            tid = _b64_to_hex(value)
-        else:
-            raise _Bad(f"{field} is not a 32-digit hex id")
-        if tid == ZERO_TRACE_ID:
-            raise _Bad(f"{field} is all zeros (invalid)")
-        return tid
-    raise _Bad(f"{field} is missing or not a string")
+    return _id_from_text(value, field, _HEX32, _B64_16, 32)
 
 
 def span_id_from_text(value: object, field: str = "spanId") -> str:
     """A 16-hex-digit span id (base64 of 8 bytes is also accepted)."""
-    if type(value) is str:
-        if _HEX16.fullmatch(value):
-            sid = value.lower()
-        elif _B64_8.fullmatch(value):
-            sid = _b64_to_hex(value)
-        else:
-            raise _Bad(f"{field} is not a 16-digit hex id")
-        if sid == ZERO_SPAN_ID:
-            raise _Bad(f"{field} is all zeros (invalid)")
-        return sid
-    raise _Bad(f"{field} is missing or not a string")
+    return _id_from_text(value, field, _HEX16, _B64_8, 16)
 
 
 def parent_id_from_text(value: object) -> str | None:
