@@ -134,3 +134,35 @@ def test_the_same_verdict_read_back_from_signoz(demo, tmp_path, monkeypatch, ver
     assert from_signoz.read_bytes() == from_files.read_bytes()
     assert stdout_signoz.getvalue() == stdout_files.getvalue()
     assert double.api_key not in stdout_signoz.getvalue() + stderr.getvalue()
+
+
+def test_the_demo_exporting_to_signoz_gates_the_same_from_there(tmp_path, monkeypatch):
+    """The whole flow against the SigNoz double: every process exports over real OTLP/HTTP (as in the
+    compose stack) besides its file; `gate check --signoz` then gives the file path's report bytes."""
+    import io
+    import os
+
+    from otel_provenance.cli import run
+    from signoz_double import SigNozDouble
+
+    out = tmp_path / "demo"
+    with SigNozDouble(version="v0.134.0") as double:
+        env = dict(
+            os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=double.url, OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf"
+        )
+        proc = subprocess.run(
+            [sys.executable, str(DEMO), "--out", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert double.spans  # the spans really went over OTLP
+        monkeypatch.setenv("SIGNOZ_API_KEY", double.api_key)
+        report = tmp_path / "signoz.json"
+        argv = ["gate", "check", "--contract", str(out / "contract.yaml"), "--release", "2.0.0"]
+        argv += ["--completed-at", "2026-01-01T00:00:00Z", "--since", "1h", "--report-json", str(report)]
+        code = run([*argv, "--signoz", double.url], io.StringIO(), io.StringIO())
+    assert code == 2
+    assert report.read_bytes() == (out / "report-2.0.0.json").read_bytes()

@@ -24,8 +24,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from agent import REPLY, Agent, Endpoints  # noqa: E402
+from telemetry import tracer_provider  # noqa: E402
 
-import otel_provenance as op  # noqa: E402
 from otel_provenance.cli import run as cli  # noqa: E402
 from otel_provenance.instrument.configure import configure_logs  # noqa: E402
 
@@ -68,14 +68,12 @@ def run_release(release: str, runs: int, out: Path, first_order: int) -> list[st
     """Run ``runs`` refund requests through ``release``; spans go to files in ``out``."""
     (out / "logs").mkdir(parents=True, exist_ok=True)
     with services(out) as endpoints:
-        provider = op.configure(
-            service_name="refund-agent",
-            service_version=release,
-            file=out / f"agent-{release}.jsonl",
-            set_global=False,
-        )
+        provider = tracer_provider("refund-agent", release, out / f"agent-{release}.jsonl", set_global=False)
         logs = configure_logs(
-            resource=provider.resource, file=out / "logs" / f"agent-{release}.jsonl", set_global=False
+            resource=provider.resource,
+            exporter="file",
+            file=out / "logs" / f"agent-{release}.jsonl",
+            set_global=False,
         )
         agent = Agent(endpoints, release, provider, logs)
         try:

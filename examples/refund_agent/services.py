@@ -23,8 +23,7 @@ from pathlib import Path
 
 from opentelemetry import propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
-
-import otel_provenance as op
+from telemetry import tracer_provider
 
 # How long the payment processor takes the first time it sees an order (a cold cache on its side).
 PAYMENT_COLD_START_S = 0.25
@@ -163,11 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    provider = op.configure(
-        service_name=f"refund-{args.name}",
-        service_version=None,
-        file=args.out / f"service-{args.name}.jsonl",
-        set_global=True,
+    provider = tracer_provider(
+        f"refund-{args.name}", None, args.out / f"service-{args.name}.jsonl", set_global=True
     )
     tracer = provider.get_tracer("refund_agent.services")
     server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(args.name, tracer))
