@@ -6,6 +6,6 @@ COPY pyproject.toml README.md ./
 COPY src ./src
 RUN pip install .
 COPY examples ./examples
-RUN useradd --create-home --uid 10001 agent
+RUN useradd --create-home --uid 10001 agent && mkdir -p /app/out && chown agent /app/out  # the demo writes out/
 USER agent
 CMD ["python", "examples/refund_agent/demo.py"]
