@@ -288,3 +288,34 @@ def test_a_rule_on_a_step_no_run_contains_is_never_a_silent_pass():
     # The correctly spelled contract passes the same runs.
     good = parse_contract(CONTRACT, "good.yaml")
     assert decide(check_release(runs, good, "v1", AT), good).decision == "pass"
+
+
+@pytest.mark.parametrize("torn", [False, True])
+def test_jobs_give_exactly_the_result_of_one_process(tmp_path: Path, torn: bool) -> None:
+    traces = tmp_path / "t.jsonl"
+    runs = [triage_run(f"r{i}", "v2", writes=1 + i % 2, skip_check=i % 3 == 0) for i in range(12)]
+    export_runs(runs, str(traces))
+    if torn:
+        with traces.open("a") as f:
+            f.write('{"resourceSpans": [{"resource": ')  # the writer was killed mid-line
+    contract = tmp_path / "c.yaml"
+    contract.write_text(CONTRACT)
+    outputs = []
+    for jobs in ("1", "3"):
+        out, err, report = io.StringIO(), io.StringIO(), tmp_path / f"r{jobs}.json"
+        argv = ["gate", "check", "--contract", str(contract), "--release", "v2", "--completed-at", AT]
+        code = cli_run([*argv, "--jobs", jobs, "--report-json", str(report), str(traces)], out, err)
+        outputs.append((code, out.getvalue(), report.read_bytes()))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0] == 2  # a failing rule fails; a cut-off file is recorded either way
+    assert (b"incomplete" in outputs[0][2] and b"t.jsonl:" in outputs[0][2]) == torn
+
+
+def test_jobs_cannot_be_combined_with_a_shard(tmp_path: Path) -> None:
+    contract = tmp_path / "c.yaml"
+    contract.write_text(CONTRACT)
+    argv = ["gate", "check", "--contract", str(contract), "--release", "v2", "--jobs", "2"]
+    code = cli_run(
+        [*argv, "--shard", "1/2", "--partial", str(tmp_path / "p"), "x.jsonl"], io.StringIO(), io.StringIO()
+    )
+    assert code == 1
