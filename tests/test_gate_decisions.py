@@ -181,6 +181,7 @@ def test_reports(tmp_path: Path) -> None:
         "insufficient_data": 2,
         "error": 0,
         "other_releases": 0,
+        "other_releases_by_release": {},
     }
     rule = next(r for r in data["rules"] if r["id"] == "skipped_check")
     assert rule["findings"][0]["witnesses"][0]["trace_id"] == bad.trace_ids[0]

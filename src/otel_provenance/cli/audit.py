@@ -13,7 +13,7 @@ from typing import Any
 from .. import semconv
 from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate, audit_run
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput, add_format
+from ._traces import TraceInput, add_format, add_release_attribute
 
 _EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
 _LABEL = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INSUFFICIENT: "INSUFFICIENT"}
@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("traces", nargs="+", metavar="TRACES", help="OTLP JSON(L) or protobuf files, gzip ok")
     p.add_argument("--release", help="only runs whose service.version is RELEASE")
+    add_release_attribute(p)
     p.add_argument("--max-assumed", type=_count, metavar="N", help="assumed arguments allowed per call")
     p.add_argument("--max-invented", type=_count, metavar="N", help="invented arguments allowed per call")
     p.add_argument(
@@ -76,7 +77,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
-    source = TraceInput(io, args.traces, args.release)
+    source = TraceInput(io, args.traces, args.release, release_attribute=args.release_attribute)
     report = aggregate(audit_run(run, budgets) for run in source.runs())
     source.warn_incomplete()
     code = source.cap_for_incomplete(_EXIT[report.verdict])

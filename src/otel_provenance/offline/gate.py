@@ -11,6 +11,7 @@ read: the completion time is whatever the caller passes.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -19,8 +20,9 @@ from .aggregate import Aggregate, RuleTally
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import Status
 from .contracts.rational import ratio_at_most
-from .evaluate import RunResult, evaluate_safely
+from .evaluate import RunResult, evaluate_safely, release_conflict_result
 from .model import Run
+from .release import DEFAULT_RELEASE_ATTRIBUTE
 from .stepkey import step_key
 
 DECISION_PASS: Final = "pass"
@@ -76,26 +78,36 @@ def check_release(
     completed_at: str | None = None,
     shard: Shard | None = None,
     evaluator: Callable[[Run, Contract], RunResult] = evaluate_safely,
+    release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
 ) -> Aggregate:
-    """Evaluate every run of ``release`` (in ``shard``) and tally the results."""
-    aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
-    others = 0
+    """Evaluate every run of ``release`` (in ``shard``) and tally the results.
 
+    A run's release is read from its agent's spans (``offline.release``, attribute
+    ``release_attribute``). A run whose agent spans disagree, one of them saying ``release``, is
+    evaluated as insufficient — never skipped. Other runs are left out and counted per release."""
+    aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
+    others: Counter[str] = Counter()
     steps: set[str] = set()
+    tools = 0
 
     def results() -> Iterator[RunResult]:  # tallied as produced: memory holds counts, not results
-        nonlocal others
+        nonlocal tools
         for run in runs:
             if shard is not None and not shard.owns(run.run_id):
                 continue
-            if run.release != release:
-                others += 1
+            attribution = run.attribution_for(release_attribute)
+            if not attribution.concerns(release):
+                others[attribution.label(release_attribute)] += 1
                 continue
             steps.update(step_key(span) for span in run.spans)
-            yield evaluator(run, contract)
+            tools += sum(1 for span in run.spans if span.is_tool)
+            if attribution.disagrees:
+                yield release_conflict_result(run, contract, release_attribute, attribution.found)
+            else:
+                yield evaluator(run, contract)
 
     tallied = aggregate.add_all(results())
-    return tallied.with_other_release(others).with_steps_seen(steps)
+    return tallied.with_other_releases(others).with_steps_seen(steps, tools)
 
 
 def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
@@ -122,6 +134,14 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
         decision, reason = DECISION_FAIL, "a rule exceeded its failing-run threshold"
     elif runs == 0:
         decision, reason = DECISION_INSUFFICIENT, f"no runs of release {aggregate.release} were found"
+        if aggregate.other_releases:
+            reason += f" (found: {found_releases(aggregate)})"
+    elif aggregate.tool_spans == 0:
+        decision, reason = (
+            DECISION_INSUFFICIENT,
+            f"no run of release {aggregate.release} holds a tool span (gen_ai.operation.name=execute_tool)"
+            ", so there is no agent behaviour to judge",
+        )
     elif runs < contract.min_runs:
         decision, reason = (
             DECISION_INSUFFICIENT,
@@ -134,6 +154,11 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     else:
         decision, reason = DECISION_PASS, "every rule is within its thresholds"
     return GateResult(decision, reason, aggregate, verdicts, contract)
+
+
+def found_releases(aggregate: Aggregate) -> str:
+    """``1.0.0 (25 runs), 2.0.0 (5 runs)``: the releases of the runs that were left out."""
+    return ", ".join(f"{label} ({n} run{'s' if n != 1 else ''})" for label, n in aggregate.other_releases)
 
 
 # Rules that pass vacuously when their selected step never occurs. A step no run of the release

@@ -14,6 +14,7 @@ from ..gate import (
     DECISION_PASS,
     GateResult,
     RuleVerdict,
+    found_releases,
 )
 
 HEADLINES: Final = {
@@ -48,7 +49,11 @@ def render_text(result: GateResult) -> str:
     lines.append(
         f"Runs of release {agg.release}: {agg.evaluated} evaluated — {counts['pass']} pass, "
         f"{counts['fail']} fail, {counts['insufficient_data']} insufficient data, {counts['error']} error"
-        f" ({agg.other_release_runs} run(s) of other releases ignored)."
+        + (
+            f" ({agg.other_release_runs} run(s) of other releases left out: {found_releases(agg)})."
+            if agg.other_releases
+            else " (no runs of other releases)."
+        )
     )
     if result.decision != DECISION_PASS:
         lines.append(f"Decision: {result.decision} — {result.reason}.")
