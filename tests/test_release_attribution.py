@@ -60,9 +60,9 @@ def _refund(agent: Process, service: Process) -> None:
             headers: dict[str, str] = {}
             PROPAGATOR.inject(headers)
         context = PROPAGATOR.extract(headers)
-        with service.tracer.start_as_current_span("POST /refunds", context=context, kind=SpanKind.SERVER):
-            with service.tracer.start_as_current_span("db.insert refund"):
-                pass
+        server = service.tracer.start_as_current_span("POST /refunds", context=context, kind=SpanKind.SERVER)
+        with server, service.tracer.start_as_current_span("db.insert refund"):
+            pass
 
 
 def agent_run(agent: Process, service: Process, *, bad: bool = False, tool_process: Process | None = None):
@@ -180,7 +180,8 @@ def test_release_attribute_names_the_key(tmp_path, contract):
     code, out, _ = gate("--contract", str(contract), "--release", "r42", str(path))
     assert code == 3 and "found: (no service.version) (1 run)" in out
     code, out, err = gate(
-        "--contract", str(contract), "--release", "r42", "--release-attribute", "deployment.release", str(path)
+        *("--contract", str(contract), "--release", "r42"),
+        *("--release-attribute", "deployment.release", str(path)),
     )
     assert code == 0, out + err
 
@@ -189,9 +190,8 @@ def test_a_trace_with_no_agent_span_takes_its_release_from_the_root(tmp_path):
     path = tmp_path / "plain.jsonl"
     web = Process(path, "web", "5.1")
     try:
-        with web.tracer.start_as_current_span("GET /"):
-            with web.tracer.start_as_current_span("SELECT"):
-                pass
+        with web.tracer.start_as_current_span("GET /"), web.tracer.start_as_current_span("SELECT"):
+            pass
     finally:
         web.close()
     (run,) = iter_runs([path])
