@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from .contracts.evidence import RunEvidence
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import run_witnesses
-from .contracts.rules import CHECKERS, Status, Unknown, Violation, Witness
+from .contracts.rules import REGISTRY, Status, Unknown, Violation, Witness
 from .model import Run
 
 RUN_PASS = "pass"
@@ -55,7 +55,7 @@ def evaluate(run: Run, contract: Contract) -> RunResult:
 
 
 def evaluate_rule(rule: Rule, evidence: RunEvidence) -> RuleResult:
-    checker = CHECKERS[rule.type]
+    checker = REGISTRY[rule.type].checker
     findings = []
     for outcome in checker(rule, evidence):
         if isinstance(outcome, Violation):

@@ -20,6 +20,7 @@ from .aggregate import Aggregate, RuleTally
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import Status
 from .contracts.rational import ratio_at_most
+from .contracts.rules import REGISTRY, Absence
 from .evaluate import RunResult, evaluate_safely, release_conflict_result
 from .model import Run
 from .release import DEFAULT_RELEASE_ATTRIBUTE
@@ -118,7 +119,7 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     seen = frozenset(aggregate.steps_seen) | {
         step
         for rule in contract.rules
-        if rule.type == "required_spans" or (rule.type == "cardinality" and _has_minimum(rule))
+        if REGISTRY[rule.type].absence(rule) is Absence.JUDGED
         for step in [getattr(rule.params.get("select"), "step", None)]
         if step is not None
     }
@@ -161,27 +162,13 @@ def found_releases(aggregate: Aggregate) -> str:
     return ", ".join(f"{label} ({n} run{'s' if n != 1 else ''})" for label, n in aggregate.other_releases)
 
 
-# Rules that pass vacuously when their selected step never occurs. A step no run of the release
-# contains is then not evidence of compliance — it is usually a misspelled step (or a route the
-# release never took, which other rules judge): the rule is insufficient, never a silent pass.
-# Not here: required_spans / cardinality with a minimum (zero occurrences already fail) and
-# forbidden_spans (never occurring is the point).
-_VACUOUS_WHEN_ABSENT: Final = frozenset(
-    {"retry_budgets", "provenance_budgets", "attribute_constraints", "allowed_values", "numeric_budgets"}
-)
-
-
-def _has_minimum(rule: Rule) -> bool:
-    return bool(rule.params.get("min") or rule.params.get("exact"))
-
-
 def _vacuous(rule: Rule, tally: RuleTally, seen: frozenset[str], runs: int) -> RuleVerdict | None:
-    kind = rule.type
-    if kind == "cardinality" and not _has_minimum(rule):
-        kind = "retry_budgets"  # an upper bound only: vacuous when absent, like the others
+    """A rule that would pass vacuously because its selected step never occurs (``Absence.VACUOUS``
+    in the registry) is insufficient at release level: a step no run of the release contains is not
+    evidence of compliance — usually a misspelled step (or a route other rules judge)."""
     select = rule.params.get("select")
     step = getattr(select, "step", None)
-    if runs == 0 or kind not in _VACUOUS_WHEN_ABSENT or step is None or step in seen:
+    if runs == 0 or REGISTRY[rule.type].absence(rule) is not Absence.VACUOUS or step is None or step in seen:
         return None
     if tally.count(Status.FAIL.value) or tally.count(Status.ERROR.value):
         return None

@@ -184,6 +184,11 @@ class Span:
         return value if isinstance(value, str) else None
 
     @property
+    def blocked(self) -> bool:
+        """``agent.tool.status = blocked``: the tool's budget refused the call; its body never ran."""
+        return self.attributes.get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
+
+    @property
     def release(self) -> str | None:
         """This span's own resource ``service.version``, or None. A *run's* release is read from the
         agent's spans only (``Run.release``, ``offline.release``), never from any one span."""

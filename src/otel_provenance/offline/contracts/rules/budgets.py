@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
 from .... import semconv
 from ...audit import lost_kinds
@@ -12,6 +13,7 @@ from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
 from ..rational import exact_number, format_exact
+from ..ruletype import Absence, Fail, RuleType, always
 
 _DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
 
@@ -172,3 +174,21 @@ def _argument_kinds(span: Span) -> dict[str, str] | None:
     if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
         return None
     return kinds
+
+
+def _validate_numeric(params: dict[str, Any], fail: Fail) -> None:
+    if "attribute" in params and "duration" in params:
+        raise fail("duration", "use either attribute or duration, not both")
+
+
+RULE_TYPES = (
+    RuleType("retry_budgets", check_retry_budgets, "RETRY_BUDGET_EXCEEDED", always(Absence.VACUOUS)),
+    RuleType(
+        "numeric_budgets",
+        check_numeric_budgets,
+        "BUDGET_EXCEEDED",
+        always(Absence.VACUOUS),
+        _validate_numeric,
+    ),
+    RuleType("provenance_budgets", check_provenance_budgets, "UNSOURCED_ARGUMENTS", always(Absence.VACUOUS)),
+)
