@@ -77,6 +77,8 @@ def render_text(result: RunDiff) -> list[str]:
             lines.append(f"    {change.arg}: {change.before} → {change.after}")
         if pair.status_changed:
             lines.append(f"    status: {pair.before.status} → {pair.after.status}")
+        if pair.budget_changed:
+            lines.append(f"    budget: {pair.before.budget} → {pair.after.budget}")
     for call in result.disappeared:
         lines.append(f"- {call.tool}  span {call.span_id}  (only in A){_kinds(call)}")
     for call in result.appeared:
@@ -100,6 +102,7 @@ def _call_json(call: Call) -> dict[str, Any]:
         "trace_id": call.trace_id,
         "status": call.status,
         "args": dict(sorted(call.kinds.items())),
+        "over_budget": list(call.over),
     }
 
 

@@ -231,6 +231,7 @@ _RULE_ORDER = (
     "max_retries",
     "max_assumed",
     "max_invented",
+    "allow",
     "similarity",
     "thresholds",
     "families",
