@@ -165,7 +165,7 @@ def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, che
             params[key] = parse_rational(value)
         elif key == "families":
             params[key] = tuple(_family(f) for f in value)
-        elif key == "values":
+        elif key in ("values", "allow"):
             params[key] = tuple(value)
         else:
             params[key] = value
