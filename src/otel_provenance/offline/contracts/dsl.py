@@ -51,11 +51,23 @@ def load_contract(path: str | Path) -> Contract:
 
 
 def parse_contract(text: str, source: str = "<string>") -> Contract:
+    """Parse and check a contract; every problem is a ``ContractError`` naming ``source``."""
+    try:
+        return _parse(text, source)
+    except RecursionError:
+        raise ContractError(source, "the contract is nested too deeply to be a contract") from None
+
+
+def _parse(text: str, source: str) -> Contract:
     root = _compose(text, source)
     checker = NodeChecker(contract_schema(), source)
     document = checker.check(root)
     rule_nodes = _rule_nodes(root)
-    default = _thresholds(document.get("gate", {}), Thresholds())
+    try:
+        default = _thresholds(document.get("gate", {}), Thresholds())
+    except ValueError as exc:
+        key = "max_insufficient_fraction"
+        raise checker.error(_key_value(_key_value(root, "gate"), key), f"gate.{key}", str(exc)) from None
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for index, data in enumerate(document["rules"]):
@@ -162,7 +174,10 @@ def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, che
                 check_value_type(attr, expected, lambda problem, key=key: fail(key, problem))
             params[key] = Selector.from_document(value)
         elif key == "similarity" or (key == "max" and data["type"] == "numeric_budgets"):
-            params[key] = parse_rational(value)
+            try:
+                params[key] = parse_rational(value)
+            except ValueError as exc:
+                raise fail(key, str(exc)) from None
         elif key == "families":
             params[key] = tuple(_family(f) for f in value)
         elif key in ("values", "allow"):
@@ -174,7 +189,10 @@ def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, che
     rule_type = REGISTRY[kind]
     if rule_type.validate is not None:
         rule_type.validate(params, fail)
-    thresholds = _thresholds(data.get("thresholds", {}), default)
+    try:
+        thresholds = _thresholds(data.get("thresholds", {}), default)
+    except ValueError as exc:
+        raise fail("thresholds", str(exc)) from None
     if not 0 <= thresholds.max_insufficient_fraction <= 1:
         raise fail("thresholds", "max_insufficient_fraction must be between 0 and 1")
     return Rule(
