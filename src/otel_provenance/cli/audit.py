@@ -86,7 +86,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         doc["exit_code"] = code  # differs from the verdict's only when incomplete input forbids a pass
         io.out(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        lines = render_text(report)
+        lines = render_text(report, can_pass=code != EXIT_INSUFFICIENT)
         if code != _EXIT[report.verdict]:  # the last line is the verdict; incomplete input changed it
             lines[-1] = "INSUFFICIENT (the input is incomplete, so this cannot pass)"
         for line in lines:
@@ -109,12 +109,14 @@ def _finding_text(f: Finding) -> str:
     return f"{_LABEL[f.verdict]} {f.code}: {f.message}{where}"
 
 
-def render_text(report: AuditReport) -> list[str]:
+def render_text(report: AuditReport, can_pass: bool = True) -> list[str]:
+    """The text report. With ``can_pass`` False (the audit exits 3) no line says PASS: a run without
+    findings is shown as ``no finding``, since the audit as a whole proves nothing."""
     lines: list[str] = []
     totals = dict.fromkeys((*semconv.ARG_KINDS, "unknown"), 0)
     review: list[str] = []
     for run in report.runs:
-        lines.extend(_run_text(run, totals, review))
+        lines.extend(_run_text(run, totals, review, can_pass))
     calls = sum(len(r.calls) for r in report.runs)
     lines.append(
         f"summary: {len(report.runs)} run(s), {calls} tool call(s); arguments: "
@@ -128,9 +130,10 @@ def render_text(report: AuditReport) -> list[str]:
     return lines
 
 
-def _run_text(run: RunAudit, totals: dict[str, int], review: list[str]) -> list[str]:
+def _run_text(run: RunAudit, totals: dict[str, int], review: list[str], can_pass: bool = True) -> list[str]:
     release = f" release {run.release}" if run.release else ""
-    lines = [f"run {run.run_id}{release}: {_LABEL[run.verdict]}"]
+    label = _LABEL[run.verdict] if can_pass or run.verdict is not Verdict.PASS else "no finding"
+    lines = [f"run {run.run_id}{release}: {label}"]
     if not run.calls:
         lines.append("  (no tool calls)")
     for call in run.calls:

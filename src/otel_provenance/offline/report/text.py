@@ -68,12 +68,20 @@ def _finding_lines(verdict: RuleVerdict, status: str, enough_runs: bool) -> Iter
     if not groups and enough_runs:  # a release-level verdict, e.g. a step no run contains
         yield f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}."
     # With too few runs, every rule is explained by the decision line instead.
-    for message, findings in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for message, findings in sorted(groups.items(), key=lambda kv: (-_runs(kv[1]), kv[0])):
         yield f"{verdict.rule.code} ({verdict.rule.id}) {message}"
-        for finding in findings[:MAX_PROOFS]:
-            yield from proof_lines(finding)
-        if len(findings) > MAX_PROOFS:
-            yield f"  … and {len(findings) - MAX_PROOFS} more run(s) (see the JSON report)"
+        shown = sorted({f.run_id for f in findings})[:MAX_PROOFS]  # proofs of MAX_PROOFS runs
+        for finding in findings:
+            if finding.run_id in shown:
+                yield from proof_lines(finding)
+        more = _runs(findings) - len(shown)
+        if more:
+            yield f"  … and {more} more run(s) (see the JSON report)"
+
+
+def _runs(findings: list[RunFinding]) -> int:
+    """How many runs the findings are about (a run can have several findings with one message)."""
+    return len({f.run_id for f in findings})
 
 
 def proof_lines(finding: RunFinding) -> Iterator[str]:
