@@ -3,8 +3,10 @@
 ``check_release`` takes any iterable of runs (read from files, or fetched from a backend), keeps
 those of the release under test (and of this shard), evaluates each with ``evaluate_safely`` and
 returns an ``Aggregate``; ``decide`` applies the contract's thresholds. Precedence: an error
-anywhere → ``error``; else a rule over its failing-run limit → ``fail``; else too few runs, or too
-many runs without enough evidence for a rule → ``insufficient_data``; else ``pass``. No clock is
+anywhere → ``error``; else runs of the release but not one tool span in them (no agent behaviour:
+the instrumentation is missing, so missing steps prove nothing) → ``insufficient_data``; else a rule
+over its failing-run limit → ``fail``; else too few runs, or too many runs without enough evidence
+for a rule → ``insufficient_data``; else ``pass``. No clock is
 read: the completion time is whatever the caller passes.
 """
 
@@ -131,18 +133,18 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     statuses = {v.status for v in verdicts}
     if DECISION_ERROR in statuses:
         decision, reason = DECISION_ERROR, "an internal error occurred while checking a rule"
+    elif runs and aggregate.tool_spans == 0:  # before fail: missing steps here mean missing evidence
+        decision, reason = (
+            DECISION_INSUFFICIENT,
+            f"no run of release {aggregate.release} holds a tool span (gen_ai.operation.name=execute_tool)"
+            ", so there is no agent behaviour to judge",
+        )
     elif DECISION_FAIL in statuses:
         decision, reason = DECISION_FAIL, "a rule exceeded its failing-run threshold"
     elif runs == 0:
         decision, reason = DECISION_INSUFFICIENT, f"no runs of release {aggregate.release} were found"
         if aggregate.other_releases:
             reason += f" (found: {found_releases(aggregate)})"
-    elif aggregate.tool_spans == 0:
-        decision, reason = (
-            DECISION_INSUFFICIENT,
-            f"no run of release {aggregate.release} holds a tool span (gen_ai.operation.name=execute_tool)"
-            ", so there is no agent behaviour to judge",
-        )
     elif runs < contract.min_runs:
         decision, reason = (
             DECISION_INSUFFICIENT,
