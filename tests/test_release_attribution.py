@@ -158,9 +158,13 @@ def test_nothing_evaluated_names_the_releases_found(tmp_path, contract):
     code, out, _ = gate("--contract", str(contract), "--release", "3.0.0", str(one), str(two))
     assert code == 3
     assert "found: 1.0.0 (3 runs), 2.0.0 (2 runs)" in out
-    code, out, _ = gate("--contract", str(contract), "--release", "2.0.0", str(one), str(two))
+    md = tmp_path / "gate.md"
+    code, out, _ = gate(
+        "--contract", str(contract), "--release", "2.0.0", str(one), str(two), "--markdown", str(md)
+    )
     assert code == 0
     assert "(3 run(s) of other releases left out: 1.0.0 (3 runs))" in out
+    assert "left out: 1.0.0 (3 runs)" in md.read_text()
 
 
 def test_release_attribute_names_the_key(tmp_path, contract):

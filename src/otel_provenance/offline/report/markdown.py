@@ -3,7 +3,7 @@ their trace ids."""
 
 from __future__ import annotations
 
-from ..gate import GateResult
+from ..gate import GateResult, found_releases
 from .text import HEADLINES
 
 _MAX_RUNS = 5
@@ -19,7 +19,8 @@ def render_markdown(result: GateResult) -> str:
         "",
         f"Release `{agg.release}` · contract `{result.contract.name}` · {agg.evaluated} run(s) evaluated "
         f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_data']} insufficient, "
-        f"{counts['error']} error)",
+        f"{counts['error']} error)"
+        + (f" · left out: {found_releases(agg)}" if agg.other_releases else ""),
         "",
         "| rule | code | status | failing runs | insufficient runs | errors |",
         "|---|---|---|---|---|---|",
