@@ -19,7 +19,9 @@ from opentelemetry.trace import SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from otel_provenance.cli import run as cli
+from otel_provenance.offline.model import Attributes, Span
 from otel_provenance.offline.readers import iter_runs
+from otel_provenance.offline.release import Attribution, attribute_release
 
 PROPAGATOR = TraceContextTextMapPropagator()
 
@@ -219,3 +221,28 @@ def test_gate_on_a_release_without_tool_spans_is_insufficient(tmp_path, contract
         code, out, _ = gate("--contract", str(c), "--release", "2.0.0", str(path))
         assert code == 3, out
         assert "no run of release 2.0.0 holds a tool span" in out
+
+
+def _span(span_id: str, parent: str | None, version: str | None, **attrs: str) -> Span:
+    resource = Attributes({"service.version": version} if version else {})
+    return Span(
+        "ab" * 16,
+        span_id * 8,
+        parent * 8 if parent else None,
+        "s",
+        attributes=Attributes(attrs),
+        resource=resource,
+    )
+
+
+def test_precedence_run_id_then_genai_then_root() -> None:
+    root = _span("01", None, "9.9")
+    genai = _span("02", "01", "2.0.0", **{"gen_ai.operation.name": "chat"})
+    marked = _span("03", "02", "3.0.0", **{"agent.run.id": "r1"})
+    service = _span("04", "03", "7.3.1")
+    assert attribute_release((root, genai, marked, service)) == Attribution("3.0.0", ("3.0.0",))
+    assert attribute_release((root, genai, service)) == Attribution("2.0.0", ("2.0.0",))
+    assert attribute_release((root, service)) == Attribution("9.9", ("9.9",))
+    assert attribute_release((service,)) == Attribution(None, ())  # an orphan service span decides nothing
+    other = _span("05", "01", "2.0.1", **{"gen_ai.operation.name": "execute_tool"})
+    assert attribute_release((root, genai, other)) == Attribution(None, ("2.0.0", "2.0.1"))
