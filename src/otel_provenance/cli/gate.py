@@ -28,6 +28,7 @@ from ..offline.gate import (
     decide,
 )
 from ..offline.readers import ReadReport, iter_runs
+from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
 from ._traces import SigNozInput, TraceInput, add_release_attribute
@@ -100,6 +101,11 @@ def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) ->
     if args.signoz is not None:
         if args.traces:
             raise UsageError("gate check: give trace files or --signoz, not both")
+        if args.release_attribute != DEFAULT_RELEASE_ATTRIBUTE:
+            raise UsageError(
+                "gate check: --signoz selects a release's traces by service.version; "
+                "--release-attribute works on trace files"
+            )
         start, end = window_ms(args)
         return SigNozInput(
             io,
