@@ -119,6 +119,12 @@ CASES = {
             }
         },
     ),
+    "blocked_calls": (
+        "type: blocked_calls\n    select: {step: ticket.update}\n    max: 0",
+        {"update_attrs": {semconv.TOOL_STATUS: "ok"}},
+        {"update_attrs": {semconv.TOOL_STATUS: "blocked"}},
+        {},
+    ),
 }
 EXPECTED = (("pass", "pass"), ("fail", "fail"), ("insufficient", "insufficient_evidence"))
 

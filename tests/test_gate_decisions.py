@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import xml.etree.ElementTree as ET
@@ -143,7 +144,8 @@ def test_internal_error_in_a_rule_exits_1(tmp_path: Path, monkeypatch: pytest.Mo
         raise ZeroDivisionError("injected")
         yield  # pragma: no cover
 
-    monkeypatch.setitem(rule_checkers.CHECKERS, "cardinality", broken)
+    registry = rule_checkers.REGISTRY
+    monkeypatch.setitem(registry, "cardinality", dataclasses.replace(registry["cardinality"], checker=broken))
     traces = tmp_path / "t.jsonl"
     export_runs([triage_run(f"r{i}", "v2") for i in range(3)], str(traces))
     contract = tmp_path / "c.yaml"
@@ -181,6 +183,7 @@ def test_reports(tmp_path: Path) -> None:
         "insufficient_data": 2,
         "error": 0,
         "other_releases": 0,
+        "other_releases_by_release": {},
     }
     rule = next(r for r in data["rules"] if r["id"] == "skipped_check")
     assert rule["findings"][0]["witnesses"][0]["trace_id"] == bad.trace_ids[0]

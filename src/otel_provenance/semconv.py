@@ -62,6 +62,7 @@ BUDGET_ASSUMED: Final = "agent.budget.assumed"
 BUDGET_MAX_ASSUMED: Final = "agent.budget.max_assumed"
 BUDGET_INVENTED: Final = "agent.budget.invented"
 BUDGET_MAX_INVENTED: Final = "agent.budget.max_invented"
+BUDGET_ALLOWED: Final = "agent.budget.allowed"  # argument names the budget's allow-list exempted (string[])
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TextIO
@@ -88,10 +89,30 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     except KeyboardInterrupt:
         io.error("interrupted")
         return EXIT_ERROR
+    except BrokenPipeError:  # `… | head` closed our stdout: end quietly (1: the output is not whole)
+        _silence(stdout)
+        return EXIT_ERROR
     except Exception as exc:  # an internal error is never a pass, never a fail
         io.error(f"internal error: {type(exc).__name__}: {exc}")
         return EXIT_ERROR
 
 
+def _silence(stream: TextIO) -> None:
+    """Point a closed pipe's file descriptor at /dev/null, so that the interpreter's final flush of
+    the unwritten buffer cannot raise (and print) BrokenPipeError again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # not a real file (tests' StringIO): nothing to do
+        pass
+
+
 def main() -> None:
-    sys.exit(run())
+    code = run()
+    try:
+        sys.stdout.flush()  # the buffered rest of the report; the reader may have gone
+    except BrokenPipeError:
+        _silence(sys.stdout)
+        code = EXIT_ERROR
+    sys.exit(code)

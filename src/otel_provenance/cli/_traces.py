@@ -11,7 +11,8 @@ from typing import Any
 
 from ..offline.model import Run
 from ..offline.readers import ReadReport, iter_runs
-from ..offline.runs import group_runs
+from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
+from ..offline.runs import group_runs, in_release
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 
 
@@ -48,17 +49,23 @@ class TraceInput:
         paths: Sequence[str],
         release: str | None = None,
         keep: Callable[[str], bool] | None = None,
+        release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
     ) -> None:
         self.io = io
         self.paths = list(paths)
         self.release = release
+        self.release_attribute = release_attribute
         self.keep = keep  # a shard's filter on run ids: other shards' spans are never converted
         self._progress = _Progress(io) if io.is_tty else None
         self.report = ReadReport(progress=self._progress)
 
     def runs(self) -> Iterator[Run]:
         try:
-            yield from iter_runs(self.paths, self.release, report=self.report, keep=self.keep)
+            if self.release_attribute == DEFAULT_RELEASE_ATTRIBUTE:
+                yield from iter_runs(self.paths, self.release, report=self.report, keep=self.keep)
+            else:
+                runs = iter_runs(self.paths, report=self.report, keep=self.keep)
+                yield from (r for r in runs if in_release(r, self.release, self.release_attribute))
         finally:
             if self._progress is not None:
                 self._progress.clear()
@@ -101,6 +108,16 @@ class SigNozInput:
 
     def cap_for_incomplete(self, code: int) -> int:
         return code
+
+
+def add_release_attribute(parser) -> None:  # argparse.ArgumentParser
+    parser.add_argument(
+        "--release-attribute",
+        default=DEFAULT_RELEASE_ATTRIBUTE,
+        metavar="KEY",
+        help="resource (or span) attribute that names a run's release, read from the agent's own "
+        f"spans (default: {DEFAULT_RELEASE_ATTRIBUTE})",
+    )
 
 
 def add_format(parser) -> None:  # argparse.ArgumentParser

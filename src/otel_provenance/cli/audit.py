@@ -13,7 +13,7 @@ from typing import Any
 from .. import semconv
 from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate, audit_run
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput, add_format
+from ._traces import TraceInput, add_format, add_release_attribute
 
 _EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
 _LABEL = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INSUFFICIENT: "INSUFFICIENT"}
@@ -28,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("traces", nargs="+", metavar="TRACES", help="OTLP JSON(L) or protobuf files, gzip ok")
     p.add_argument("--release", help="only runs whose service.version is RELEASE")
+    add_release_attribute(p)
     p.add_argument("--max-assumed", type=_count, metavar="N", help="assumed arguments allowed per call")
     p.add_argument("--max-invented", type=_count, metavar="N", help="invented arguments allowed per call")
     p.add_argument(
@@ -76,7 +77,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
-    source = TraceInput(io, args.traces, args.release)
+    source = TraceInput(io, args.traces, args.release, release_attribute=args.release_attribute)
     report = aggregate(audit_run(run, budgets) for run in source.runs())
     source.warn_incomplete()
     code = source.cap_for_incomplete(_EXIT[report.verdict])
@@ -85,7 +86,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         doc["exit_code"] = code  # differs from the verdict's only when incomplete input forbids a pass
         io.out(json.dumps(doc, indent=2, sort_keys=True))
     else:
-        lines = render_text(report)
+        lines = render_text(report, can_pass=code != EXIT_INSUFFICIENT)
         if code != _EXIT[report.verdict]:  # the last line is the verdict; incomplete input changed it
             lines[-1] = "INSUFFICIENT (the input is incomplete, so this cannot pass)"
         for line in lines:
@@ -108,12 +109,14 @@ def _finding_text(f: Finding) -> str:
     return f"{_LABEL[f.verdict]} {f.code}: {f.message}{where}"
 
 
-def render_text(report: AuditReport) -> list[str]:
+def render_text(report: AuditReport, can_pass: bool = True) -> list[str]:
+    """The text report. With ``can_pass`` False (the audit exits 3) no line says PASS: a run without
+    findings is shown as ``no finding``, since the audit as a whole proves nothing."""
     lines: list[str] = []
     totals = dict.fromkeys((*semconv.ARG_KINDS, "unknown"), 0)
     review: list[str] = []
     for run in report.runs:
-        lines.extend(_run_text(run, totals, review))
+        lines.extend(_run_text(run, totals, review, can_pass))
     calls = sum(len(r.calls) for r in report.runs)
     lines.append(
         f"summary: {len(report.runs)} run(s), {calls} tool call(s); arguments: "
@@ -127,9 +130,10 @@ def render_text(report: AuditReport) -> list[str]:
     return lines
 
 
-def _run_text(run: RunAudit, totals: dict[str, int], review: list[str]) -> list[str]:
+def _run_text(run: RunAudit, totals: dict[str, int], review: list[str], can_pass: bool = True) -> list[str]:
     release = f" release {run.release}" if run.release else ""
-    lines = [f"run {run.run_id}{release}: {_LABEL[run.verdict]}"]
+    label = _LABEL[run.verdict] if can_pass or run.verdict is not Verdict.PASS else "no finding"
+    lines = [f"run {run.run_id}{release}: {label}"]
     if not run.calls:
         lines.append("  (no tool calls)")
     for call in run.calls:

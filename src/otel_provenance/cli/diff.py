@@ -1,7 +1,8 @@
 """`otel-provenance diff A B` — what changed between two runs, by argument kind per tool call.
 
-Exit 0 when both runs were read and compared (whatever the differences), 3 when a side holds no
-run or its input is incomplete, 1 on error or when a file holds several runs and none was chosen.
+Exit 0 when both runs were read and compared (whatever the differences), 3 when there is nothing to
+compare (a side holds no run, or neither run has a tool call) or an input is incomplete, 1 on error
+or when a file holds several runs and none was chosen. "Nothing to compare" is said on stdout.
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ def _pick(io: IO, path: str, run_id: str | None, flag: str) -> tuple[Run | None,
     if not runs and run_id is not None:  # a run id the user named that is not there: a usage error
         raise UsageError(f"{path}: no run with id {run_id} ({flag})")
     if not runs:
-        io.warn(f"{path}: no run")
         return None, source
     return runs[0], source
 
@@ -49,9 +49,16 @@ def _pick(io: IO, path: str, run_id: str | None, flag: str) -> tuple[Run | None,
 def _handle(args: argparse.Namespace, io: IO) -> int:
     run_a, source_a = _pick(io, args.a, args.run_a, "--run-a")
     run_b, source_b = _pick(io, args.b, args.run_b, "--run-b")
+    empty = [
+        f"{side} ({path}) holds no run"
+        for side, path, r in (("A", args.a, run_a), ("B", args.b, run_b))
+        if r is None
+    ]
     if run_a is None or run_b is None:
-        return EXIT_INSUFFICIENT
+        return _nothing(io, args, "; ".join(empty))
     result = diff_runs(run_a, run_b)
+    if not result.pairs and not result.appeared and not result.disappeared:
+        return _nothing(io, args, "neither run has a tool call (gen_ai.operation.name=execute_tool)", result)
     if args.format == "json":
         payload = diff_json(result)
         payload["complete_input"] = source_a.report.complete and source_b.report.complete
@@ -62,6 +69,17 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         for line in render_text(result):
             io.out(line)
     return source_b.cap_for_incomplete(source_a.cap_for_incomplete(EXIT_PASS))
+
+
+def _nothing(io: IO, args: argparse.Namespace, why: str, result: RunDiff | None = None) -> int:
+    """Say plainly that nothing was compared, and exit 3 (never a clean 0)."""
+    if args.format == "json":
+        payload = diff_json(result) if result is not None else {}
+        payload["nothing_to_compare"] = why
+        io.out(json.dumps(payload, indent=2, sort_keys=True))
+    else:
+        io.out(f"nothing to compare: {why}")
+    return EXIT_INSUFFICIENT
 
 
 def render_text(result: RunDiff) -> list[str]:
@@ -77,6 +95,8 @@ def render_text(result: RunDiff) -> list[str]:
             lines.append(f"    {change.arg}: {change.before} → {change.after}")
         if pair.status_changed:
             lines.append(f"    status: {pair.before.status} → {pair.after.status}")
+        if pair.budget_changed:
+            lines.append(f"    budget: {pair.before.budget} → {pair.after.budget}")
     for call in result.disappeared:
         lines.append(f"- {call.tool}  span {call.span_id}  (only in A){_kinds(call)}")
     for call in result.appeared:
@@ -100,6 +120,7 @@ def _call_json(call: Call) -> dict[str, Any]:
         "trace_id": call.trace_id,
         "status": call.status,
         "args": dict(sorted(call.kinds.items())),
+        "over_budget": list(call.over),
     }
 
 

@@ -28,9 +28,10 @@ from ..offline.gate import (
     decide,
 )
 from ..offline.readers import ReadReport, iter_runs
+from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import SigNozInput, TraceInput
+from ._traces import SigNozInput, TraceInput, add_release_attribute
 from ._writefile import write_text
 from .fetch import add_signoz_window_arguments, window_ms
 
@@ -51,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     check.add_argument(
         "--release", required=True, metavar="R", help="service.version of the release under test"
     )
+    add_release_attribute(check)
     check.add_argument(
         "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine)"
     )
@@ -99,6 +101,11 @@ def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) ->
     if args.signoz is not None:
         if args.traces:
             raise UsageError("gate check: give trace files or --signoz, not both")
+        if args.release_attribute != DEFAULT_RELEASE_ATTRIBUTE:
+            raise UsageError(
+                "gate check: --signoz selects a release's traces by service.version; "
+                "--release-attribute works on trace files"
+            )
         start, end = window_ms(args)
         return SigNozInput(
             io,
@@ -112,7 +119,12 @@ def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) ->
         )
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate, or --signoz URL")
-    return TraceInput(io, args.traces, keep=shard.owns if shard is not None else None)
+    return TraceInput(
+        io,
+        args.traces,
+        keep=shard.owns if shard is not None else None,
+        release_attribute=args.release_attribute,
+    )
 
 
 def _check(args: argparse.Namespace, io: IO) -> int:
@@ -130,7 +142,14 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     if args.jobs != 1:
         return _check_in_processes(args, io, contract)
     source = trace_input(args, io, shard)
-    aggregate = check_release(source.runs(), contract, args.release, args.completed_at, shard)
+    aggregate = check_release(
+        source.runs(),
+        contract,
+        args.release,
+        args.completed_at,
+        shard,
+        release_attribute=args.release_attribute,
+    )
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
     if args.partial is not None:
@@ -155,7 +174,7 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate")
     jobs = [
-        (args.contract, args.traces, args.release, args.completed_at, i, args.jobs)
+        (args.contract, args.traces, args.release, args.completed_at, i, args.jobs, args.release_attribute)
         for i in range(1, args.jobs + 1)
     ]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
@@ -173,7 +192,13 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
 
 
 def _shard_job(
-    contract_path: str, traces: list[str], release: str, completed_at: str | None, index: int, count: int
+    contract_path: str,
+    traces: list[str],
+    release: str,
+    completed_at: str | None,
+    index: int,
+    count: int,
+    release_attribute: str,
 ) -> tuple[str, list[str], str | None]:
     """One process of ``--jobs``: (partial result as JSON, incomplete inputs, or an error message)."""
     try:
@@ -181,7 +206,9 @@ def _shard_job(
         shard = Shard(index, count)
         report = ReadReport()
         runs = iter_runs(traces, report=report, keep=shard.owns)
-        aggregate = check_release(runs, contract, release, completed_at, shard)
+        aggregate = check_release(
+            runs, contract, release, completed_at, shard, release_attribute=release_attribute
+        )
         return aggregate.to_json(), [str(item) for item in report.incomplete], None
     except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
         return "", [], str(exc)

@@ -6,9 +6,9 @@ import argparse
 
 from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
-from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, mine_contract
+from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, NO_TOOL_SPANS, mine_contract
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput
+from ._traces import TraceInput, add_release_attribute
 from ._writefile import write_text
 from .routes import print_families
 
@@ -21,6 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="FILE", help="write the contract here (default: stdout)")
     p.add_argument("--name", default="agent", help="contract name (default: agent)")
     p.add_argument("--release", help="only runs whose service.version is this")
+    add_release_attribute(p)
     p.add_argument(
         "--similarity",
         default=str(DEFAULT_SIMILARITY),
@@ -47,7 +48,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         raise UsageError("mine: --similarity and --max-insufficient must be between 0 and 1")
     if args.min_runs < 1:
         raise UsageError("mine: --min-runs must be at least 1")
-    source = TraceInput(io, args.approved, args.release)
+    source = TraceInput(io, args.approved, args.release, release_attribute=args.release_attribute)
     runs = list(source.runs())
     source.warn_incomplete()
     if not source.report.complete:  # a contract mined from a gap would encode the gap as approved
@@ -56,6 +57,17 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     if not runs:
         io.error(
             "no runs found in the approved traces" + (f" for release {args.release}" if args.release else "")
+        )
+        return EXIT_ERROR
+    if not any(span.is_tool for run in runs for span in run.spans):
+        io.error(NO_TOOL_SPANS + "; no contract was written")
+        return EXIT_ERROR
+    disagreeing = [r for r in runs if r.attribution_for(args.release_attribute).disagrees]
+    if args.release and disagreeing:  # a run that is not one release's cannot be its approved behaviour
+        found = ", ".join(disagreeing[0].attribution_for(args.release_attribute).found)
+        io.error(
+            f"{len(disagreeing)} approved run(s) have agent spans that disagree about "
+            f"{args.release_attribute} (e.g. run {disagreeing[0].run_id}: {found}); no contract was written"
         )
         return EXIT_ERROR
     text = mine_contract(runs, args.name, similarity, args.min_runs, max_insufficient)

@@ -7,6 +7,7 @@ import copy
 
 from ..offline.contracts.dsl import dump_document, load_contract, parse_contract
 from ..offline.contracts.model import Contract
+from ..offline.mine import widen_for_family
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._writefile import write_text
 
@@ -67,8 +68,13 @@ def _approve(args: argparse.Namespace, io: IO) -> int:
         return EXIT_PASS
     for family in hits:
         family["status"] = "approved"
+    changes = widen_for_family(document)  # the family's own runs must pass the mined step rules
     text = dump_document(document)
     parse_contract(text, args.contract)  # never write a contract that does not parse
     write_text(args.contract, text)
     io.out(f"Approved {args.family} in {args.contract}.")
+    if changes:
+        io.out("Re-derived from the approved families' step counts:")
+        for change in changes:
+            io.out(f"  {change}")
     return EXIT_PASS

@@ -4,7 +4,9 @@ Defaults follow the side effect: a ``side_effect="write"`` tool allows zero assu
 (fail closed); other tools are tagged and never blocked unless given an explicit budget with
 ``enforce=True``. Arguments on the allow-list (annotation fields meant to be written by the model:
 ``comment``, ``reason``, ``commit_message``, ``title``, ``body`` by default) are classified and tagged
-like any other but do not count against ``max_assumed``.
+like any other but do not count against ``max_assumed`` — the counting and the decision are the one
+law in ``otel_provenance.budget_law``, which the offline checks apply too. The span records the
+exempted names (``agent.budget.allowed``) so that offline checks apply exactly this list.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .. import semconv as sc
+from ..budget_law import Limits, count_arguments, over_budget
 from ..errors import ConfigurationError
 from .classify import Classification
 
@@ -60,23 +63,22 @@ class Budget:
         allow: frozenset[str] = self.allow  # type: ignore[assignment]  # normalised in __post_init__
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)
         enforce = (self.enforce if self.enforce is not None else write) and enforce_globally
-        assumed = [
-            a.name for a in classification.arguments if a.kind == sc.KIND_ASSUMED and a.name not in allow
-        ]
-        invented = [a.name for a in classification.arguments if a.kind == sc.KIND_INVENTED]
+        count = count_arguments(((a.name, a.kind) for a in classification.arguments), allow)
+        over = over_budget(count, Limits(max_assumed, self.max_invented))
         violations: list[str] = []
-        if max_assumed is not None and len(assumed) > max_assumed:
-            violations.extend(f"{RULE_MAX_ASSUMED}:{name}={sc.KIND_ASSUMED}" for name in assumed)
-        if self.max_invented is not None and len(invented) > self.max_invented:
-            violations.extend(f"{RULE_MAX_INVENTED}:{name}={sc.KIND_INVENTED}" for name in invented)
+        if sc.KIND_ASSUMED in over:
+            violations.extend(f"{RULE_MAX_ASSUMED}:{name}={sc.KIND_ASSUMED}" for name in count.assumed)
+        if sc.KIND_INVENTED in over:
+            violations.extend(f"{RULE_MAX_INVENTED}:{name}={sc.KIND_INVENTED}" for name in count.invented)
         violations.extend(f"{RULE_FAULT}:{fault}" for fault in classification.faults)
         return Verdict(
-            assumed=len(assumed),
-            invented=len(invented),
+            assumed=len(count.assumed),
+            invented=len(count.invented),
             max_assumed=max_assumed,
             max_invented=self.max_invented,
             violations=tuple(violations),
             blocked=bool(violations) and enforce,
+            allowed=count.allowed,
         )
 
 
@@ -89,9 +91,12 @@ class Verdict(NamedTuple):
     max_invented: int | None
     violations: tuple[str, ...]
     blocked: bool
+    allowed: tuple[str, ...] = ()  # argument names the allow-list exempted from counting
 
     def attributes(self) -> dict[str, Any]:
         out: dict[str, Any] = {sc.BUDGET_ASSUMED: self.assumed, sc.BUDGET_INVENTED: self.invented}
+        if self.allowed:
+            out[sc.BUDGET_ALLOWED] = list(self.allowed)
         if self.max_assumed is not None:
             out[sc.BUDGET_MAX_ASSUMED] = self.max_assumed
         if self.max_invented is not None:

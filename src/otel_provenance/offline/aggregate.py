@@ -16,7 +16,7 @@ from ..errors import TraceReadError
 from .contracts.outcomes import Status, Witness
 from .evaluate import RUN_ERROR, RUN_FAIL, RUN_INSUFFICIENT, RUN_PASS, RunResult
 
-PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v1"
+PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v2"
 RUN_STATUSES: Final = (RUN_PASS, RUN_FAIL, RUN_INSUFFICIENT, RUN_ERROR)
 RULE_STATUSES: Final = tuple(s.value for s in Status)
 
@@ -55,11 +55,12 @@ class Aggregate:
     release: str
     completed_at: str | None
     run_ids: tuple[str, ...]  # evaluated runs of the release, sorted
-    other_release_runs: int
+    other_releases: tuple[tuple[str, int], ...]  # runs left out, per release label (sorted)
     run_counts: tuple[tuple[str, int], ...]
     rules: Mapping[str, RuleTally] = field(default_factory=dict)
     incomplete_inputs: tuple[str, ...] = ()  # inputs read only up to a cut ("file:line: problem"), sorted
     steps_seen: tuple[str, ...] = ()  # step keys present in the evaluated runs, sorted
+    tool_spans: int = 0  # tool spans (execute_tool) in the evaluated runs: none means nothing to judge
 
     @classmethod
     def empty(
@@ -67,7 +68,13 @@ class Aggregate:
     ) -> Aggregate:
         tallies = {r: RuleTally(tuple(_empty_counts(RULE_STATUSES).items()), ()) for r in sorted(rule_ids)}
         return cls(
-            contract_digest, release, completed_at, (), 0, tuple(_empty_counts(RUN_STATUSES).items()), tallies
+            contract_digest,
+            release,
+            completed_at,
+            (),
+            (),
+            tuple(_empty_counts(RUN_STATUSES).items()),
+            tallies,
         )
 
     def add_all(self, results: Iterable[RunResult]) -> Aggregate:
@@ -96,16 +103,28 @@ class Aggregate:
             self.release,
             self.completed_at,
             tuple(sorted(run_ids)),
-            self.other_release_runs,
+            self.other_releases,
             tuple(run_counts.items()),
             rules,
+            self.incomplete_inputs,
+            self.steps_seen,
+            self.tool_spans,
         )
 
-    def with_other_release(self, count: int) -> Aggregate:
-        return replace(self, other_release_runs=self.other_release_runs + count)
+    def with_other_releases(self, counts: Mapping[str, int]) -> Aggregate:
+        """Count runs left out because they belong to another release (``counts``: label → runs)."""
+        return replace(self, other_releases=_add_counts(self.other_releases, counts.items()))
 
-    def with_steps_seen(self, steps: Iterable[str]) -> Aggregate:
-        return replace(self, steps_seen=tuple(sorted(set(self.steps_seen) | set(steps))))
+    @property
+    def other_release_runs(self) -> int:
+        return sum(n for _, n in self.other_releases)
+
+    def with_steps_seen(self, steps: Iterable[str], tool_spans: int = 0) -> Aggregate:
+        return replace(
+            self,
+            steps_seen=tuple(sorted(set(self.steps_seen) | set(steps))),
+            tool_spans=self.tool_spans + tool_spans,
+        )
 
     def with_incomplete_inputs(self, inputs: Iterable[str]) -> Aggregate:
         """Record inputs that were cut off: such evidence has a known gap and can never pass."""
@@ -137,11 +156,12 @@ class Aggregate:
             self.release,
             self.completed_at,
             tuple(sorted(self.run_ids + other.run_ids)),
-            self.other_release_runs + other.other_release_runs,
+            _add_counts(self.other_releases, other.other_releases),
             run_counts,
             rules,
             tuple(sorted(set(self.incomplete_inputs) | set(other.incomplete_inputs))),
             tuple(sorted(set(self.steps_seen) | set(other.steps_seen))),
+            self.tool_spans + other.tool_spans,
         )
 
     @property
@@ -157,9 +177,10 @@ class Aggregate:
             "release": self.release,
             "completed_at": self.completed_at,
             "run_ids": list(self.run_ids),
-            "other_release_runs": self.other_release_runs,
+            "other_releases": dict(self.other_releases),
             "incomplete_inputs": list(self.incomplete_inputs),
             "steps_seen": list(self.steps_seen),
+            "tool_spans": self.tool_spans,
             "runs": dict(self.run_counts),
             "rules": {
                 rid: {"counts": dict(t.counts), "findings": [finding_json(f) for f in t.findings]}
@@ -186,16 +207,24 @@ class Aggregate:
                 str(data["release"]),
                 data["completed_at"],
                 tuple(str(r) for r in data["run_ids"]),
-                int(data["other_release_runs"]),
+                _add_counts((), ((str(k), int(v)) for k, v in data["other_releases"].items())),
                 tuple((s, int(data["runs"][s])) for s in RUN_STATUSES),
                 rules,
                 tuple(sorted(str(i) for i in data["incomplete_inputs"])),
                 tuple(sorted(str(i) for i in data["steps_seen"])),
+                int(data["tool_spans"]),
             )
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise TraceReadError(
                 source, f"not a valid partial gate result ({type(exc).__name__}: {exc})"
             ) from None
+
+
+def _add_counts(a: Iterable[tuple[str, int]], b: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:
+    total: dict[str, int] = dict(a)
+    for label, n in b:
+        total[label] = total.get(label, 0) + n
+    return tuple(sorted((k, v) for k, v in total.items() if v))
 
 
 def finding_json(finding: RunFinding) -> dict[str, Any]:

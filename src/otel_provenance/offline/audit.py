@@ -23,8 +23,10 @@ A tool span counts as instrumented when it carries any ``agent.arg.<name>.<field
 Invented arguments are listed for review by name — values never reach a trace.
 
 Budgets are per call (like ``op.Budget``): ``Budgets(default=ToolBudget(...), tools={...})``;
-``None`` means unlimited. Flags build them today; a contract's ``provenance_budgets`` can build the
-same object.
+``None`` means unlimited. Counting and deciding is the one law of ``otel_provenance.budget_law``
+(shared with ``op.Budget`` and the ``provenance_budgets`` rule): the names a tool span records as
+allowed (``agent.budget.allowed``) plus ``ToolBudget.allow`` are exempt, for the kinds in
+``ALLOW_REACH`` (assumed only).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from types import MappingProxyType
 from typing import Final
 
 from .. import semconv
+from ..budget_law import Limits, allowed_on_span, count_arguments, over_budget
 from .graph import CausalGraph
 from .model import Run, Span
 
@@ -69,7 +72,8 @@ class Verdict(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class ToolBudget:
-    """Per-call limits; ``allow`` names arguments that may be assumed without counting."""
+    """Per-call limits; ``allow`` names arguments that may be assumed without counting (added to the
+    names the span itself records as allowed)."""
 
     max_assumed: int | None = None
     max_invented: int | None = None
@@ -309,25 +313,24 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
                 "names fewer; their agent.arg.* attributes were lost (span attribute limit?)",
             )
         budget = budgets.for_tool(call.tool)
-        assumed = [n for n in names.get(semconv.KIND_ASSUMED, ()) if n not in budget.allow]
-        if budget.max_assumed is not None and len(assumed) > budget.max_assumed:
-            finding(
-                ASSUMED_OVER_BUDGET,
-                Verdict.FAIL,
-                call,
-                assumed,
-                f"{call.tool}: {len(assumed)} assumed argument(s) ({', '.join(assumed)}), "
-                f"budget {budget.max_assumed}",
+        allow = budget.allow | allowed_on_span(span.attributes)
+        count = count_arguments(((a.name, a.kind) for a in call.args), allow)
+        limits = Limits(budget.max_assumed, budget.max_invented)
+        for kind in over_budget(count, limits):
+            counted = count.counted(kind)
+            code, limit = (
+                (ASSUMED_OVER_BUDGET, limits.max_assumed)
+                if kind == semconv.KIND_ASSUMED
+                else (INVENTED_OVER_BUDGET, limits.max_invented)
             )
-        invented = [n for n in names.get(semconv.KIND_INVENTED, ()) if n not in budget.allow]
-        if budget.max_invented is not None and len(invented) > budget.max_invented:
+            allowed = f"; allowed: {', '.join(count.allowed)}" if count.allowed else ""
             finding(
-                INVENTED_OVER_BUDGET,
+                code,
                 Verdict.FAIL,
                 call,
-                invented,
-                f"{call.tool}: {len(invented)} invented argument(s) ({', '.join(invented)}), "
-                f"budget {budget.max_invented}",
+                counted,
+                f"{call.tool}: {len(counted)} {kind} argument(s) ({', '.join(counted)}), "
+                f"budget {limit}{allowed}",
             )
     return RunAudit(run.run_id, run.release, tuple(calls), tuple(findings))
 

@@ -2,9 +2,11 @@
 
 Tool calls are paired per tool name with an optimal assignment (``matching``): the cost of pairing
 two calls is the number of arguments whose kind differs (an argument present on one side only
-counts as a difference) plus one if the status differs. Calls left over appeared (only in B) or
-disappeared (only in A). Because the pairing is optimal, a retried call cannot steal the partner
-of the call that actually changed.
+counts as a difference) plus one if the status differs, plus one if the budget decision differs.
+The budget decision is the one law (``otel_provenance.budget_law``) applied with the limits and
+allow-list each span recorded online: ``within``, or the kinds over budget (``over: assumed``).
+Calls left over appeared (only in B) or disappeared (only in A). Because the pairing is optimal, a
+retried call cannot steal the partner of the call that actually changed.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .. import semconv
+from ..budget_law import allowed_on_span, count_arguments, limits_on_span, over_budget
 from .audit import arguments
 from .matching import optimal_assignment
 from .model import Run, Span
@@ -28,17 +31,26 @@ class Call:
     trace_id: str
     status: str  # agent.tool.status, or "absent"
     kinds: Mapping[str, str]  # argument name → kind
+    over: tuple[str, ...] = ()  # kinds over the budget the span recorded (budget_law), in law order
 
     @classmethod
     def of(cls, span: Span) -> Call:
         status = span.attributes.get(semconv.TOOL_STATUS)
+        kinds = {a.name: a.kind for a in arguments(span)}
+        count = count_arguments(kinds.items(), allowed_on_span(span.attributes))
         return cls(
             tool=span.tool_name or span.name,
             span_id=span.span_id,
             trace_id=span.trace_id,
             status=status if isinstance(status, str) else ABSENT_KIND,
-            kinds={a.name: a.kind for a in arguments(span)},
+            kinds=kinds,
+            over=over_budget(count, limits_on_span(span.attributes)),
         )
+
+    @property
+    def budget(self) -> str:
+        """``within``, or ``over: assumed, invented`` — the budget decision as text."""
+        return f"over: {', '.join(self.over)}" if self.over else "within"
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +71,12 @@ class CallPair:
         return self.before.status != self.after.status
 
     @property
+    def budget_changed(self) -> bool:
+        return self.before.over != self.after.over
+
+    @property
     def changed(self) -> bool:
-        return bool(self.changes) or self.status_changed
+        return bool(self.changes) or self.status_changed or self.budget_changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +102,7 @@ def _changes(a: Call, b: Call) -> tuple[ArgChange, ...]:
 
 
 def _cost(a: Call, b: Call) -> int:
-    return len(_changes(a, b)) + (a.status != b.status)
+    return len(_changes(a, b)) + (a.status != b.status) + (a.over != b.over)
 
 
 def diff_runs(a: Run, b: Run) -> RunDiff:

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from .contracts.evidence import RunEvidence
 from .contracts.model import Contract, Rule
-from .contracts.rules import CHECKERS, Status, Unknown, Violation, Witness
+from .contracts.outcomes import run_witnesses
+from .contracts.rules import REGISTRY, Status, Unknown, Violation, Witness
 from .model import Run
 
 RUN_PASS = "pass"
@@ -54,7 +55,7 @@ def evaluate(run: Run, contract: Contract) -> RunResult:
 
 
 def evaluate_rule(rule: Rule, evidence: RunEvidence) -> RuleResult:
-    checker = CHECKERS[rule.type]
+    checker = REGISTRY[rule.type].checker
     findings = []
     for outcome in checker(rule, evidence):
         if isinstance(outcome, Violation):
@@ -86,6 +87,22 @@ def evaluate_safely(
         except Exception as exc:
             results.append(_error(rule, exc))
     return _result(run, results)
+
+
+def release_conflict_result(run: Run, contract: Contract, key: str, found: tuple[str, ...]) -> RunResult:
+    """The result of a run whose agent spans disagree about the release: every rule insufficient.
+
+    Such a run cannot be attributed to one release, so nothing in it can pass for any of them; it is
+    counted (never skipped), and the finding names the values found."""
+    message = (
+        f"the run's agent spans disagree about {key} ({', '.join(found)}); it cannot be attributed "
+        "to one release"
+    )
+    witnesses = run_witnesses(run, **{key: list(found)})
+    finding = Finding(Status.INSUFFICIENT, message, witnesses)
+    return _result(
+        run, [RuleResult(rule.id, rule.code, Status.INSUFFICIENT, (finding,)) for rule in contract.rules]
+    )
 
 
 def _error(rule: Rule, exc: BaseException) -> RuleResult:

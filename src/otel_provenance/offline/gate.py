@@ -3,14 +3,17 @@
 ``check_release`` takes any iterable of runs (read from files, or fetched from a backend), keeps
 those of the release under test (and of this shard), evaluates each with ``evaluate_safely`` and
 returns an ``Aggregate``; ``decide`` applies the contract's thresholds. Precedence: an error
-anywhere → ``error``; else a rule over its failing-run limit → ``fail``; else too few runs, or too
-many runs without enough evidence for a rule → ``insufficient_data``; else ``pass``. No clock is
+anywhere → ``error``; else runs of the release but not one tool span in them (no agent behaviour:
+the instrumentation is missing, so missing steps prove nothing) → ``insufficient_data``; else a rule
+over its failing-run limit → ``fail``; else too few runs, or too many runs without enough evidence
+for a rule → ``insufficient_data``; else ``pass``. No clock is
 read: the completion time is whatever the caller passes.
 """
 
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final
@@ -19,8 +22,10 @@ from .aggregate import Aggregate, RuleTally
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import Status
 from .contracts.rational import ratio_at_most
-from .evaluate import RunResult, evaluate_safely
+from .contracts.rules import REGISTRY, Absence
+from .evaluate import RunResult, evaluate_safely, release_conflict_result
 from .model import Run
+from .release import DEFAULT_RELEASE_ATTRIBUTE
 from .stepkey import step_key
 
 DECISION_PASS: Final = "pass"
@@ -76,26 +81,36 @@ def check_release(
     completed_at: str | None = None,
     shard: Shard | None = None,
     evaluator: Callable[[Run, Contract], RunResult] = evaluate_safely,
+    release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
 ) -> Aggregate:
-    """Evaluate every run of ``release`` (in ``shard``) and tally the results."""
-    aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
-    others = 0
+    """Evaluate every run of ``release`` (in ``shard``) and tally the results.
 
+    A run's release is read from its agent's spans (``offline.release``, attribute
+    ``release_attribute``). A run whose agent spans disagree, one of them saying ``release``, is
+    evaluated as insufficient — never skipped. Other runs are left out and counted per release."""
+    aggregate = Aggregate.empty(contract.digest, (r.id for r in contract.rules), release, completed_at)
+    others: Counter[str] = Counter()
     steps: set[str] = set()
+    tools = 0
 
     def results() -> Iterator[RunResult]:  # tallied as produced: memory holds counts, not results
-        nonlocal others
+        nonlocal tools
         for run in runs:
             if shard is not None and not shard.owns(run.run_id):
                 continue
-            if run.release != release:
-                others += 1
+            attribution = run.attribution_for(release_attribute)
+            if not attribution.concerns(release):
+                others[attribution.label(release_attribute)] += 1
                 continue
             steps.update(step_key(span) for span in run.spans)
-            yield evaluator(run, contract)
+            tools += sum(1 for span in run.spans if span.is_tool)
+            if attribution.disagrees:
+                yield release_conflict_result(run, contract, release_attribute, attribution.found)
+            else:
+                yield evaluator(run, contract)
 
     tallied = aggregate.add_all(results())
-    return tallied.with_other_release(others).with_steps_seen(steps)
+    return tallied.with_other_releases(others).with_steps_seen(steps, tools)
 
 
 def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
@@ -106,7 +121,7 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     seen = frozenset(aggregate.steps_seen) | {
         step
         for rule in contract.rules
-        if rule.type == "required_spans" or (rule.type == "cardinality" and _has_minimum(rule))
+        if REGISTRY[rule.type].absence(rule) is Absence.JUDGED
         for step in [getattr(rule.params.get("select"), "step", None)]
         if step is not None
     }
@@ -118,10 +133,18 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     statuses = {v.status for v in verdicts}
     if DECISION_ERROR in statuses:
         decision, reason = DECISION_ERROR, "an internal error occurred while checking a rule"
+    elif runs and aggregate.tool_spans == 0:  # before fail: missing steps here mean missing evidence
+        decision, reason = (
+            DECISION_INSUFFICIENT,
+            f"no run of release {aggregate.release} holds a tool span (gen_ai.operation.name=execute_tool)"
+            ", so there is no agent behaviour to judge",
+        )
     elif DECISION_FAIL in statuses:
         decision, reason = DECISION_FAIL, "a rule exceeded its failing-run threshold"
     elif runs == 0:
         decision, reason = DECISION_INSUFFICIENT, f"no runs of release {aggregate.release} were found"
+        if aggregate.other_releases:
+            reason += f" (found: {found_releases(aggregate)})"
     elif runs < contract.min_runs:
         decision, reason = (
             DECISION_INSUFFICIENT,
@@ -136,27 +159,18 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
     return GateResult(decision, reason, aggregate, verdicts, contract)
 
 
-# Rules that pass vacuously when their selected step never occurs. A step no run of the release
-# contains is then not evidence of compliance — it is usually a misspelled step (or a route the
-# release never took, which other rules judge): the rule is insufficient, never a silent pass.
-# Not here: required_spans / cardinality with a minimum (zero occurrences already fail) and
-# forbidden_spans (never occurring is the point).
-_VACUOUS_WHEN_ABSENT: Final = frozenset(
-    {"retry_budgets", "provenance_budgets", "attribute_constraints", "allowed_values", "numeric_budgets"}
-)
-
-
-def _has_minimum(rule: Rule) -> bool:
-    return bool(rule.params.get("min") or rule.params.get("exact"))
+def found_releases(aggregate: Aggregate) -> str:
+    """``1.0.0 (25 runs), 2.0.0 (5 runs)``: the releases of the runs that were left out."""
+    return ", ".join(f"{label} ({n} run{'s' if n != 1 else ''})" for label, n in aggregate.other_releases)
 
 
 def _vacuous(rule: Rule, tally: RuleTally, seen: frozenset[str], runs: int) -> RuleVerdict | None:
-    kind = rule.type
-    if kind == "cardinality" and not _has_minimum(rule):
-        kind = "retry_budgets"  # an upper bound only: vacuous when absent, like the others
+    """A rule that would pass vacuously because its selected step never occurs (``Absence.VACUOUS``
+    in the registry) is insufficient at release level: a step no run of the release contains is not
+    evidence of compliance — usually a misspelled step (or a route other rules judge)."""
     select = rule.params.get("select")
     step = getattr(select, "step", None)
-    if runs == 0 or kind not in _VACUOUS_WHEN_ABSENT or step is None or step in seen:
+    if runs == 0 or REGISTRY[rule.type].absence(rule) is not Absence.VACUOUS or step is None or step in seen:
         return None
     if tally.count(Status.FAIL.value) or tally.count(Status.ERROR.value):
         return None

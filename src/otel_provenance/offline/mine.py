@@ -7,7 +7,13 @@
 3. The family with the most runs is proposed ``approved``; the others are ``pending`` with their run
    counts and example trace ids, for a human to approve (``routes approve``).
 4. Rules are proposed from the approved family only, each with its support (how many runs or spans
-   it was observed on); a rule whose trigger never occurred is dropped as vacuous.
+   it was observed on); a rule whose trigger never occurred is dropped as vacuous. Blocked calls did
+   not happen: step counts (``required_spans``, ``cardinality``) leave them out, and a
+   ``blocked_calls`` rule bounds them at the approved maximum (normally 0). Provenance budgets are
+   counted by ``budget_law`` with the allow-list each tool span recorded, and written with it.
+
+``routes approve`` calls ``widen_for_family`` to re-derive the step-count rules so that an approved
+family's own runs pass them.
 
 Only sorted data reaches the output, so the same runs in any order give the same bytes.
 """
@@ -23,6 +29,7 @@ from fractions import Fraction
 from typing import Any, Final
 
 from .. import semconv
+from ..budget_law import ArgumentCount, allowed_on_span, count_arguments
 from .contracts.dsl import dump_document, parse_contract
 from .contracts.rational import format_rational, ratio_at_least
 from .contracts.similarity import route_shape, weighted_jaccard
@@ -30,6 +37,10 @@ from .fingerprint import edge_counts, fingerprint, step_counts
 from .model import ABSENT, Run, Span
 from .stepkey import step_key
 
+NO_TOOL_SPANS: Final = (
+    "the approved traces hold no tool span (gen_ai.operation.name=execute_tool), so there is no agent "
+    "behaviour to mine; record the agent's tools (@op.tool, or a GenAI instrumentation) and mine again"
+)
 DEFAULT_SIMILARITY: Final = Fraction(4, 5)
 DEFAULT_MAX_INSUFFICIENT: Final = Fraction(1, 20)
 EXAMPLES_PER_FAMILY: Final = 3
@@ -94,6 +105,8 @@ def mine_contract(
     families = route_families(runs, similarity)
     if not families:
         raise ValueError("no approved runs to mine")
+    if not any(span.is_tool for f in families for run in f.runs for span in run.spans):
+        raise ValueError(NO_TOOL_SPANS)
     approved = families[0]
     rules = propose_rules(approved.runs)
     rules.append(_routes_rule(families, approved, similarity))
@@ -128,7 +141,7 @@ def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
     ids = _RuleIds()
     for step in all_steps:
         spans = [sp for steps in per_run for sp in steps.get(step, [])]
-        counts = [len(steps.get(step, [])) for steps in per_run]
+        counts = [sum(1 for sp in steps.get(step, []) if not sp.blocked) for steps in per_run]
         select = {"step": step}
         runs_with = sum(1 for c in counts if c)  # support: approved runs in which the rule's trigger occurred
         if min(counts) >= 1:
@@ -185,31 +198,52 @@ def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
                 )
         provenance = [_kind_counts(sp) for sp in spans]
         if provenance and all(p is not None for p in provenance):
-            rules.append(
-                {
-                    "id": ids.make("provenance", step),
-                    "type": "provenance_budgets",
-                    "code": "UNSOURCED_ARGUMENTS",
-                    "support": runs_with,
-                    "select": select,
-                    "max_assumed": max(p[semconv.KIND_ASSUMED] for p in provenance),  # type: ignore[index]
-                    "max_invented": max(p[semconv.KIND_INVENTED] for p in provenance),
-                }
-            )  # type: ignore[index]
+            allow = sorted({name for sp in spans for name in allowed_on_span(sp.attributes)})
+            rule: dict[str, Any] = {
+                "id": ids.make("provenance", step),
+                "type": "provenance_budgets",
+                "code": "UNSOURCED_ARGUMENTS",
+                "support": runs_with,
+                "select": select,
+                "max_assumed": max(len(p.assumed) for p in provenance if p is not None),
+                "max_invented": max(len(p.invented) for p in provenance if p is not None),
+            }
+            if allow:
+                rule["allow"] = allow
+            rules.append(rule)
+    blocked = _blocked_rule(runs)
+    if blocked is not None:
+        rules.append(blocked)
     return [r for r in rules if r["support"] > 0]
 
 
-def _kind_counts(span: Span) -> Counter | None:
-    kinds: Counter = Counter({semconv.KIND_ASSUMED: 0, semconv.KIND_INVENTED: 0})
-    seen = False
+def _blocked_rule(runs: list[Run]) -> dict[str, Any] | None:
+    """``blocked_calls`` at the approved maximum per run, when every tool span records its status."""
+    calls = [[s for s in run.spans if s.is_tool] for run in runs]
+    if not all(semconv.TOOL_STATUS in s.attributes for c in calls for s in c):
+        return None
+    return {
+        "id": "blocked_calls",
+        "type": "blocked_calls",
+        "code": "BLOCKED_CALL",
+        "support": sum(1 for c in calls if c),
+        "max": max((sum(1 for s in c if s.blocked) for c in calls), default=0),
+    }
+
+
+def _kind_counts(span: Span) -> ArgumentCount | None:
+    """The span's arguments counted by the budget law with the allow-list the span recorded; None
+    when the span carries no provenance or an unknown kind."""
+    kinds: list[tuple[str, str]] = []
     for key, value in span.attributes.items_sorted():
         parts = semconv.split_arg_attr(key)
         if parts and parts[1] == semconv.ARG_KIND_SUFFIX:
             if value not in semconv.ARG_KINDS:
                 return None
-            kinds[value] += 1
-            seen = True
-    return kinds if seen or semconv.BUDGET_ASSUMED in span.attributes else None
+            kinds.append((parts[0], value))  # type: ignore[arg-type]
+    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
+        return None
+    return count_arguments(kinds, allowed_on_span(span.attributes))
 
 
 def _routes_rule(families: list[Family], approved: Family, similarity: Fraction) -> dict[str, Any]:
@@ -252,3 +286,55 @@ class _RuleIds:
             candidate, n = f"{base}-{n}", n + 1
         self._used.add(candidate)
         return candidate
+
+
+def widen_for_family(document: dict[str, Any]) -> list[str]:
+    """Re-derive the mined step-count rules of ``document`` (a contract as plain data, changed in
+    place) from every ``approved`` family's stored step counts, so that approving a family never
+    leaves its own runs failing them. Returns one line per change, for the user.
+
+    Only rules the miner wrote (they carry ``support``) and that select a step by key alone are
+    touched: ``required_spans`` (minimum lowered to the smallest approved count; dropped when an
+    approved family lacks the step), ``cardinality`` (bounds widened to the approved counts) and
+    ``retry_budgets`` (widened to the approved repeat count). Hand-written rules stay as written.
+    """
+    approved = [
+        f
+        for rule in document["rules"]
+        if rule["type"] == "approved_routes"
+        for f in rule["families"]
+        if f["status"] == "approved"
+    ]
+    if not approved:
+        return []
+    changes: list[str] = []
+    kept: list[dict[str, Any]] = []
+    for rule in document["rules"]:
+        step = rule.get("select", {}).get("step") if set(rule.get("select", {})) == {"step"} else None
+        if "support" not in rule or step is None:
+            kept.append(rule)
+            continue
+        counts = [f["steps"].get(step, 0) for f in approved]
+        low, high = min(counts), max(counts)
+        kind = rule["type"]
+        if kind == "required_spans":
+            if low == 0:
+                lacking = next(f["id"] for f, n in zip(approved, counts, strict=True) if n == 0)
+                changes.append(f"{rule['id']}: removed ({lacking} is approved and has no {step})")
+                continue
+            if low < rule.get("min", 1):
+                changes.append(f"{rule['id']}: min {rule.get('min', 1)} → {low}")
+                rule["min"] = low
+        elif kind == "cardinality":
+            if "max" in rule and high > rule["max"]:
+                changes.append(f"{rule['id']}: max {rule['max']} → {high}")
+                rule["max"] = high
+            if "min" in rule and low < rule["min"]:
+                changes.append(f"{rule['id']}: min {rule['min']} → {low}")
+                rule["min"] = low
+        elif kind == "retry_budgets" and high - 1 > rule["max_retries"]:
+            changes.append(f"{rule['id']}: max_retries {rule['max_retries']} → {high - 1}")
+            rule["max_retries"] = high - 1
+        kept.append(rule)
+    document["rules"] = kept
+    return changes

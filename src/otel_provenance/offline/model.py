@@ -21,6 +21,7 @@ from decimal import Decimal
 from typing import Any, Final, Union
 
 from .. import semconv
+from .release import DEFAULT_RELEASE_ATTRIBUTE, Attribution, attribute_release
 
 
 class _Absent:
@@ -183,8 +184,14 @@ class Span:
         return value if isinstance(value, str) else None
 
     @property
+    def blocked(self) -> bool:
+        """``agent.tool.status = blocked``: the tool's budget refused the call; its body never ran."""
+        return self.attributes.get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
+
+    @property
     def release(self) -> str | None:
-        """The resource's ``service.version`` (the release under test), or None when absent."""
+        """This span's own resource ``service.version``, or None. A *run's* release is read from the
+        agent's spans only (``Run.release``, ``offline.release``), never from any one span."""
         value = self.resource.get(semconv.SERVICE_VERSION)
         return value if isinstance(value, str) else None
 
@@ -202,13 +209,20 @@ class Run:
 
     run_id: str
     spans: tuple[Span, ...]
-    release: str | None = field(init=False, compare=False, repr=False)
-    """The one ``service.version`` its spans carry (None when none, or when they disagree)."""
+    attribution: Attribution = field(init=False, compare=False, repr=False)
+    """Its ``service.version`` as read from the agent's spans (``offline.release``)."""
 
     def __post_init__(self) -> None:
-        releases = {s.release for s in self.spans}
-        releases.discard(None)
-        object.__setattr__(self, "release", releases.pop() if len(releases) == 1 else None)
+        object.__setattr__(self, "attribution", attribute_release(self.spans))
+
+    @property
+    def release(self) -> str | None:
+        """The run's one release (``service.version`` of the agent's spans), None when none or several."""
+        return self.attribution.release
+
+    def attribution_for(self, key: str = DEFAULT_RELEASE_ATTRIBUTE) -> Attribution:
+        """The run's release read from attribute ``key`` (``--release-attribute``)."""
+        return self.attribution if key == DEFAULT_RELEASE_ATTRIBUTE else attribute_release(self.spans, key)
 
     @property
     def trace_ids(self) -> tuple[str, ...]:

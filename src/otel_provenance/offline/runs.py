@@ -21,6 +21,7 @@ from typing import Final
 from .. import semconv
 from ..errors import InvalidEvidenceError
 from .model import Run, Span
+from .release import DEFAULT_RELEASE_ATTRIBUTE
 
 _NO_RUN: Final = ""
 
@@ -138,12 +139,16 @@ def validate_run(run: Run, source: str | None = None) -> None:
             state[sid] = 2
 
 
-def in_release(run: Run, release: str | None) -> bool:
-    """True when no release filter is given or the run's single ``service.version`` equals it."""
-    return release is None or run.release == release
+def in_release(run: Run, release: str | None, key: str = DEFAULT_RELEASE_ATTRIBUTE) -> bool:
+    """True when no release filter is given, or the run concerns ``release``: its agent spans say
+    ``release`` (read from ``key``; see ``offline.release``), alone or among values they disagree on.
+    A disagreeing run is kept so that the gate can judge it insufficient instead of dropping it."""
+    return release is None or run.attribution_for(key).concerns(release)
 
 
-def group_runs(spans: Iterable[Span], release: str | None = None) -> list[Run]:
+def group_runs(
+    spans: Iterable[Span], release: str | None = None, key: str = DEFAULT_RELEASE_ATTRIBUTE
+) -> list[Run]:
     """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id."""
     spans = list(spans)
     keys = RunKeys()
@@ -153,4 +158,4 @@ def group_runs(spans: Iterable[Span], release: str | None = None) -> list[Run]:
     for span in spans:
         groups[keys.run_of(span.trace_id)].append(span)
     runs = (make_run(run_id, members) for run_id, members in groups.items())
-    return sorted((r for r in runs if in_release(r, release)), key=lambda r: r.run_id)
+    return sorted((r for r in runs if in_release(r, release, key)), key=lambda r: r.run_id)

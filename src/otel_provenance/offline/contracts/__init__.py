@@ -8,11 +8,13 @@ naming the line and column; ``contract_schema()`` is the published JSON Schema. 
 from __future__ import annotations
 
 from .dsl import contract_schema, dump_document, load_contract, parse_contract
-from .model import DEFAULT_CODES, RULE_TYPES, Contract, RouteFamily, Rule, Thresholds
+from .model import Contract, RouteFamily, Rule, Thresholds
+from .rules import DEFAULT_CODES, REGISTRY, RULE_TYPES
 from .selectors import Match, Selector
 
 __all__ = [
     "DEFAULT_CODES",
+    "REGISTRY",
     "RULE_TYPES",
     "Contract",
     "Match",

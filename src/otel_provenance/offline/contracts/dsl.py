@@ -21,10 +21,12 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...errors import ContractError
-from .model import DEFAULT_CODES, Contract, RouteFamily, Rule, Thresholds
+from .model import Contract, RouteFamily, Rule, Thresholds
 from .nodecheck import NodeChecker
 from .rational import parse_rational
+from .rules import REGISTRY
 from .selectors import Selector
+from .typing import check_value_type
 
 _SELECTOR_KEYS = ("select", "parent", "child", "ancestor", "descendant", "from", "to", "unless_preceded_by")
 
@@ -49,11 +51,23 @@ def load_contract(path: str | Path) -> Contract:
 
 
 def parse_contract(text: str, source: str = "<string>") -> Contract:
+    """Parse and check a contract; every problem is a ``ContractError`` naming ``source``."""
+    try:
+        return _parse(text, source)
+    except RecursionError:
+        raise ContractError(source, "the contract is nested too deeply to be a contract") from None
+
+
+def _parse(text: str, source: str) -> Contract:
     root = _compose(text, source)
     checker = NodeChecker(contract_schema(), source)
     document = checker.check(root)
     rule_nodes = _rule_nodes(root)
-    default = _thresholds(document.get("gate", {}), Thresholds())
+    try:
+        default = _thresholds(document.get("gate", {}), Thresholds())
+    except ValueError as exc:
+        key = "max_insufficient_fraction"
+        raise checker.error(_key_value(_key_value(root, "gate"), key), f"gate.{key}", str(exc)) from None
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for index, data in enumerate(document["rules"]):
@@ -156,63 +170,41 @@ def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, che
         if key in ("id", "type", "code", "description", "support", "thresholds"):
             continue
         if key in _SELECTOR_KEYS:
+            for attr, expected in value.get("attributes", {}).items():
+                check_value_type(attr, expected, lambda problem, key=key: fail(key, problem))
             params[key] = Selector.from_document(value)
         elif key == "similarity" or (key == "max" and data["type"] == "numeric_budgets"):
-            params[key] = parse_rational(value)
+            try:
+                params[key] = parse_rational(value)
+            except ValueError as exc:
+                raise fail(key, str(exc)) from None
         elif key == "families":
             params[key] = tuple(_family(f) for f in value)
-        elif key == "values":
+        elif key in ("values", "allow"):
             params[key] = tuple(value)
         else:
             params[key] = value
 
     kind = data["type"]
-    if kind == "cardinality":
-        if "exact" in params and ("min" in params or "max" in params):
-            raise fail("exact", "use either exact or min/max, not both")
-        if "min" in params and "max" in params and params["min"] > params["max"]:
-            raise fail("min", f"min {params['min']} is greater than max {params['max']}")
-    if kind == "attribute_constraints":
-        _check_constraint(params, fail)
-    if kind == "numeric_budgets" and "attribute" in params and "duration" in params:
-        raise fail("duration", "use either attribute or duration, not both")
-    if kind == "approved_routes":
-        sim = params["similarity"]
-        if not 0 <= sim <= 1:
-            raise fail("similarity", f"similarity must be between 0 and 1, found {sim}")
-        ids = [f.id for f in params["families"]]
-        dupes = sorted({i for i in ids if ids.count(i) > 1})
-        if dupes:
-            raise fail("families", f"duplicate family id {dupes[0]!r}")
-    thresholds = _thresholds(data.get("thresholds", {}), default)
+    rule_type = REGISTRY[kind]
+    if rule_type.validate is not None:
+        rule_type.validate(params, fail)
+    try:
+        thresholds = _thresholds(data.get("thresholds", {}), default)
+    except ValueError as exc:
+        raise fail("thresholds", str(exc)) from None
     if not 0 <= thresholds.max_insufficient_fraction <= 1:
         raise fail("thresholds", "max_insufficient_fraction must be between 0 and 1")
     return Rule(
         id=data["id"],
         type=kind,
-        code=data.get("code", DEFAULT_CODES[kind]),
+        code=data.get("code", rule_type.default_code),
         description=data.get("description", ""),
         params=MappingProxyType(params),
         thresholds=thresholds,
         line=node.start_mark.line + 1,
         support=data.get("support"),
     )
-
-
-def _check_constraint(params: dict[str, Any], fail: Any) -> None:
-    op = params["op"]
-    if op == "exists":
-        if "value" in params:
-            raise fail("value", "'exists' takes no value")
-        return
-    if "value" not in params:
-        raise fail("op", f"operator {op!r} needs a value")
-    value = params["value"]
-    if op in ("<", "<=", ">", ">="):
-        try:
-            params["value"] = parse_rational(value)
-        except ValueError:
-            raise fail("value", f'operator {op!r} compares numbers; write an integer or "1/20"') from None
 
 
 def _family(data: dict[str, Any]) -> RouteFamily:
@@ -257,6 +249,7 @@ _RULE_ORDER = (
     "max_retries",
     "max_assumed",
     "max_invented",
+    "allow",
     "similarity",
     "thresholds",
     "families",

@@ -84,6 +84,12 @@ class RunEvidence:
             cached = self._selected[selector] = (matched, unknown)
         return list(cached[0]), list(cached[1])
 
+    def occurred(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
+        """Like ``select``, without blocked calls (``agent.tool.status = blocked``): a call its budget
+        refused never ran, so it satisfies no requirement and is no side effect."""
+        matched, unknown = self.select(selector)
+        return [s for s in matched if not s.blocked], [s for s in unknown if not s.blocked]
+
     def witnesses(self, **observed: object) -> tuple[Witness, ...]:
         """Run-level witnesses (one per trace, no spans) for findings about something absent."""
         return run_witnesses(self.run, **observed)

@@ -5,37 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Final
-
-RULE_TYPES: Final = (
-    "required_spans",
-    "forbidden_spans",
-    "cardinality",
-    "required_edges",
-    "required_ancestry",
-    "forbidden_paths",
-    "attribute_constraints",
-    "allowed_values",
-    "retry_budgets",
-    "approved_routes",
-    "numeric_budgets",
-    "provenance_budgets",
-)
-
-DEFAULT_CODES: Final = {
-    "required_spans": "MISSING_PREREQUISITE",
-    "forbidden_spans": "FORBIDDEN_STEP",
-    "cardinality": "UNEXPECTED_STEP_COUNT",
-    "required_edges": "MISSING_EDGE",
-    "required_ancestry": "MISPLACED_STEP",
-    "forbidden_paths": "FORBIDDEN_PATH",
-    "attribute_constraints": "ATTRIBUTE_CONSTRAINT",
-    "allowed_values": "DISALLOWED_VALUE",
-    "retry_budgets": "RETRY_BUDGET_EXCEEDED",
-    "approved_routes": "UNAPPROVED_ROUTE",
-    "numeric_budgets": "BUDGET_EXCEEDED",
-    "provenance_budgets": "UNSOURCED_ARGUMENTS",
-}
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)

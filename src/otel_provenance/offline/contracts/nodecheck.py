@@ -20,6 +20,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...errors import ContractError
+from .rational import MAX_MAGNITUDE
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -28,6 +29,8 @@ _FLOAT = "tag:yaml.org,2002:float"
 _NULL = "tag:yaml.org,2002:null"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
+
+_MAX_INT_TEXT = 64  # longer integer text is out of range whatever its digits (no huge-int parsing)
 
 _TYPE_NAMES = {
     _STR: "string",
@@ -87,7 +90,12 @@ class NodeChecker:
             )
         if node.tag not in (_STR, _INT, _BOOL, _NULL):
             raise self.error(node, path, f"unsupported YAML tag {node.tag}")
-        return self._constructor.construct_object(node, deep=True)
+        if node.tag == _INT and len(node.value) > _MAX_INT_TEXT:
+            raise self.error(node, path, f"integer out of range (at most {MAX_MAGNITUDE})")
+        value = self._constructor.construct_object(node, deep=True)
+        if node.tag == _INT and abs(value) > MAX_MAGNITUDE:
+            raise self.error(node, path, f"integer out of range (at most {MAX_MAGNITUDE})")
+        return value
 
     def _check_type(self, node: Node, schema: dict[str, Any], path: str) -> Any:
         expected = schema.get("type")

@@ -15,6 +15,10 @@ from typing import Final
 
 RATIONAL_PATTERN: Final = r"^-?[0-9]+(\.[0-9]+|/[1-9][0-9]*)?$"
 _RATIONAL_RE: Final = re.compile(RATIONAL_PATTERN)
+MAX_MAGNITUDE: Final = 2**63 - 1
+"""The largest integer, numerator or denominator a contract may write: no threshold needs more, and a
+number of thousands of digits is a mistake (or an attack on the parser), never a limit."""
+MAX_TEXT: Final = 64  # characters of an exact number written as a string
 
 
 def parse_rational(value: object) -> Fraction:
@@ -23,10 +27,18 @@ def parse_rational(value: object) -> Fraction:
     if isinstance(value, (bool, float)):
         raise ValueError('write exact numbers as integers or strings like "1/20" or "0.05"')
     if isinstance(value, int):
-        return Fraction(value)
+        return _bounded(Fraction(value))
+    if isinstance(value, str) and len(value) > MAX_TEXT:
+        raise ValueError(f"exact number too long ({len(value)} characters; at most {MAX_TEXT})")
     if isinstance(value, str) and _RATIONAL_RE.match(value):
-        return Fraction(value)
+        return _bounded(Fraction(value))
     raise ValueError(f'not an exact number: {value!r} (use an integer, "0.05" or "1/20")')
+
+
+def _bounded(value: Fraction) -> Fraction:
+    if abs(value.numerator) > MAX_MAGNITUDE or value.denominator > MAX_MAGNITUDE:
+        raise ValueError(f"exact number out of range (at most {MAX_MAGNITUDE} in magnitude)")
+    return value
 
 
 def format_rational(value: Fraction) -> str:

@@ -30,6 +30,7 @@ def report_data(result: GateResult) -> dict[str, Any]:
             "evaluated": agg.evaluated,
             **dict(agg.run_counts),
             "other_releases": agg.other_release_runs,
+            "other_releases_by_release": dict(agg.other_releases),
         },
         "rules": [
             {

@@ -3,7 +3,7 @@ their trace ids."""
 
 from __future__ import annotations
 
-from ..gate import GateResult
+from ..gate import GateResult, found_releases
 from .text import HEADLINES
 
 _MAX_RUNS = 5
@@ -19,7 +19,8 @@ def render_markdown(result: GateResult) -> str:
         "",
         f"Release `{agg.release}` · contract `{result.contract.name}` · {agg.evaluated} run(s) evaluated "
         f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_data']} insufficient, "
-        f"{counts['error']} error)",
+        f"{counts['error']} error)"
+        + (f" · left out: {found_releases(agg)}" if agg.other_releases else ""),
         "",
         "| rule | code | status | failing runs | insufficient runs | errors |",
         "|---|---|---|---|---|---|",
@@ -39,10 +40,12 @@ def render_markdown(result: GateResult) -> str:
             for message in messages:
                 out.append(f"- **{v.rule.code}** (`{v.rule.id}`) {message}")
                 runs = [f for f in shown if f.message == message]
-                for f in runs[:_MAX_RUNS]:
+                run_ids = sorted({f.run_id for f in runs})
+                first = set(run_ids[:_MAX_RUNS])
+                for f in (f for f in runs if f.run_id in first):
                     spans = sorted({s for w in f.witnesses for s in w.span_ids})
                     span_text = f", spans {', '.join(f'`{s}`' for s in spans)}" if spans else ""
                     out.append(f"  - trace {', '.join(f'`{t}`' for t in f.trace_ids)}{span_text}")
-                if len(runs) > _MAX_RUNS:
-                    out.append(f"  - … and {len(runs) - _MAX_RUNS} more run(s)")
+                if len(run_ids) > _MAX_RUNS:
+                    out.append(f"  - … and {len(run_ids) - _MAX_RUNS} more run(s)")
     return "\n".join(out) + "\n"

@@ -14,6 +14,7 @@ from ..gate import (
     DECISION_PASS,
     GateResult,
     RuleVerdict,
+    found_releases,
 )
 
 HEADLINES: Final = {
@@ -48,7 +49,11 @@ def render_text(result: GateResult) -> str:
     lines.append(
         f"Runs of release {agg.release}: {agg.evaluated} evaluated — {counts['pass']} pass, "
         f"{counts['fail']} fail, {counts['insufficient_data']} insufficient data, {counts['error']} error"
-        f" ({agg.other_release_runs} run(s) of other releases ignored)."
+        + (
+            f" ({agg.other_release_runs} run(s) of other releases left out: {found_releases(agg)})."
+            if agg.other_releases
+            else " (no runs of other releases)."
+        )
     )
     if result.decision != DECISION_PASS:
         lines.append(f"Decision: {result.decision} — {result.reason}.")
@@ -63,12 +68,20 @@ def _finding_lines(verdict: RuleVerdict, status: str, enough_runs: bool) -> Iter
     if not groups and enough_runs:  # a release-level verdict, e.g. a step no run contains
         yield f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}."
     # With too few runs, every rule is explained by the decision line instead.
-    for message, findings in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+    for message, findings in sorted(groups.items(), key=lambda kv: (-_runs(kv[1]), kv[0])):
         yield f"{verdict.rule.code} ({verdict.rule.id}) {message}"
-        for finding in findings[:MAX_PROOFS]:
-            yield from proof_lines(finding)
-        if len(findings) > MAX_PROOFS:
-            yield f"  … and {len(findings) - MAX_PROOFS} more run(s) (see the JSON report)"
+        shown = sorted({f.run_id for f in findings})[:MAX_PROOFS]  # proofs of MAX_PROOFS runs
+        for finding in findings:
+            if finding.run_id in shown:
+                yield from proof_lines(finding)
+        more = _runs(findings) - len(shown)
+        if more:
+            yield f"  … and {more} more run(s) (see the JSON report)"
+
+
+def _runs(findings: list[RunFinding]) -> int:
+    """How many runs the findings are about (a run can have several findings with one message)."""
+    return len({f.run_id for f in findings})
 
 
 def proof_lines(finding: RunFinding) -> Iterator[str]:

@@ -1,29 +1,35 @@
-"""One checker per rule type. ``CHECKERS[rule.type]`` is a generator of violations and unknowns."""
+"""The rule-type registry: ``REGISTRY[name]`` is the one declaration of a rule type (``RuleType``:
+checker, default finding code, how absence is judged, parameter validation), collected from the
+modules that implement them. The DSL, the evaluator, the gate and the schema test all read it."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 from ..outcomes import Checker, Outcome, Status, Unknown, Violation, Witness
-from .attributes import check_allowed_values, check_attribute_constraints
-from .budgets import check_numeric_budgets, check_provenance_budgets, check_retry_budgets
-from .counts import check_cardinality, check_forbidden_spans, check_required_spans
-from .routes import check_approved_routes
-from .structure import check_forbidden_paths, check_required_ancestry, check_required_edges
+from ..ruletype import Absence, RuleType
+from . import attributes, blocked, budgets, counts, routes, structure
 
-CHECKERS: Final[dict[str, Checker]] = {
-    "required_spans": check_required_spans,
-    "forbidden_spans": check_forbidden_spans,
-    "cardinality": check_cardinality,
-    "required_edges": check_required_edges,
-    "required_ancestry": check_required_ancestry,
-    "forbidden_paths": check_forbidden_paths,
-    "attribute_constraints": check_attribute_constraints,
-    "allowed_values": check_allowed_values,
-    "retry_budgets": check_retry_budgets,
-    "approved_routes": check_approved_routes,
-    "numeric_budgets": check_numeric_budgets,
-    "provenance_budgets": check_provenance_budgets,
+REGISTRY: Final[dict[str, RuleType]] = {
+    t.name: t
+    for module in (counts, structure, attributes, budgets, routes, blocked)
+    for t in module.RULE_TYPES
 }
+RULE_TYPES: Final = tuple(REGISTRY)
+DEFAULT_CODES: Final[Mapping[str, str]] = MappingProxyType({n: t.default_code for n, t in REGISTRY.items()})
 
-__all__ = ["CHECKERS", "Checker", "Outcome", "Status", "Unknown", "Violation", "Witness"]
+__all__ = [
+    "DEFAULT_CODES",
+    "REGISTRY",
+    "RULE_TYPES",
+    "Absence",
+    "Checker",
+    "Outcome",
+    "RuleType",
+    "Status",
+    "Unknown",
+    "Violation",
+    "Witness",
+]

@@ -9,13 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
 from ...model import ABSENT
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Outcome, Unknown, Violation, span_witness, spans_witnesses
 from ..rational import RATIONAL_PATTERN, exact_number, format_exact, parse_rational
+from ..ruletype import Absence, Fail, RuleType, always
 from ..selectors import values_equal
+from ..typing import check_value_type
 
 _COMPARE = {
     "<": lambda a, b: a < b,
@@ -109,3 +112,41 @@ def _show(value: object) -> str:
 def _show_actual(value: object) -> str:
     number = exact_number(value)
     return format_exact(number) if number is not None and not isinstance(value, int) else _show(value)
+
+
+def _validate_constraint(params: dict[str, Any], fail: Fail) -> None:
+    op = params["op"]
+    if op == "exists":
+        if "value" in params:
+            raise fail("value", "'exists' takes no value")
+        return
+    if "value" not in params:
+        raise fail("op", f"operator {op!r} needs a value")
+    value = params["value"]
+    if op in ("<", "<=", ">", ">="):
+        try:
+            params["value"] = parse_rational(value)
+        except ValueError:
+            raise fail("value", f'operator {op!r} compares numbers; write an integer or "1/20"') from None
+        check_value_type(params["attribute"], 0, lambda problem: fail("value", problem))
+        return
+    check_value_type(params["attribute"], value, lambda problem: fail("value", problem))
+
+
+def _validate_allowed(params: dict[str, Any], fail: Fail) -> None:
+    for value in params["values"]:
+        check_value_type(params["attribute"], value, lambda problem: fail("values", problem))
+
+
+RULE_TYPES = (
+    RuleType(
+        "attribute_constraints",
+        check_attribute_constraints,
+        "ATTRIBUTE_CONSTRAINT",
+        always(Absence.VACUOUS),
+        _validate_constraint,
+    ),
+    RuleType(
+        "allowed_values", check_allowed_values, "DISALLOWED_VALUE", always(Absence.VACUOUS), _validate_allowed
+    ),
+)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
 from .... import semconv
+from ....budget_law import Limits, allowed_on_span, count_arguments, over_budget
 from ...audit import lost_kinds
 from ...model import ABSENT, Span
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
 from ..rational import exact_number, format_exact
+from ..ruletype import Absence, Fail, RuleType, always
 
 _DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
 
@@ -111,11 +114,13 @@ def _measure(span: Span, attr: str | None, unit: str | None) -> Fraction | None:
 
 
 def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
-    """Per selected tool call: how many arguments were ``assumed`` / ``invented`` (never sourced)."""
-    limits = {
-        semconv.KIND_ASSUMED: rule.params.get("max_assumed"),
-        semconv.KIND_INVENTED: rule.params.get("max_invented"),
-    }
+    """Per selected tool call: how many arguments were ``assumed`` / ``invented`` (never sourced),
+    counted and decided by ``budget_law``. The allow-list is the rule's ``allow`` when it has one
+    (the miner writes the names the approved runs' tools allowed), else the names the span records
+    as allowed by its own budget (``agent.budget.allowed``) — what the tool applied online."""
+    law = Limits(rule.params.get("max_assumed"), rule.params.get("max_invented"))
+    limits = {semconv.KIND_ASSUMED: law.max_assumed, semconv.KIND_INVENTED: law.max_invented}
+    rule_allow: frozenset[str] | None = frozenset(rule.params["allow"]) if "allow" in rule.params else None
     matched, undecided = ev.select(rule.params["select"])
     silent: list[Span] = []
     for span in matched:
@@ -136,16 +141,16 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
             else:
                 silent.append(span)
             continue
-        for kind, limit in sorted(limits.items()):
-            if limit is None:
-                continue
-            names = sorted(name for name, k in kinds.items() if k == kind)
-            if len(names) > limit:
-                yield Violation(
-                    f"{ev.step(span)} has {len(names)} {kind} argument(s) "
-                    f"({', '.join(names)}); the contract permits at most {limit}.",
-                    spans_witnesses([span], **{kind: len(names), "arguments": ",".join(names)}),
-                )
+        allow = rule_allow if rule_allow is not None else allowed_on_span(span.attributes)
+        count = count_arguments(kinds.items(), allow)
+        for kind in over_budget(count, law):
+            names = count.counted(kind)
+            allowed = f" ({', '.join(count.allowed)} allowed)" if count.allowed else ""
+            yield Violation(
+                f"{ev.step(span)} has {len(names)} {kind} argument(s) "
+                f"({', '.join(names)}){allowed}; the contract permits at most {limits[kind]}.",
+                spans_witnesses([span], **{kind: len(names), "arguments": ",".join(names)}),
+            )
     if silent:
         yield Unknown(
             f"{len(silent)} tool span(s) carry no (or incomplete) argument provenance "
@@ -172,3 +177,21 @@ def _argument_kinds(span: Span) -> dict[str, str] | None:
     if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
         return None
     return kinds
+
+
+def _validate_numeric(params: dict[str, Any], fail: Fail) -> None:
+    if "attribute" in params and "duration" in params:
+        raise fail("duration", "use either attribute or duration, not both")
+
+
+RULE_TYPES = (
+    RuleType("retry_budgets", check_retry_budgets, "RETRY_BUDGET_EXCEEDED", always(Absence.VACUOUS)),
+    RuleType(
+        "numeric_budgets",
+        check_numeric_budgets,
+        "BUDGET_EXCEEDED",
+        always(Absence.VACUOUS),
+        _validate_numeric,
+    ),
+    RuleType("provenance_budgets", check_provenance_budgets, "UNSOURCED_ARGUMENTS", always(Absence.VACUOUS)),
+)

@@ -1,5 +1,8 @@
 """How often a step occurs in a run: ``required_spans``, ``forbidden_spans``, ``cardinality``.
 
+Blocked calls did not happen: ``required_spans`` and ``cardinality`` count only calls that ran.
+``forbidden_spans`` counts attempts too — trying a forbidden step is the violation.
+
 All three are one bounds check: the run has ``n`` spans that surely match and ``u`` that might
 (they lack a selector attribute), and, when the trace is incomplete, possibly more we cannot see.
 Outside the bounds for every possibility → violation; inside for every possibility → pass;
@@ -9,10 +12,12 @@ otherwise the evidence is insufficient.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
+from ..ruletype import Absence, Fail, RuleType, always
 
 
 def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
@@ -20,7 +25,7 @@ def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
 
 
 def check_forbidden_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
-    yield from _bounds(rule, ev, low=0, high=0)
+    yield from _bounds(rule, ev, low=0, high=0, attempts=True)
 
 
 def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
@@ -30,12 +35,36 @@ def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
         yield from _bounds(rule, ev, low=rule.params.get("min", 0), high=rule.params.get("max"))
 
 
+def has_minimum(rule: Rule) -> bool:
+    return bool(rule.params.get("min") or rule.params.get("exact"))
+
+
+def _validate_cardinality(params: dict[str, Any], fail: Fail) -> None:
+    if "exact" in params and ("min" in params or "max" in params):
+        raise fail("exact", "use either exact or min/max, not both")
+    if "min" in params and "max" in params and params["min"] > params["max"]:
+        raise fail("min", f"min {params['min']} is greater than max {params['max']}")
+
+
+RULE_TYPES = (
+    RuleType("required_spans", check_required_spans, "MISSING_PREREQUISITE", always(Absence.JUDGED)),
+    RuleType("forbidden_spans", check_forbidden_spans, "FORBIDDEN_STEP", always(Absence.IRRELEVANT)),
+    RuleType(
+        "cardinality",
+        check_cardinality,
+        "UNEXPECTED_STEP_COUNT",
+        lambda rule: Absence.JUDGED if has_minimum(rule) else Absence.VACUOUS,
+        _validate_cardinality,
+    ),
+)
+
+
 def _bounds(
-    rule: Rule, ev: RunEvidence, low: int, high: int | None, exact: bool = False
+    rule: Rule, ev: RunEvidence, low: int, high: int | None, exact: bool = False, attempts: bool = False
 ) -> Iterator[Outcome]:
     selector = rule.params["select"]
     label = selector.describe()
-    matched, unknown = ev.select(selector)
+    matched, unknown = ev.select(selector) if attempts else ev.occurred(selector)
     n, u = len(matched), len(unknown)
     most = None if not ev.complete else n + u  # None: unbounded (spans may be missing)
     if high is not None and n > high:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from fractions import Fraction
+from typing import Any
 
 from ...fingerprint import edge_counts, fingerprint, step_counts
 from ..evidence import RunEvidence
 from ..model import RouteFamily, Rule
 from ..outcomes import Outcome, Unknown, Violation
 from ..rational import ratio_at_least
+from ..ruletype import Absence, Fail, RuleType, always
 from ..similarity import RouteShape, more_similar, route_shape, weighted_jaccard
 
 
@@ -62,3 +64,20 @@ def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
 def _fraction(value: Fraction) -> str:
     """Similarities as fractions, both sides alike ("4/7 … requires 4/5"), as the contract writes them."""
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+
+
+def _validate(params: dict[str, Any], fail: Fail) -> None:
+    sim = params["similarity"]
+    if not 0 <= sim <= 1:
+        raise fail("similarity", f"similarity must be between 0 and 1, found {sim}")
+    ids = [f.id for f in params["families"]]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise fail("families", f"duplicate family id {dupes[0]!r}")
+
+
+RULE_TYPES = (
+    RuleType(
+        "approved_routes", check_approved_routes, "UNAPPROVED_ROUTE", always(Absence.IRRELEVANT), _validate
+    ),
+)

@@ -1,4 +1,8 @@
-"""Where steps sit in the causal graph: ``required_edges``, ``required_ancestry``, ``forbidden_paths``."""
+"""Where steps sit in the causal graph: ``required_edges``, ``required_ancestry``, ``forbidden_paths``.
+
+Blocked calls (``agent.tool.status = blocked``) did not happen: they are neither placed steps, nor
+parents, nor path sources, targets or guards.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from ...model import Span
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Outcome, Unknown, Violation, span_witness, spans_witnesses
+from ..ruletype import Absence, RuleType, always
 from ..selectors import Match, Selector
 
 
@@ -50,12 +55,12 @@ def _placement(
     relation: str,
 ) -> Iterator[Outcome]:
     inner_label, outer_label = inner.describe(), outer.describe()
-    matched, undecided = ev.select(inner)
+    matched, undecided = ev.occurred(inner)
     placed = 0
     unknown: list[Span] = list(undecided)
     for span in matched:
         candidates, broken = above(span)
-        verdicts = [outer.match(c, ev.step(c)) for c in candidates]
+        verdicts = [outer.match(c, ev.step(c)) for c in candidates if not c.blocked]
         if Match.MATCH in verdicts:
             placed += 1
         elif Match.UNKNOWN in verdicts or broken:
@@ -94,9 +99,9 @@ def check_forbidden_paths(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
     target: Selector = rule.params["to"]
     source: Selector | None = rule.params.get("from")
     guard: Selector | None = rule.params.get("unless_preceded_by")
-    targets, undecided_targets = ev.select(target)
-    sources, undecided_sources = ev.select(source) if source else ([], [])
-    guards, undecided_guards = ev.select(guard) if guard else ([], [])
+    targets, undecided_targets = ev.occurred(target)
+    sources, undecided_sources = ev.occurred(source) if source else ([], [])
+    guards, undecided_guards = ev.occurred(guard) if guard else ([], [])
     t_label = target.describe()
     unknown: list[Span] = list(undecided_targets)
     if guard is not None and source is None and rule.params.get("one_to_one", False):
@@ -172,3 +177,10 @@ def _one_to_one(
         f"preceding {g_label}.",
         spans_witnesses(lonely, count=len(targets), guarded=len(paired)),
     )
+
+
+RULE_TYPES = (
+    RuleType("required_edges", check_required_edges, "MISSING_EDGE", always(Absence.IRRELEVANT)),
+    RuleType("required_ancestry", check_required_ancestry, "MISPLACED_STEP", always(Absence.IRRELEVANT)),
+    RuleType("forbidden_paths", check_forbidden_paths, "FORBIDDEN_PATH", always(Absence.IRRELEVANT)),
+)

@@ -1,0 +1,41 @@
+"""What a rule type is: the one declaration the DSL, the evaluator, the gate and the schema test read.
+
+Each rule module declares its types as ``RuleType`` values; ``contracts.rules.REGISTRY`` collects
+them (like ``jsonschema``'s one dict of keyword → function). Adding a rule type means a checker, a
+``RuleType`` in its module, its ``$defs`` entry in ``schema.json`` and its paragraph in
+docs/contracts.md — a test keeps the last two in step with the registry.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .model import Rule
+from .outcomes import Checker
+
+Fail = Callable[[str, str], Exception]
+"""``fail(key, problem)`` → the contract error to raise, located at ``key`` of the rule."""
+
+
+class Absence(enum.Enum):
+    """How the gate judges a rule whose selected step no run of the release contains."""
+
+    JUDGED = "judged"  # the rule itself fails a run that lacks the step (a minimum count)
+    VACUOUS = "vacuous"  # the rule would pass vacuously: the release-level verdict is insufficient
+    IRRELEVANT = "irrelevant"  # absence is the point (forbidden) or the rule selects no single step
+
+
+@dataclass(frozen=True, slots=True)
+class RuleType:
+    name: str
+    checker: Checker
+    default_code: str
+    absence: Callable[[Rule], Absence]
+    validate: Callable[[dict[str, Any], Fail], None] | None = None
+
+
+def always(absence: Absence) -> Callable[[Rule], Absence]:
+    return lambda rule: absence

@@ -1,0 +1,52 @@
+"""The value types of the attributes this project defines, so a contract cannot compare a boolean
+attribute with the string ``"true"`` (which would never match, turning a safeguard into noise).
+
+A value of the wrong type for a known key is a contract error at load time, located at the value.
+Keys this table does not know are compared as written (typed equality, see ``selectors``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final
+
+from ... import semconv
+
+_BOOLEAN: Final = "a boolean (true or false)"
+_INTEGER: Final = "an integer"
+_STRING: Final = "a string"
+
+KNOWN_TYPES: Final = {
+    semconv.IDEMPOTENCY_PRESENT: _BOOLEAN,
+    semconv.LEDGER_FULL: _BOOLEAN,
+    semconv.RETRY_NUMBER: _INTEGER,
+    semconv.BUDGET_ASSUMED: _INTEGER,
+    semconv.BUDGET_INVENTED: _INTEGER,
+    semconv.BUDGET_MAX_ASSUMED: _INTEGER,
+    semconv.BUDGET_MAX_INVENTED: _INTEGER,
+    semconv.SIDE_EFFECT: _STRING,
+    semconv.DATA_DOMAIN: _STRING,
+    semconv.TOOL_STATUS: _STRING,
+    semconv.RUN_ID: _STRING,
+    semconv.GEN_AI_OPERATION_NAME: _STRING,
+    semconv.GEN_AI_TOOL_NAME: _STRING,
+    semconv.SERVICE_NAME: _STRING,
+    semconv.SERVICE_VERSION: _STRING,
+}
+
+_CHECKS: Final = {
+    _BOOLEAN: lambda v: isinstance(v, bool),
+    _INTEGER: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    _STRING: lambda v: isinstance(v, str),
+}
+
+
+def check_value_type(key: str, value: object, fail: Callable[[str], Exception]) -> None:
+    """Raise ``fail(problem)`` when ``value`` is not of ``key``'s known type."""
+    expected = KNOWN_TYPES.get(key)
+    if expected is None:
+        parts = semconv.split_arg_attr(key)
+        expected = _STRING if parts is not None else None
+    if expected is not None and not _CHECKS[expected](value):
+        shown = ("true" if value else "false") if isinstance(value, bool) else repr(value)
+        raise fail(f"{key} is {expected}; {shown} can never match it")
