@@ -15,7 +15,16 @@ of a nested map value. It is forbidden when
 * or it starts with a forbidden *prefix* (plain string prefix, no dot rule);
 * or a forbidden *pattern* (``re.search``) matches it;
 
-and it is not explicitly allowed back (exact key path). This package's own provenance vocabulary
+and it is not explicitly allowed back (exact key path). A name part ``*`` matches any one part
+(``crewai.*.result``). Names are kept in a trie over the parts, so deciding a key costs time linear
+in its number of parts (times the longest name), and decisions are memoised; a key path longer than
+``max_key_length`` characters is forbidden without looking further (no instrumentation names a
+key that long, and an attacker-made one must not stall the caller's thread).
+
+With ``mode="allowlist"`` the decision inverts: only this package's ``agent.*`` keys, the keys in
+:mod:`.allowlist` (with their value rules) and user-named ``allow`` keys leave; see that module.
+
+This package's own provenance vocabulary
 (``agent.arg.*`` and the other ``agent.*`` names in :mod:`otel_provenance.semconv`) holds no values
 by construction and is never matched, so an argument that happens to be called ``prompt`` keeps its
 provenance attributes.
@@ -35,6 +44,7 @@ from typing import Any, Final, Literal
 
 from .. import semconv
 from ..errors import ConfigurationError
+from .allowlist import DROP, clean_value, is_allowed_key
 
 # --- default forbidden set --------------------------------------------------------------------------
 
@@ -104,8 +114,53 @@ PYDANTIC_AI_CONTENT_KEYS: Final = frozenset(
     {"tool_arguments", "tool_response", "final_result", "all_messages_events", "pydantic_ai.all_messages"}
 )
 
+#: OpenLLMetry's framework instrumentations (LangChain/LangGraph tasks, MCP, CrewAI); see the survey
+#: in docs/stripping.md. CrewAI's instrumentation writes ``str()`` of whole agents, tasks and results.
+FRAMEWORK_CONTENT_KEYS: Final = frozenset(
+    {
+        "gen_ai.task.input",
+        "gen_ai.task.output",
+        "mcp.request.argument",
+        "mcp.response.value",
+        "crewai.*.result",
+        "crewai.crew.tasks_output",
+        "crewai.crew.tasks",
+        "crewai.crew.agents",
+        "crewai.agent.goal",
+        "crewai.agent.backstory",
+        "crewai.task.description",
+        "crewai.task.expected_output",
+        "crewai.task.output",
+        "crewai.task.context",
+        "smolagents.task",
+        "smolagents.additional_args",
+    }
+)
+
+#: Google ADK (``gcp.vertex.agent.*``) and MLflow tracing content attributes.
+VENDOR_CONTENT_KEYS: Final = frozenset(
+    {
+        "gcp.vertex.agent.tool_call_args",
+        "gcp.vertex.agent.tool_response",
+        "gcp.vertex.agent.llm_request",
+        "gcp.vertex.agent.llm_response",
+        "gcp.vertex.agent.data",
+        "mlflow.spanInputs",
+        "mlflow.spanOutputs",
+        "mlflow.chat.tools",
+        "mlflow.traceInputs",
+        "mlflow.traceOutputs",
+        "mlflow.trace.intermediate_outputs",
+    }
+)
+
 DEFAULT_FORBIDDEN_KEYS: Final = (
-    GENAI_CONTENT_KEYS | OPENLLMETRY_CONTENT_KEYS | OPENINFERENCE_CONTENT_KEYS | PYDANTIC_AI_CONTENT_KEYS
+    GENAI_CONTENT_KEYS
+    | OPENLLMETRY_CONTENT_KEYS
+    | OPENINFERENCE_CONTENT_KEYS
+    | PYDANTIC_AI_CONTENT_KEYS
+    | FRAMEWORK_CONTENT_KEYS
+    | VENDOR_CONTENT_KEYS
 )
 
 #: Events whose whole payload is content; they are dropped entirely (span events and log records).
@@ -133,6 +188,8 @@ TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
 
 #: Deeper nesting than this is not walked; the whole attribute is removed instead (safe default).
 MAX_DEPTH: Final = 32
+#: A key path longer than this (characters) is forbidden without being matched.
+MAX_KEY_LENGTH: Final = 1024
 
 _OWN_KEYS: Final = frozenset(
     value
@@ -143,6 +200,48 @@ _OWN_KEYS: Final = frozenset(
 _CACHE_LIMIT: Final = 8192
 
 ExceptionScope = Literal["genai", "all"]
+StripMode = Literal["denylist", "allowlist"]
+STRIP_MODES: Final = ("denylist", "allowlist")
+WILDCARD: Final = "*"
+_END: Final = None  # trie key marking the end of a name (parts are strings, never None)
+
+
+def _trie(names: Iterable[str]) -> dict:
+    """Names as a trie over their dot-separated parts; ``_END`` marks where a name ends."""
+    root: dict = {}
+    for name in names:
+        node = root
+        for part in name.split("."):
+            node = node.setdefault(part, {})
+        node[_END] = True
+    return root
+
+
+def _contains_name(parts: Sequence[str], trie: dict) -> tuple[bool, int]:
+    """Whether a name occurs in ``parts`` as a run of whole parts, and the trie steps it took.
+
+    From each start part the walk follows at most the longest name's length of trie edges (plus its
+    wildcard branches), so the cost is linear in ``len(parts)``: no sub-range is built or hashed.
+    """
+    steps = 0
+    count = len(parts)
+    for start in range(count):
+        frontier = (trie,)
+        index = start
+        while frontier and index < count:
+            part = parts[index]
+            following = []
+            for node in frontier:
+                for child in (node.get(part), node.get(WILDCARD)):
+                    steps += 1
+                    if child is None:
+                        continue
+                    if _END in child:
+                        return True, steps
+                    following.append(child)
+            frontier = tuple(following)
+            index += 1
+    return False, steps
 
 
 def _is_own_key(key: str) -> bool:
@@ -173,6 +272,9 @@ class StripOptions:
     client's, a database driver's) whose message quotes the arguments, and because the SDK's
     attribute limit can evict the very marker that makes a span look like GenAI.
     ``defaults=False`` starts from an empty forbidden set (for tests and special deployments).
+    ``mode="allowlist"`` keeps only known content-free keys (:mod:`.allowlist`) plus ``allow``;
+    ``keys``, ``prefixes`` and ``patterns`` still forbid, and the default names still judge what
+    lies *under* an ``allow`` key. ``max_key_length``: longer key paths are forbidden outright.
     """
 
     keys: Iterable[str] = ()
@@ -182,7 +284,9 @@ class StripOptions:
     content_events: Iterable[str] = ()
     exception_scope: ExceptionScope = "all"
     defaults: bool = True
-    _names: frozenset[tuple[str, ...]] = field(init=False, repr=False)
+    mode: StripMode = "denylist"
+    max_key_length: int = MAX_KEY_LENGTH
+    _names: dict = field(init=False, repr=False)
     _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
     _cache: dict[str, bool] = field(init=False, repr=False)
 
@@ -207,9 +311,21 @@ class StripOptions:
         set_(self, "_compiled", tuple(compiled))
         if self.exception_scope not in ("genai", "all"):
             raise ConfigurationError("StripOptions.exception_scope: expected 'genai' or 'all'")
+        if self.mode not in STRIP_MODES:
+            raise ConfigurationError(f"StripOptions.mode: expected one of {', '.join(STRIP_MODES)}")
+        if (
+            isinstance(self.max_key_length, bool)
+            or not isinstance(self.max_key_length, int)
+            or self.max_key_length < 1
+        ):
+            raise ConfigurationError("StripOptions.max_key_length: expected an integer >= 1")
         names = (DEFAULT_FORBIDDEN_KEYS | self.keys) if self.defaults else self.keys
-        set_(self, "_names", frozenset(tuple(name.split(".")) for name in names))
+        set_(self, "_names", _trie(names))
         set_(self, "_cache", {})
+
+    @property
+    def allowlist(self) -> bool:
+        return self.mode == "allowlist"
 
     def is_forbidden(self, path: str) -> bool:
         """True when the key path ``path`` must not leave the process."""
@@ -221,21 +337,30 @@ class StripOptions:
             self._cache[path] = cached
         return cached
 
-    def _decide(self, path: str) -> bool:
-        if path in self.allow or _is_own_key(path):
-            return False
+    def decide(self, path: str) -> tuple[bool, int]:
+        """Uncached decision for ``path`` and the trie steps it took (for tests and benchmarks)."""
+        if path in self.allow:
+            return False, 0
+        if len(path) > self.max_key_length:
+            return True, 0
+        if _is_own_key(path):
+            return False, 0
         # Below an allowed key, judge only the part under it (its children can still be content).
+        below_allowed = False
         for allowed in self.allow:
             if path.startswith(allowed + "."):
-                path = path[len(allowed) + 1 :]
+                path, below_allowed = path[len(allowed) + 1 :], True
                 break
+        if self.allowlist and not below_allowed and not is_allowed_key(path):
+            return True, 0
         if any(path.startswith(prefix) for prefix in self.prefixes):
-            return True
+            return True, 0
         if any(pattern.search(path) for pattern in self._compiled):
-            return True
-        parts = tuple(path.split("."))
-        names = self._names
-        return any(parts[i:j] in names for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))
+            return True, 0
+        return _contains_name(path.split("."), self._names)
+
+    def _decide(self, path: str) -> bool:
+        return self.decide(path)[0]
 
     def is_content_event(self, name: str) -> bool:
         return name in self.content_events
@@ -266,7 +391,8 @@ def _strip(value: Any, path: str, options: StripOptions, depth: int) -> Any:
         for key, inner in value.items():
             inner_path = f"{path}.{key}" if path else str(key)
             if inner_path not in options.allow and (
-                options.is_forbidden(inner_path) or options.is_forbidden(str(key))
+                options.is_forbidden(inner_path)
+                or (not options.allowlist and options.is_forbidden(str(key)))
             ):
                 continue
             cleaned = _strip(inner, inner_path, options, depth + 1)
@@ -297,9 +423,14 @@ def strip_attributes(
     if not attributes:
         return out
     dropped = frozenset(drop)
+    allowlist = options.allowlist
     for key, value in attributes.items():
         if key in dropped or options.is_forbidden(key):
             continue
+        if allowlist and key not in options.allow and not _is_own_key(key):
+            value = clean_value(key, value)  # a known key keeps only a value of its kind
+            if value is DROP:
+                continue
         try:
             cleaned = strip_value(value, key, options)
         except _TooDeep:
@@ -322,7 +453,7 @@ def is_genai_span(attributes: Mapping[str, Any] | None) -> bool:
 
 
 def scrubs_exception_details(attributes: Mapping[str, Any] | None, options: StripOptions) -> bool:
-    return options.exception_scope == "all" or is_genai_span(attributes)
+    return options.allowlist or options.exception_scope == "all" or is_genai_span(attributes)
 
 
 def strip_event_attributes(
@@ -353,7 +484,12 @@ def reduced_status_description(
 
 
 def strip_log_body(body: Any, options: StripOptions) -> Any:
-    """Log body without forbidden keys; a body nested too deep to check is removed (``None``)."""
+    """Log body without forbidden keys; a body nested too deep to check is removed (``None``).
+
+    In allow-list mode every body is removed: a body is free text or a map of free keys.
+    """
+    if options.allowlist:
+        return None
     try:
         cleaned = strip_value(body, "", options)
     except _TooDeep:
@@ -365,6 +501,8 @@ def has_forbidden_key(attributes: Mapping[str, Any] | None, options: StripOption
     """Fast check used to skip rebuilding shared objects (resource, scope) that are already clean."""
     if not attributes:
         return False
+    if options.allowlist:  # value rules may reduce a value: compare the cleaned copy
+        return strip_attributes(attributes, options) != {k: _normalised(v) for k, v in attributes.items()}
     cache, decide = options._cache, options.is_forbidden  # hot path: one dict lookup per known key
     for key, value in attributes.items():
         forbidden = cache.get(key)
