@@ -37,7 +37,10 @@ def _canary() -> str:
 
 
 def _span_bytes(spans) -> bytes:
-    return encode_spans_proto(spans).SerializeToString() + json.dumps(encode_spans_json(spans).to_dict()).encode()
+    return (
+        encode_spans_proto(spans).SerializeToString()
+        + json.dumps(encode_spans_json(spans).to_dict()).encode()
+    )
 
 
 def _provider(options: StripOptions | None, resource: Resource | None = None):
@@ -46,7 +49,9 @@ def _provider(options: StripOptions | None, resource: Resource | None = None):
     if options is None:  # control: no stripping
         provider.add_span_processor(SimpleSpanProcessor(exporter))
     else:
-        provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter), options=options))
+        provider.add_span_processor(
+            op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter), options=options)
+        )
     return provider, exporter
 
 

@@ -391,8 +391,7 @@ def _strip(value: Any, path: str, options: StripOptions, depth: int) -> Any:
         for key, inner in value.items():
             inner_path = f"{path}.{key}" if path else str(key)
             if inner_path not in options.allow and (
-                options.is_forbidden(inner_path)
-                or (not options.allowlist and options.is_forbidden(str(key)))
+                options.is_forbidden(inner_path) or (not options.allowlist and options.is_forbidden(str(key)))
             ):
                 continue
             cleaned = _strip(inner, inner_path, options, depth + 1)
