@@ -319,6 +319,8 @@ class ProvenanceSpanProcessor(SpanProcessor):
     their raw arguments are removed (``classify_foreign_tools=False`` turns that off);
     ``foreign_side_effects`` / ``foreign_budgets`` (by tool name) give those tools the budget rules
     of ``@op.tool`` — violations are tagged, never blocked (see :mod:`.thirdparty`).
+    ``foreign_argument_names`` (tool name -> parameter names) lets those names be exported; other
+    names from a foreign span's argument JSON are exported by position (``arguments.0`` …).
     """
 
     def __init__(
@@ -328,6 +330,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
         classify_foreign_tools: bool = True,
         foreign_side_effects: Mapping[str, str] | None = None,
         foreign_budgets: Mapping[str, Any] | None = None,
+        foreign_argument_names: Mapping[str, Any] | None = None,
     ) -> None:
         for i, processor in enumerate(downstream):
             if not all(callable(getattr(processor, m, None)) for m in ("on_start", "on_end", "shutdown")):
@@ -347,7 +350,9 @@ class ProvenanceSpanProcessor(SpanProcessor):
             from .thirdparty import ForeignToolClassifier
 
             self._classifier = ForeignToolClassifier(
-                side_effects=foreign_side_effects, budgets=foreign_budgets
+                side_effects=foreign_side_effects,
+                budgets=foreign_budgets,
+                argument_names=foreign_argument_names,
             )
 
     @property
