@@ -265,7 +265,9 @@ class ForeignToolClassifier:
             self._ledgers.pop(trace_id, None)
             self._bytes.pop(trace_id, None)
 
-    def _remember_bounded(self, trace_id: int, ledger: Any, call: ForeignToolCall, span_id: str) -> None:
+    def _remember_bounded(
+        self, trace_id: int, ledger: Any, call: ForeignToolCall, span_id: str, unsourced: Any
+    ) -> None:
         """Remember a result into a per-trace ledger within the byte budgets."""
         raw = call.raw_result
         size = len(raw) if isinstance(raw, str | bytes) else _estimated_size(raw, self._max_trace_bytes)
@@ -274,7 +276,7 @@ class ForeignToolClassifier:
         if held + size > self._max_trace_bytes:
             ledger.evicted += 1  # not remembered: later lookups report agent.ledger.full
             return
-        ledger.remember(call.tool, call.result, span_id, call_arguments=call.arguments)
+        ledger.remember(call.tool, call.result, span_id, call_arguments=call.arguments, unsourced=unsourced)
         with self._lock:
             if trace_id not in self._ledgers:
                 return
@@ -320,8 +322,10 @@ class ForeignToolClassifier:
             if span.status.status_code is StatusCode.ERROR
             else semconv.TOOL_STATUS_OK
         )
+        unsourced = None
         if call.arguments is not None:
             classification = classify_arguments(call.tool, call.arguments, ledger)
+            unsourced = classification.unsourced(call.arguments)
             budget = self._budgets.get(call.tool, self._default_budget)
             verdict = budget.check(classification, side_effect or "none", enforce_globally=False)
             attributes.update(classification.attributes())
@@ -330,9 +334,11 @@ class ForeignToolClassifier:
         if call.raw_result is not _ABSENT:
             span_id = format_span_id(span.context.span_id) if span.context is not None else ""
             if trace_id is None:  # inside op.run: the run's own ledger bounds apply
-                ledger.remember(call.tool, call.result, span_id, call_arguments=call.arguments)
+                ledger.remember(
+                    call.tool, call.result, span_id, call_arguments=call.arguments, unsourced=unsourced
+                )
             else:
-                self._remember_bounded(trace_id, ledger, call, span_id)
+                self._remember_bounded(trace_id, ledger, call, span_id, unsourced)
         return attributes
 
 
