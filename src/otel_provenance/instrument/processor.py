@@ -262,23 +262,28 @@ def unsafe_processors(provider: object) -> list[str]:
     return processors_beside(processors)
 
 
-_WARNED: set[tuple[str, ...]] = set()
+_WARNED: set[tuple[str, ...]] = set()  # (signal, processor class names...)
 _WARNED_LOCK = threading.Lock()
 
 
-def warn_leaks(names: Sequence[str]) -> None:
+def warn_leaks(names: Sequence[str], *, signal: str = "span") -> None:
     """Warn (log + ``ContentLeakWarning``) once per process for each set of leaking processors:
-    ``op.configure`` checks at set-up and the wrapper again at its first span."""
-    key = tuple(sorted(set(names)))
+    ``op.configure`` checks at set-up and the wrapper again at its first span (or log record)."""
+    key = (signal, *sorted(set(names)))
     with _WARNED_LOCK:
         if key in _WARNED:
             return
         _WARNED.add(key)
+    wrapper, provider, items = (
+        ("ProvenanceSpanProcessor", "TracerProvider.add_span_processor", "spans")
+        if signal == "span"
+        else ("ProvenanceLogRecordProcessor", "LoggerProvider.add_log_record_processor", "log records")
+    )
     message = (
-        "otel-provenance: exporting span processor(s) "
+        f"otel-provenance: exporting {signal} processor(s) "
         + ", ".join(sorted(set(names)))
-        + " are registered beside ProvenanceSpanProcessor and receive spans with content; "
-        "pass them to ProvenanceSpanProcessor(...) instead of TracerProvider.add_span_processor"
+        + f" are registered beside {wrapper} and receive {items} with content; "
+        f"pass them to {wrapper}(...) instead of {provider}"
     )
     _logger.warning(message)
     warnings.warn(message, ContentLeakWarning, stacklevel=3)
