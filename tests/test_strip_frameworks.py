@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import json
+import re
 import secrets
 import threading
 
@@ -203,6 +204,14 @@ def _families(c) -> dict[str, dict[str, object]]:
             "final_result": c(),
             "pydantic_ai.all_messages": json.dumps([{"parts": [{"content": c()}]}]),
         },
+        "langsmith-otel": {
+            "gen_ai.operation.name": "execute_tool",
+            "langsmith.span.kind": "tool",
+            "gen_ai.prompt": json.dumps({"input": c()}),
+            "gen_ai.completion": json.dumps({"output": c()}),
+            "gen_ai.request.extra_body": json.dumps({"messages": [c()]}),
+            "gen_ai.serialized.doc": c(),
+        },
         "util-genai": {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.call.arguments": json.dumps({"account": c()}),
@@ -375,3 +384,23 @@ def test_a_3200_part_log_map_key_does_not_stall_emit():
     (record,) = exporter.get_finished_logs()
     assert record.log_record.body == {"ok": 1}
     assert key not in (record.log_record.attributes or {})
+
+
+def test_docs_list_exactly_the_allowlist_keys_and_the_default_names():
+    from pathlib import Path
+
+    from otel_provenance.instrument.allowlist import ALLOWED_KEYS
+    from otel_provenance.instrument.redaction import DEFAULT_FORBIDDEN_KEYS
+
+    text = (Path(__file__).parent.parent / "docs" / "stripping.md").read_text()
+    section = text.split("### Allow-list mode", 1)[1].split("Value rules:", 1)[0]
+    documented = {cell for cell in section.split("`") if "." in cell and re.fullmatch(r"[a-z_][\w.*]*", cell)}
+    assert set(ALLOWED_KEYS) <= documented
+    assert documented - set(ALLOWED_KEYS) <= {
+        "otel_provenance.instrument.allowlist",
+        "agent.*",
+        "agent.arg.*",
+        "agent.violations",
+    }
+    missing = [name for name in DEFAULT_FORBIDDEN_KEYS if f"`{name}`" not in text]
+    assert missing == []

@@ -114,7 +114,8 @@ PYDANTIC_AI_CONTENT_KEYS: Final = frozenset(
     {"tool_arguments", "tool_response", "final_result", "all_messages_events", "pydantic_ai.all_messages"}
 )
 
-#: OpenLLMetry's framework instrumentations (LangChain/LangGraph tasks, MCP, CrewAI); see the survey
+#: OpenLLMetry's framework instrumentations (LangChain/LangGraph tasks, MCP, CrewAI), OpenInference's
+#: smolagents instrumentation and LangSmith's OpenTelemetry exporter; see the survey
 #: in docs/stripping.md. CrewAI's instrumentation writes ``str()`` of whole agents, tasks and results.
 FRAMEWORK_CONTENT_KEYS: Final = frozenset(
     {
@@ -134,6 +135,10 @@ FRAMEWORK_CONTENT_KEYS: Final = frozenset(
         "crewai.task.context",
         "smolagents.task",
         "smolagents.additional_args",
+        # LangSmith's OpenTelemetry exporter: request bodies and the tool's docstring
+        "gen_ai.request.extra_body",
+        "gen_ai.request.extra_query",
+        "gen_ai.serialized.doc",
     }
 )
 
