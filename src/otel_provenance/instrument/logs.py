@@ -7,8 +7,9 @@ mutable record, so this wrapper builds a new record for the processors it wraps:
 * a record whose event name is a content event is dropped whole (as span events are) — a shell
   with the body removed would still record that a prompt was sent;
 * any other record loses forbidden attribute keys and forbidden keys inside a map body, at any
-  depth. A plain string body is kept: the processor cannot tell a prompt from an ordinary log line
-  by its text, only by its keys and event name.
+  depth. In the default deny-list mode a plain string body is kept: the processor cannot tell a
+  prompt from an ordinary log line by its text, only by its keys and event name. In allow-list mode
+  every body is removed.
 
 Like the span processor it never raises into the application, and drops a record it failed to clean.
 
