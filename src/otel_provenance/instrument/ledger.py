@@ -133,8 +133,13 @@ def safe_names(values: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
     }
 
 
+_PLAIN_SCALARS: Final = frozenset((str, int, float, bool))
+
+
 def _leaves(name: str, value: Any, depth: int = 0) -> list[tuple[str, Any]]:
     """(field name, scalar) pairs of an argument value: itself, or the leaves of a structure."""
+    if type(value) in _PLAIN_SCALARS:  # the common case, without the ABC checks below
+        return [(name, value)]
     if depth > MAX_DEPTH:
         return []
     if isinstance(value, Mapping):
