@@ -64,6 +64,7 @@ class _Switch(SpanProcessor):
 
     def __init__(self) -> None:
         self.current: SpanProcessor | None = None
+        self.provider: TracerProvider | None = None
 
     def on_start(self, span, parent_context=None) -> None:
         if self.current is not None:
@@ -81,6 +82,7 @@ def langchain_switch():
     switch = _Switch()
     provider = TracerProvider()
     provider.add_span_processor(switch)
+    switch.provider = provider
     instrumentor = LangchainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     yield switch
@@ -131,6 +133,52 @@ def test_openllmetry_langchain_instrumentation_leaks_nothing(langchain_switch):
         assert leaked == [], f"{options.mode}: {len(leaked)} canaries leaked"
         tool_span = next(s for s in spans if s.name == "execute_tool lookup_account")
         assert tool_span.attributes["gen_ai.tool.name"] == "lookup_account"  # identity survives
+
+
+def test_openllmetry_langchain_tool_spans_are_classified(langchain_switch):
+    """The callback's wrapper (input_str, tags, metadata, kwargs) is not the call: only its inputs are."""
+    from langchain_core.tools import tool
+
+    from otel_provenance import semconv as sc
+
+    account = "ACC-" + secrets.token_hex(6)
+
+    @tool
+    def find_account(customer: str) -> dict:
+        """Find a customer's account."""
+        return {"account_id": account}
+
+    @tool
+    def close_account(account_id: str) -> str:
+        """Close an account."""
+        return "closed"
+
+    exporter = InMemorySpanExporter()
+    langchain_switch.current = op.ProvenanceSpanProcessor(
+        SimpleSpanProcessor(exporter), foreign_argument_names={"close_account": ["account_id"]}
+    )
+    try:
+        with langchain_switch_root(langchain_switch):
+            find_account.invoke({"customer": "cust-1"})
+            close_account.invoke({"account_id": account})
+            close_account.invoke({"account_id": "ACC-guessed"})
+    finally:
+        langchain_switch.current = None
+    closes = [s for s in exporter.get_finished_spans() if s.name == "execute_tool close_account"]
+    kinds = [s.attributes[sc.arg_attr("account_id", sc.ARG_KIND_SUFFIX)] for s in closes]
+    assert kinds == [sc.KIND_OBSERVED, sc.KIND_ASSUMED]
+    assert closes[0].attributes[sc.arg_attr("account_id", sc.ARG_SOURCE_TOOL_SUFFIX)] == "find_account"
+    finds = [s for s in exporter.get_finished_spans() if s.name == "execute_tool find_account"]
+    assert sc.arg_attr("arguments.0", sc.ARG_KIND_SUFFIX) in finds[0].attributes  # no schema: position
+    assert not any("input_str" in k or "kwargs" in k for s in finds + closes for k in s.attributes)
+    assert account.encode() not in _span_bytes(exporter.get_finished_spans())
+
+
+def langchain_switch_root(switch: _Switch):
+    """One trace for the three tool calls: a root span from the instrumented provider's tracer."""
+    from opentelemetry import trace
+
+    return trace.get_tracer("agent", tracer_provider=switch.provider).start_as_current_span("agent")
 
 
 # --- one span per surveyed family, reproduced from its source ----------------------------------------

@@ -83,7 +83,11 @@ class ForeignToolCall:
 
     @property
     def result(self) -> Any:
-        return self.raw_result if self.raw_result is _ABSENT else _parse(self.raw_result)
+        return (
+            self.raw_result
+            if self.raw_result is _ABSENT
+            else _unwrap_langchain_result(_parse(self.raw_result))
+        )
 
 
 def is_tool_span(attributes: Mapping[str, Any]) -> bool:
@@ -132,8 +136,23 @@ def named_by_schema(values: Mapping[Any, Any], prefix: str, known: frozenset[str
     }
 
 
+#: OpenLLMetry's LangChain callback records ``{"input_str", "tags", "metadata", "inputs", "kwargs"}`` as
+#: a tool's arguments and ``{"output", "kwargs"}`` as its result: only ``inputs`` / ``output`` are the call.
+_LANGCHAIN_INPUT_KEYS: Final = frozenset({"input_str", "inputs"})
+_LANGCHAIN_OUTPUT_KEYS: Final = frozenset({"output", "kwargs"})
+
+
+def _unwrap_langchain_result(parsed: Any) -> Any:
+    if isinstance(parsed, Mapping) and set(parsed) == _LANGCHAIN_OUTPUT_KEYS:
+        return parsed["output"]
+    return parsed
+
+
 def _arguments(library: str, raw: Any, known: frozenset[str]) -> Mapping[str, Any] | None:
     parsed = _parse(raw)
+    if isinstance(parsed, Mapping) and set(parsed) >= _LANGCHAIN_INPUT_KEYS:
+        inputs = parsed["inputs"]
+        parsed = inputs if isinstance(inputs, Mapping) else parsed["input_str"]
     if library == OPENLLMETRY and isinstance(parsed, Mapping) and set(parsed) <= {"args", "kwargs"}:
         out: dict[str, Any] = {}
         args = parsed.get("args") or ()
