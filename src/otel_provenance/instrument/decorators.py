@@ -81,10 +81,11 @@ def tool(
 class _Call:
     """Everything decided before a call: attributes, block decision, ledger to remember into."""
 
-    __slots__ = ("arguments", "attributes", "blocked", "essential", "ledger", "violations")
+    __slots__ = ("arguments", "attributes", "blocked", "essential", "ledger", "unsourced", "violations")
 
-    def __init__(self, arguments, attributes, essential, ledger, violations, blocked) -> None:
+    def __init__(self, arguments, attributes, essential, ledger, violations, blocked, unsourced=None) -> None:
         self.arguments = arguments
+        self.unsourced = unsourced  # assumed/invented arguments: their echoes in the result are not evidence
         self.attributes = attributes
         self.essential = essential
         self.ledger = ledger
@@ -321,10 +322,12 @@ class _ToolSpec:
             essential.update(verdict.attributes())
             per_arg = classification.attributes(self._per_argument_room(len(essential)))
             violations, blocked = verdict.violations, verdict.blocked
+            unsourced = classification.unsourced(arguments)
         except Exception as exc:  # the provenance machinery failed: block writes, record it elsewhere
             violations = (f"{RULE_FAULT}:{type(exc).__name__}",)
             blocked = self.side_effect == "write"
             per_arg = {}
+            unsourced = arguments
             essential[sc.VIOLATIONS] = list(violations)
             essential.setdefault(sc.RETRY_NUMBER, 0)
         if violations and not blocked:
@@ -334,7 +337,7 @@ class _ToolSpec:
         essential[sc.GEN_AI_TOOL_NAME] = self.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
         per_arg.update(essential)  # essentials last: the SDK evicts oldest keys first
-        return _Call(arguments, per_arg, essential, ledger, violations, blocked)
+        return _Call(arguments, per_arg, essential, ledger, violations, blocked, unsourced)
 
     def bind(self, wrapped: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
         """Passed arguments by parameter name; ``*args`` as ``name.0``..., ``**kwargs`` by their keys."""
@@ -401,7 +404,12 @@ class _ToolSpec:
             return
         try:
             call.ledger.remember(
-                self.name, result, span_id, field_prefix=prefix, call_arguments=call.arguments
+                self.name,
+                result,
+                span_id,
+                field_prefix=prefix,
+                call_arguments=call.arguments,
+                unsourced=call.unsourced,
             )
         except Exception as exc:  # remembering is best effort; the tool already succeeded
             _log.warning("%s: could not remember the result (%s)", self.name, type(exc).__name__)
