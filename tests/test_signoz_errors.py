@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
 import logging
+from urllib.parse import quote
 
 import pytest
 
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz import read_signoz
+from otel_provenance.offline.readers.signoz_query import MAX_500_ATTEMPTS
 from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
 
 QUERY = "/api/v5/query_range"
@@ -62,10 +65,58 @@ def test_500s_then_success_are_retried(double: SigNozDouble) -> None:
     assert [s.attributes["agent.retry.number"] for s in read(double)] == [1]
 
 
-def test_persistent_500_ends_at_the_deadline(double: SigNozDouble) -> None:
+def test_a_deterministic_500_is_retried_a_few_times_not_until_the_deadline(double: SigNozDouble) -> None:
+    """A SigNoz 500 is a ClickHouse error (pkg/querier/builder_query.go), the same on every retry."""
     double.inject(QUERY, *[Fault(status=500)] * 1000)
-    with pytest.raises(QueryError, match=r"deadline.*HTTP 500"):
+    with pytest.raises(QueryError, match=r"failed the query 3 times \(HTTP 500 Something went wrong"):
+        read(double, deadline_s=600.0)
+    assert double.query_count() == MAX_500_ATTEMPTS
+
+
+def test_persistent_503_ends_at_the_deadline(double: SigNozDouble) -> None:
+    double.inject(QUERY, *[Fault(status=503)] * 1000)
+    with pytest.raises(QueryError, match=r"deadline.*HTTP 503"):
         read(double, deadline_s=1.0)
+
+
+def test_the_details_of_a_signoz_error_reach_the_message(double: SigNozDouble) -> None:
+    """v0.129 puts the summary in error.message and the cause in error.errors[].message."""
+    double.inject(
+        QUERY,
+        Fault(
+            status=400,
+            message="Found 1 errors while parsing the search expression.",
+            errors=["key `agent.nope` not found"],
+        ),
+    )
+    with pytest.raises(QueryError) as info:
+        read(double)
+    assert "Found 1 errors while parsing the search expression.: key `agent.nope` not found" in str(
+        info.value
+    )
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        lambda k: k.upper(),
+        lambda k: k.replace("-", "_"),
+        lambda k: k.replace("-", ""),
+        lambda k: quote(k, safe=""),
+        lambda k: base64.b64encode(k.encode()).decode(),
+        lambda k: k.encode().hex(),
+        lambda k: k[:-3] + "…",
+        lambda k: " ".join(k),
+    ],
+    ids=["upper", "underscores", "no-dashes", "percent", "base64", "hex", "truncated", "spaced"],
+)
+def test_an_echo_of_the_key_in_any_form_is_withheld(double: SigNozDouble, echo) -> None:
+    shown = echo(double.api_key)
+    double.inject(QUERY, Fault(status=400, message="bad request", errors=[f"unknown key {shown}"]))
+    with pytest.raises(QueryError) as info:
+        read(double)
+    assert "withheld" in str(info.value) and shown not in str(info.value)
+    assert double.api_key not in str(info.value)
 
 
 def test_slow_server_ends_at_the_deadline(double: SigNozDouble) -> None:

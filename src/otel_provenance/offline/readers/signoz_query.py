@@ -1,8 +1,15 @@
 """HTTP client for SigNoz's query API: requests, retries, a total deadline, and errors that say what to fix.
 
 Only this module talks to the network for the SigNoz reader. The API key is held in a private slot and
-sent only in the ``SIGNOZ-API-KEY`` header of each request; it is never put on the shared ``httpx``
-client, in a repr, a log record or an exception message (server messages that echo it are dropped).
+sent only in the ``SIGNOZ-API-KEY`` header of each request (the only header SigNoz reads an API key from:
+``pkg/identn/config.go``); it is never put on the shared ``httpx`` client, in a repr, a log record or an
+exception message (a server message that echoes it, in any case or common encoding, is withheld).
+
+Time and size are bounded per answer, not per socket read: each request runs in a worker thread and the
+caller waits at most ``min(timeout, what is left of the deadline)`` for the *whole* answer, headers and
+body, so a server that drips one byte at a time cannot stretch a read past its deadline (httpx's read
+timeout only bounds the gap between two reads). The body is streamed and refused past
+``max_response_bytes`` instead of being read whole into memory.
 
 Request shapes follow SigNoz's v5 ``query_range`` strictly: every field sent is one SigNoz decodes, and
 every ``selectFields`` / ``order`` key carries ``fieldContext`` and ``fieldDataType`` so that names
@@ -11,12 +18,17 @@ starting with a context word (``resource.…``) or containing ``:`` are never re
 
 from __future__ import annotations
 
+import base64
+import json
 import logging
 import re
+import threading
 import time
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import unquote
 
 import httpx
 
@@ -26,6 +38,10 @@ _log = logging.getLogger(__name__)
 
 MAX_LIMIT: Final = 10_000  # SigNoz rejects a raw query with limit > 10000 (400)
 _RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+# A 500 from SigNoz is a ClickHouse error (pkg/querier/builder_query.go), which repeats on retry: a few
+# tries cover a restart, then the read stops instead of retrying until the deadline.
+MAX_500_ATTEMPTS: Final = 3
+MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 _BACKOFF_FIRST_S: Final = 0.25
 _BACKOFF_MAX_S: Final = 8.0
 _VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
@@ -87,7 +103,7 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
 class SigNozClient:
     """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls."""
 
-    __slots__ = ("_base", "_deadline_at", "_deadline_s", "_http", "_key", "_timeout_s")
+    __slots__ = ("_base", "_deadline_at", "_deadline_s", "_http", "_key", "_max_bytes", "_timeout_s")
 
     def __init__(
         self,
@@ -96,12 +112,18 @@ class SigNozClient:
         api_key: str,
         timeout_s: float = 30.0,
         deadline_s: float = 300.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise QueryError(f"SigNoz URL must start with http:// or https://, got {base_url!r}")
+        if not (timeout_s > 0 and deadline_s > 0):
+            raise QueryError(
+                f"timeout and deadline must be positive, got {timeout_s:g} s and {deadline_s:g} s"
+            )
         self._base = base_url.rstrip("/")
         self._key = api_key
         self._timeout_s = timeout_s
+        self._max_bytes = max_response_bytes
         self._deadline_s = deadline_s
         self._deadline_at = time.monotonic() + deadline_s
         self._http = httpx.Client(follow_redirects=False, trust_env=False)
@@ -132,10 +154,12 @@ class SigNozClient:
         return parse_version(str(body.get("version", ""))) if isinstance(body, dict) else None
 
     def field_keys(self, start_ms: int, end_ms: int, *, limit: int = 10_000) -> list[FieldKey]:
-        """Every traces attribute and resource key SigNoz has catalogued for the window.
+        """Every traces attribute and resource key SigNoz has catalogued.
 
         ``GET /api/v1/fields/keys`` answers ``{"keys": {name: [key, …]}, "complete": bool}``; when the
-        answer is incomplete the limit is raised until it is, so no custom key is silently missed.
+        answer is incomplete the limit is raised until it is, so no custom key is silently missed. The
+        window is sent, but SigNoz ignores it for traces (``getTracesKeys`` in
+        pkg/telemetrymetadata/metadata.go, v0.129): keys from any time come back.
         """
         while True:
             params = {
@@ -198,7 +222,7 @@ class SigNozClient:
             raise QueryError(f"{self._base}/api/v5/query_range answered without data.data.results") from None
         warning = body["data"].get("warning")
         if warning:
-            _log.warning("SigNoz warned: %s", warning)
+            _log.warning("SigNoz warned: %s", self.withhold_echo(_warning_text(warning)))
         rows: list[dict[str, Any]] = []
         for result in results or ():
             for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
@@ -212,7 +236,7 @@ class SigNozClient:
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         url = self._base + path
-        attempt = 0
+        attempt = failures_500 = 0
         last = ""
         while True:
             remaining = self._deadline_at - time.monotonic()
@@ -221,26 +245,92 @@ class SigNozClient:
                     f"{url}: no answer within the {self._deadline_s:g} s deadline ({last or 'timed out'}); "
                     "check that SigNoz is up, or raise --deadline"
                 )
-            timeout = min(self._timeout_s, remaining)
+            budget = min(self._timeout_s, remaining)
             try:
-                response = self._http.request(method, url, headers=self._headers(), timeout=timeout, **kwargs)
+                status, headers, body = self._exchange(method, url, budget, **kwargs)
+            except _OutOfTimeError:
+                last = f"timed out: no complete answer within {budget:.3g} s"
             except httpx.TimeoutException:
-                last = f"request timed out after {timeout:g} s"
+                last = f"request timed out after {budget:.3g} s"
             except httpx.TransportError as exc:
                 last = f"cannot connect ({type(exc).__name__})"
             else:
-                if response.status_code < 300:
-                    return self._json(url, response)
-                if response.status_code not in _RETRY_STATUSES:
-                    raise _RefusedError(self._explain(url, response))
-                last = f"HTTP {response.status_code}"
-                retry_after = _retry_after(response)
+                if status < 300:
+                    return self._json(url, status, body)
+                message = self._server_message(body)
+                if status not in _RETRY_STATUSES:
+                    raise _RefusedError(self._explain(url, status, message))
+                last = f"HTTP {status} {message}".rstrip()
+                if status == 500:
+                    failures_500 += 1
+                    if failures_500 >= MAX_500_ATTEMPTS:
+                        raise QueryError(
+                            f"{url}: SigNoz failed the query {failures_500} times ({last}); a ClickHouse "
+                            "error repeats on retry: check SigNoz's logs, or narrow the time window"
+                        )
+                retry_after = _retry_after(headers)
                 if retry_after is not None:
                     self._wait(retry_after, url, last)
                     attempt += 1
                     continue
             self._wait(min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2**attempt), url, last)
             attempt += 1
+
+    def _exchange(
+        self, method: str, url: str, budget: float, **kwargs: Any
+    ) -> tuple[int, httpx.Headers, bytes]:
+        """Status, headers and whole body of one request, or ``_OutOfTimeError`` after ``budget`` seconds.
+
+        The request runs in a daemon thread so the wait is wall-clock, whatever the server sends and
+        however slowly; an abandoned request stops at its next chunk or its own read timeout.
+        """
+        box: dict[str, Any] = {}
+        done, abandoned = threading.Event(), threading.Event()
+
+        def work() -> None:
+            try:
+                box["answer"] = self._receive(method, url, budget, abandoned, **kwargs)
+            except BaseException as exc:  # handed to the waiting thread
+                box["error"] = exc
+            finally:
+                done.set()
+
+        threading.Thread(target=work, name="otel-provenance-signoz", daemon=True).start()
+        if not done.wait(budget):
+            abandoned.set()
+            raise _OutOfTimeError
+        if "error" in box:
+            raise box["error"]
+        return box["answer"]
+
+    def _receive(
+        self, method: str, url: str, budget: float, abandoned: threading.Event, **kwargs: Any
+    ) -> tuple[int, httpx.Headers, bytes]:
+        headers = {**self._headers(), "Accept-Encoding": "identity"}
+        with self._http.stream(method, url, headers=headers, timeout=budget, **kwargs) as response:
+            declared = response.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > self._max_bytes:
+                raise self._too_large(url)
+            encoding = response.headers.get("Content-Encoding", "identity").lower()
+            if encoding not in ("identity", "gzip"):
+                raise QueryError(f"{url}: answered with Content-Encoding {encoding!r}; expected identity")
+            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
+            parts: list[bytes] = []
+            size = 0
+            for raw in response.iter_raw():
+                if abandoned.is_set():
+                    break  # nobody waits for this answer any more
+                chunk = inflate.decompress(raw, self._max_bytes + 1 - size) if inflate else raw
+                size += len(chunk)
+                if size > self._max_bytes or (inflate is not None and inflate.unconsumed_tail):
+                    raise self._too_large(url)
+                parts.append(chunk)
+            return response.status_code, response.headers, b"".join(parts)
+
+    def _too_large(self, url: str) -> ResponseTooLargeError:
+        return ResponseTooLargeError(
+            f"{url}: SigNoz's answer is larger than {self._max_bytes / 2**20:g} MiB; not read into memory"
+        )
 
     def _wait(self, seconds: float, url: str, last: str) -> None:
         remaining = self._deadline_at - time.monotonic()
@@ -251,17 +341,13 @@ class SigNozClient:
     def _headers(self) -> dict[str, str]:
         return {"SIGNOZ-API-KEY": self._key, "Accept": "application/json"}
 
-    def _json(self, url: str, response: httpx.Response) -> Any:
+    def _json(self, url: str, status: int, body: bytes) -> Any:
         try:
-            return response.json()
+            return json.loads(body)
         except ValueError:
-            raise QueryError(
-                f"{url}: answered HTTP {response.status_code} with a body that is not JSON"
-            ) from None
+            raise QueryError(f"{url}: answered HTTP {status} with a body that is not JSON") from None
 
-    def _explain(self, url: str, response: httpx.Response) -> str:
-        status = response.status_code
-        message = self._server_message(response)
+    def _explain(self, url: str, status: int, message: str) -> str:
         if status == 401:
             return (
                 f"{url}: SigNoz refused the API key (401 {message}); set SIGNOZ_API_KEY to a valid key "
@@ -278,24 +364,80 @@ class SigNozClient:
             return f"{url}: SigNoz rejected the query (400 {message}); check the release name and time window"
         return f"{url}: HTTP {status} {message}".rstrip()
 
-    def _server_message(self, response: httpx.Response) -> str:
+    def _server_message(self, body: bytes) -> str:
+        """``error.message`` and the details in ``error.errors[].message`` (pkg/errors/http.go)."""
         try:
-            body = response.json()
-            error = body.get("error") if isinstance(body, dict) else None
-            text = str(error.get("message", "")) if isinstance(error, dict) else ""
-        except ValueError:
-            text = ""
-        if self._key and self._key in text:
-            return "(server message withheld: it echoed the credential)"
-        return text[:500]
+            error = json.loads(body).get("error")
+        except (ValueError, AttributeError):
+            return ""
+        if not isinstance(error, dict):
+            return ""
+        details = [
+            str(item["message"])
+            for item in error.get("errors") or ()
+            if isinstance(item, dict) and item.get("message")
+        ]
+        text = str(error.get("message", "")) + (f": {'; '.join(details)}" if details else "")
+        return self.withhold_echo(text)[:500]
+
+    def withhold_echo(self, text: str) -> str:
+        """``text``, or a notice in its place when it echoes the API key in any case or usual encoding."""
+        return (
+            "(server message withheld: it echoed the credential)" if echoes_secret(text, self._key) else text
+        )
+
+
+def echoes_secret(text: str, secret: str) -> bool:
+    """Whether ``text`` shows ``secret``: as is, in another case, with separators changed or dropped,
+    percent-encoded, base64 or hex, or a long enough part of it (a truncated echo)."""
+    if not secret or not text:
+        return False
+
+    def squash(value: str) -> str:
+        return re.sub(r"[^0-9a-z]", "", value.lower())
+
+    raw = secret.encode()
+    encoded = {
+        base64.b64encode(raw).decode().rstrip("="),
+        base64.urlsafe_b64encode(raw).decode().rstrip("="),
+        raw.hex(),
+    }
+    key = squash(secret)
+    window = 12 if len(key) >= 16 else len(key)
+    fragments = {key[i : i + window] for i in range(len(key) - window + 1)} if key else set()
+    for candidate in (text, unquote(text), unquote(unquote(text))):
+        lowered, squashed = candidate.lower(), squash(candidate)
+        if secret.lower() in lowered or any(e.lower() in lowered for e in encoded):
+            return True
+        if any(f in squashed for f in fragments):
+            return True
+    return False
+
+
+class ResponseTooLargeError(QueryError):
+    """An answer over the size cap: the reader asks for smaller pages, or gives up with this message."""
+
+
+class _OutOfTimeError(Exception):
+    """No complete answer within the wall-clock budget of one request."""
+
+
+def _warning_text(warning: Any) -> str:
+    """``{"message": "Encountered warnings", "warnings": [{"message": …}]}`` (pkg/querier/querier.go)."""
+    if not isinstance(warning, dict):
+        return str(warning)[:500]
+    details = [
+        str(w["message"]) for w in warning.get("warnings") or () if isinstance(w, dict) and w.get("message")
+    ]
+    return (str(warning.get("message", "")) + (f": {'; '.join(details)}" if details else ""))[:500]
 
 
 class _RefusedError(QueryError):
     """The server answered with a status that retrying cannot fix (4xx other than 429)."""
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
+def _retry_after(headers: httpx.Headers) -> float | None:
+    value = headers.get("Retry-After")
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
