@@ -173,7 +173,7 @@ class Fault:
       ``message`` (default: what SigNoz says for that status; a 500 is its ClickHouse-failure text) and
       ``errors`` as the details;
     - ``drip_s``: answer 200 but send one byte every ``drip_s`` seconds, forever (``drip_headers``: the
-      status line and headers too; otherwise headers at once, announcing a 1 GB body);
+      status line and headers too; otherwise headers at once, the body running to the connection's end);
     - ``huge_bytes``: answer 200 with a JSON body of that many bytes (``chunked``: without a length).
     """
 
@@ -826,14 +826,16 @@ class _Handler(BaseHTTPRequestHandler):
             return False
 
     def _drip(self, fault: Fault) -> None:
-        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n"
+        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"  # body to EOF
         if not fault.drip_headers and not self._raw(head):
             return
-        stream = (head if fault.drip_headers else b"") + b'{"status":"success","data":' + b" " * 10**9
+        start = (head if fault.drip_headers else b"") + b'{"status":"success","data":'
         self.close_connection = True
-        for i in range(len(stream)):
-            if self.owner._stopping.wait(fault.drip_s) or not self._raw(stream[i : i + 1]):
+        sent = 0
+        while not self.owner._stopping.wait(fault.drip_s):
+            if not self._raw(start[sent : sent + 1] if sent < len(start) else b" "):
                 return
+            sent += 1
 
     def _huge(self, fault: Fault) -> None:
         head, tail = b'{"status":"success","data":{"pad":"', b'"}}'

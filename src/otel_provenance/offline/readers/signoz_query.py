@@ -46,6 +46,11 @@ _BACKOFF_FIRST_S: Final = 0.25
 _BACKOFF_MAX_S: Final = 8.0
 _VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
 
+# grammar/FilterQuery.g4 (v0.129.0): KEY : SEGMENT ('.' SEGMENT | '[]' | '[*]' | '.' DIGIT+)*, with
+# SEGMENT : [a-zA-Z$_@{#] [a-zA-Z0-9$_@#{}:\-/]*.
+_SEGMENT: Final = r"[a-zA-Z$_@{#][a-zA-Z0-9$_@#{}:\-/]*"
+_FILTER_KEY: Final = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT}|\[\]|\[\*\]|\.[0-9]+)*")
+
 # The first server version that returns ``null`` (not the map default) for an absent typed attribute.
 NULL_FOR_ABSENT_SINCE: Final = (0, 134, 0)
 
@@ -79,6 +84,12 @@ class FieldKey:
     def filter_key(self) -> str:
         """The key as written in a filter expression, context and type explicit (``attribute.k:number``)."""
         return f"{self.context}.{self.name}:{self.data_type}"
+
+    def filterable(self) -> bool:
+        """Whether :meth:`filter_key` is one KEY token of SigNoz's filter grammar. Keys cannot be quoted
+        there, so a name like ``http.2xx`` (a segment starting with a digit) or ``a b`` cannot be used in
+        a filter at all: SigNoz answers a syntax error."""
+        return _FILTER_KEY.fullmatch(self.filter_key()) is not None
 
 
 def _quote(value: str) -> str:
