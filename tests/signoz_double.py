@@ -826,7 +826,9 @@ class _Handler(BaseHTTPRequestHandler):
             return False
 
     def _drip(self, fault: Fault) -> None:
-        head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"  # body to EOF
+        head = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"  # body to EOF
+        )
         if not fault.drip_headers and not self._raw(head):
             return
         start = (head if fault.drip_headers else b"") + b'{"status":"success","data":'
