@@ -39,14 +39,13 @@ from typing import Any, Final
 from ... import semconv
 from ...errors import ConfigurationError, QueryError, TraceReadError
 from ..model import Attributes, Span, SpanKind, Status, StatusCode, Value
+from .signoz_http import MAX_RESPONSE_BYTES, ResponseTooLargeError
 from .signoz_query import (
     MAX_LIMIT,
-    MAX_RESPONSE_BYTES,
     NULL_FOR_ABSENT_SINCE,
     RESOURCE_CONTEXT,
     SPAN_CONTEXT,
     FieldKey,
-    ResponseTooLargeError,
     SigNozClient,
     eq,
     in_,

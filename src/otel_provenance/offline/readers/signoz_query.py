@@ -1,15 +1,14 @@
 """HTTP client for SigNoz's query API: requests, retries, a total deadline, and errors that say what to fix.
 
-Only this module talks to the network for the SigNoz reader. The API key is held in a private slot and
-sent only in the ``SIGNOZ-API-KEY`` header of each request (the only header SigNoz reads an API key from:
-``pkg/identn/config.go``); it is never put on the shared ``httpx`` client, in a repr, a log record or an
-exception message (a server message that echoes it, in any case or common encoding, is withheld).
+Only this module and :mod:`.signoz_http` (one bounded exchange) talk to the network for the SigNoz
+reader. The API key is held in a private slot and sent only in the ``SIGNOZ-API-KEY`` header of each
+request (the only header SigNoz reads an API key from: ``pkg/identn/config.go``); it is never put on the
+shared ``httpx`` client, in a repr, a log record or an exception message (a server message that echoes
+it, in any case or common encoding, is withheld).
 
-Time and size are bounded per answer, not per socket read: each request runs in a worker thread and the
-caller waits at most ``min(timeout, what is left of the deadline)`` for the *whole* answer, headers and
-body, so a server that drips one byte at a time cannot stretch a read past its deadline (httpx's read
-timeout only bounds the gap between two reads). The body is streamed and refused past
-``max_response_bytes`` instead of being read whole into memory.
+Time and size are bounded per answer, not per socket read: each request gets at most
+``min(timeout, what is left of the deadline)`` of wall-clock time for its *whole* answer, and the body
+is refused past ``max_response_bytes`` (see :mod:`.signoz_http`).
 
 Request shapes follow SigNoz's v5 ``query_range`` strictly: every field sent is one SigNoz decodes, and
 every ``selectFields`` / ``order`` key carries ``fieldContext`` and ``fieldDataType`` so that names
@@ -18,21 +17,25 @@ starting with a context word (``resource.…``) or containing ``:`` are never re
 
 from __future__ import annotations
 
-import base64
 import json
 import logging
 import re
-import threading
 import time
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
-from urllib.parse import unquote
 
 import httpx
 
 from ...errors import QueryError
+from .signoz_http import (
+    MAX_RESPONSE_BYTES,
+    AnswerTimeoutError,
+    echoes_secret,
+    error_text,
+    exchange,
+    warning_text,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -41,7 +44,6 @@ _RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
 # A 500 from SigNoz is a ClickHouse error (pkg/querier/builder_query.go), which repeats on retry: a few
 # tries cover a restart, then the read stops instead of retrying until the deadline.
 MAX_500_ATTEMPTS: Final = 3
-MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 _BACKOFF_FIRST_S: Final = 0.25
 _BACKOFF_MAX_S: Final = 8.0
 _VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
@@ -233,7 +235,7 @@ class SigNozClient:
             raise QueryError(f"{self._base}/api/v5/query_range answered without data.data.results") from None
         warning = body["data"].get("warning")
         if warning:
-            _log.warning("SigNoz warned: %s", self.withhold_echo(_warning_text(warning)))
+            _log.warning("SigNoz warned: %s", self.withhold_echo(warning_text(warning)))
         rows: list[dict[str, Any]] = []
         for result in results or ():
             for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
@@ -258,17 +260,26 @@ class SigNozClient:
                 )
             budget = min(self._timeout_s, remaining)
             try:
-                status, headers, body = self._exchange(method, url, budget, **kwargs)
-            except _OutOfTimeError:
+                answer = exchange(
+                    self._http,
+                    method,
+                    url,
+                    headers=self._headers(),
+                    budget=budget,
+                    max_bytes=self._max_bytes,
+                    **kwargs,
+                )
+            except AnswerTimeoutError:
                 last = f"timed out: no complete answer within {budget:.3g} s"
             except httpx.TimeoutException:
                 last = f"request timed out after {budget:.3g} s"
             except httpx.TransportError as exc:
                 last = f"cannot connect ({type(exc).__name__})"
             else:
+                status = answer.status
                 if status < 300:
-                    return self._json(url, status, body)
-                message = self._server_message(body)
+                    return self._json(url, status, answer.body)
+                message = self.withhold_echo(error_text(answer.body))
                 if status not in _RETRY_STATUSES:
                     raise _RefusedError(self._explain(url, status, message))
                 last = f"HTTP {status} {message}".rstrip()
@@ -279,69 +290,13 @@ class SigNozClient:
                             f"{url}: SigNoz failed the query {failures_500} times ({last}); a ClickHouse "
                             "error repeats on retry: check SigNoz's logs, or narrow the time window"
                         )
-                retry_after = _retry_after(headers)
+                retry_after = _retry_after(answer.headers)
                 if retry_after is not None:
                     self._wait(retry_after, url, last)
                     attempt += 1
                     continue
             self._wait(min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2**attempt), url, last)
             attempt += 1
-
-    def _exchange(
-        self, method: str, url: str, budget: float, **kwargs: Any
-    ) -> tuple[int, httpx.Headers, bytes]:
-        """Status, headers and whole body of one request, or ``_OutOfTimeError`` after ``budget`` seconds.
-
-        The request runs in a daemon thread so the wait is wall-clock, whatever the server sends and
-        however slowly; an abandoned request stops at its next chunk or its own read timeout.
-        """
-        box: dict[str, Any] = {}
-        done, abandoned = threading.Event(), threading.Event()
-
-        def work() -> None:
-            try:
-                box["answer"] = self._receive(method, url, budget, abandoned, **kwargs)
-            except BaseException as exc:  # handed to the waiting thread
-                box["error"] = exc
-            finally:
-                done.set()
-
-        threading.Thread(target=work, name="otel-provenance-signoz", daemon=True).start()
-        if not done.wait(budget):
-            abandoned.set()
-            raise _OutOfTimeError
-        if "error" in box:
-            raise box["error"]
-        return box["answer"]
-
-    def _receive(
-        self, method: str, url: str, budget: float, abandoned: threading.Event, **kwargs: Any
-    ) -> tuple[int, httpx.Headers, bytes]:
-        headers = {**self._headers(), "Accept-Encoding": "identity"}
-        with self._http.stream(method, url, headers=headers, timeout=budget, **kwargs) as response:
-            declared = response.headers.get("Content-Length", "")
-            if declared.isdigit() and int(declared) > self._max_bytes:
-                raise self._too_large(url)
-            encoding = response.headers.get("Content-Encoding", "identity").lower()
-            if encoding not in ("identity", "gzip"):
-                raise QueryError(f"{url}: answered with Content-Encoding {encoding!r}; expected identity")
-            inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
-            parts: list[bytes] = []
-            size = 0
-            for raw in response.iter_raw():
-                if abandoned.is_set():
-                    break  # nobody waits for this answer any more
-                chunk = inflate.decompress(raw, self._max_bytes + 1 - size) if inflate else raw
-                size += len(chunk)
-                if size > self._max_bytes or (inflate is not None and inflate.unconsumed_tail):
-                    raise self._too_large(url)
-                parts.append(chunk)
-            return response.status_code, response.headers, b"".join(parts)
-
-    def _too_large(self, url: str) -> ResponseTooLargeError:
-        return ResponseTooLargeError(
-            f"{url}: SigNoz's answer is larger than {self._max_bytes / 2**20:g} MiB; not read into memory"
-        )
 
     def _wait(self, seconds: float, url: str, last: str) -> None:
         remaining = self._deadline_at - time.monotonic()
@@ -375,72 +330,11 @@ class SigNozClient:
             return f"{url}: SigNoz rejected the query (400 {message}); check the release name and time window"
         return f"{url}: HTTP {status} {message}".rstrip()
 
-    def _server_message(self, body: bytes) -> str:
-        """``error.message`` and the details in ``error.errors[].message`` (pkg/errors/http.go)."""
-        try:
-            error = json.loads(body).get("error")
-        except (ValueError, AttributeError):
-            return ""
-        if not isinstance(error, dict):
-            return ""
-        details = [
-            str(item["message"])
-            for item in error.get("errors") or ()
-            if isinstance(item, dict) and item.get("message")
-        ]
-        text = str(error.get("message", "")) + (f": {'; '.join(details)}" if details else "")
-        return self.withhold_echo(text)[:500]
-
     def withhold_echo(self, text: str) -> str:
         """``text``, or a notice in its place when it echoes the API key in any case or usual encoding."""
-        return (
-            "(server message withheld: it echoed the credential)" if echoes_secret(text, self._key) else text
-        )
-
-
-def echoes_secret(text: str, secret: str) -> bool:
-    """Whether ``text`` shows ``secret``: as is, in another case, with separators changed or dropped,
-    percent-encoded, base64 or hex, or a long enough part of it (a truncated echo)."""
-    if not secret or not text:
-        return False
-
-    def squash(value: str) -> str:
-        return re.sub(r"[^0-9a-z]", "", value.lower())
-
-    raw = secret.encode()
-    encoded = {
-        base64.b64encode(raw).decode().rstrip("="),
-        base64.urlsafe_b64encode(raw).decode().rstrip("="),
-        raw.hex(),
-    }
-    key = squash(secret)
-    window = 12 if len(key) >= 16 else len(key)
-    fragments = {key[i : i + window] for i in range(len(key) - window + 1)} if key else set()
-    for candidate in (text, unquote(text), unquote(unquote(text))):
-        lowered, squashed = candidate.lower(), squash(candidate)
-        if secret.lower() in lowered or any(e.lower() in lowered for e in encoded):
-            return True
-        if any(f in squashed for f in fragments):
-            return True
-    return False
-
-
-class ResponseTooLargeError(QueryError):
-    """An answer over the size cap: the reader asks for smaller pages, or gives up with this message."""
-
-
-class _OutOfTimeError(Exception):
-    """No complete answer within the wall-clock budget of one request."""
-
-
-def _warning_text(warning: Any) -> str:
-    """``{"message": "Encountered warnings", "warnings": [{"message": …}]}`` (pkg/querier/querier.go)."""
-    if not isinstance(warning, dict):
-        return str(warning)[:500]
-    details = [
-        str(w["message"]) for w in warning.get("warnings") or () if isinstance(w, dict) and w.get("message")
-    ]
-    return (str(warning.get("message", "")) + (f": {'; '.join(details)}" if details else ""))[:500]
+        if echoes_secret(text, self._key):
+            return "(server message withheld: it echoed the credential)"
+        return text
 
 
 class _RefusedError(QueryError):
