@@ -1,19 +1,29 @@
-"""A faithful SigNoz test double: real HTTP on loopback, SigNoz's storage and query-API behaviour.
+"""A faithful SigNoz test double: real HTTP on loopback, SigNoz v0.129.0's storage and query-API behaviour.
 
-- ``POST /v1/traces`` takes OTLP/HTTP (protobuf or JSON, optionally gzip) and stores each span the way
-  SigNoz does: string / bool / one Float64 map for attributes, arrays as JSON text, nested maps flattened
-  to dotted keys, every resource attribute as a string. Keys are catalogued for ``/api/v1/fields/keys``.
+As strict as the server where the reader depends on it, so a reader bug shows up here as it would there.
+Each behaviour follows a file of SigNoz's source (listed in docs/signoz.md, "Where these behaviours come
+from"); ingest follows the collector (see ``signoz_collector``).
+
+- ``POST /v1/traces`` takes OTLP/HTTP (protobuf or JSON, optionally gzip) and stores each span as the
+  collector does: string / bool / one Float64 map for attributes, NaN/±Inf doubles dropped, top-level
+  arrays as JSON text, maps flattened to dotted keys and arrays inside them to ``key.N``, every resource
+  attribute as a string. Keys are catalogued for ``/api/v1/fields/keys`` (which ignores the window).
 - ``POST /api/v5/query_range`` answers raw traces builder queries: strict unknown-field rejection at every
-  level (400), auth (``SIGNOZ-API-KEY`` or ``Authorization: Bearer``; 401 without), a filter subset
+  level (400; ``materialized`` is no field), auth by ``SIGNOZ-API-KEY`` only (``Authorization`` goes to
+  the session-token resolver: 401), the filter grammar's key tokens and a subset of its operators
   (``= != IN NOT IN EXISTS NOT EXISTS AND OR NOT ( )``, quoted strings, ``context.key:type`` keys), the
-  ``[start, end)`` window, order + offset paging, ``limit`` ≤ 10000 (400 above), millisecond
-  ``nextCursor`` on timestamp-ordered full pages, ``rows: null`` when nothing matches, float rounding
-  (3 decimals, 3 significant digits below 1), and absence as the map default (``""``/``0``/``false``,
-  versions before v0.134) or ``null`` (v0.134+), chosen by ``version``.
-- A filter on a key that is not catalogued is a 400 "key not found" before v0.134, a warning after.
+  ``[start, end)`` window, order (direction required) + offset paging, ``limit`` ≤ 10000 (400 above;
+  10000 by default when ordered by timestamp, else 100), millisecond ``nextCursor`` on timestamp-ordered
+  full pages, ``rows: null`` when nothing matches, Go's float rounding (3 decimals, 3 significant digits
+  below 1, half away from zero; ``"NaN"``/``"Inf"``/``"-Inf"``), and absence as the map default
+  (``""``/``0``/``false``, versions before v0.134) or ``null`` (v0.134+), chosen by ``version``.
+- Errors as SigNoz renders them: ``{status: "error", error: {type, code, message, url, errors:
+  [{message}]}}``; a filter on a key that is not catalogued is a 400 "Found 1 errors while parsing the
+  search expression." (the key in ``errors``) before v0.134, and a warning ``{"message": "Encountered
+  warnings", "url", "warnings": [{"message"}]}`` after.
 - ``GET /api/v1/health``, ``GET /api/v1/version``, ``GET /api/v1/fields/keys``.
-- Faults: :meth:`SigNozDouble.inject` queues per-path faults (status codes with optional Retry-After,
-  delays) consumed one per request.
+- Faults: :meth:`SigNozDouble.inject` queues per-path :class:`Fault` s (statuses with optional
+  Retry-After and SigNoz's messages, delays, dripping answers, huge answers) consumed one per request.
 
 Only raw traces queries are implemented; anything else is a 400 naming the double's limit.
 """

@@ -7,9 +7,12 @@ import logging
 from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz import read_signoz
+from otel_provenance.offline.readers.signoz_http import echoes_secret
 from otel_provenance.offline.readers.signoz_query import MAX_500_ATTEMPTS
 from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
 
@@ -181,3 +184,37 @@ def test_a_server_that_ignores_offset_is_an_error_not_a_loop(double: SigNozDoubl
     double.ignore_offset = True
     with pytest.raises(QueryError, match="ignored the query offset"):
         read(double, page_size=2)
+
+
+_KEYS = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", min_size=20, max_size=48
+)
+_ECHOES = st.sampled_from(
+    [
+        str.upper,
+        str.lower,
+        lambda k: quote(quote(k, safe=""), safe=""),
+        lambda k: base64.urlsafe_b64encode(k.encode()).decode(),
+        lambda k: "-".join(k[i : i + 4] for i in range(0, len(k), 4)),
+        lambda k: k[: len(k) - 4] + "...",
+    ]
+)
+_SIGNOZ_TEXTS = [
+    "unauthenticated",
+    "Found 1 errors while parsing the search expression.: key `agent.retry.number` not found",
+    "limit exceeds maximum allowed value of 10000: Provided limit: 10001",
+    "Something went wrong on our end. It's not you, it's us. Our team is notified about it.",
+]
+
+
+@given(key=_KEYS.filter(lambda k: sum(c.isalnum() for c in k) >= 16), echo=_ECHOES)
+def test_property_echoes_of_a_key_are_caught_and_signoz_texts_are_not(key: str, echo) -> None:
+    assert echoes_secret(f"bad key '{echo(key)}' given", key)
+    for text in _SIGNOZ_TEXTS:  # over-withholding only where the key shares 12 characters with the text
+        squashed, plain = _squash(key), _squash(text)
+        shares = any(squashed[i : i + 12] in plain for i in range(len(squashed) - 11))
+        assert not echoes_secret(text, key) or shares
+
+
+def _squash(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())
