@@ -23,11 +23,11 @@ INDENT: Final = 24
 LANE_W: Final = 12
 PAD: Final = 16
 TITLE_H: Final = 30
-LABEL_W: Final = 150  # room right of the lanes for argument names
+LABEL_W: Final = 210  # room right of the lanes for argument names
 MAX_NODES: Final = 300  # a run larger than this is cut (and says so)
 _STEP_CHARS: Final = 36
 _LINE_CHARS: Final = 42
-_LABEL_CHARS: Final = 22
+_LABEL_CHARS: Final = 32
 _TITLE_CHAR_W: Final = 8  # generous width of one panel-title character (13px sans-serif)
 # Control characters (other than tab/newline) and lone surrogates are not valid in an HTML document.
 _INVALID: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
