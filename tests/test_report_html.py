@@ -61,7 +61,7 @@ def _marks(view, step):
 def test_missing_extra_and_duplicated_steps_are_marked() -> None:
     contract = parse_contract(_contract(triage_run("model")))
     view = run_view(triage_run("bad", skip_check=True, writes=2, status_kind="invented"), contract)
-    assert view.route is not None and view.route.family_id == "usual"
+    assert view.route is not None and view.route.id == "usual"
     # The skipped check: a placeholder in the run, and missing in the route.
     assert _marks(view, "permissions.check") == [("missing",)]
     assert [n.marks for n in view.route.tree.nodes if n.step == "permissions.check"] == [("missing",)]
@@ -234,3 +234,35 @@ def test_gate_merge_names_the_runs_it_cannot_draw(tmp_path: Path) -> None:
     assert cli_run(argv, io.StringIO(), io.StringIO()) == 2
     text = page.read_text()
     assert "were not available to this report" in text and 'class="run-graph"' not in text
+
+
+def test_diff_draws_b_beside_a(tmp_path: Path) -> None:
+    export_runs([triage_run("a")], str(tmp_path / "a.jsonl"))
+    export_runs([triage_run("b", skip_check=True, writes=2)], str(tmp_path / "b.jsonl"))
+    pages = []
+    for name in ("one.html", "two.html"):
+        argv = [
+            "diff",
+            str(tmp_path / "a.jsonl"),
+            str(tmp_path / "b.jsonl"),
+            "--report-html",
+            str(tmp_path / name),
+        ]
+        assert cli_run(argv, io.StringIO(), io.StringIO()) == 0
+        pages.append((tmp_path / name).read_text())
+    assert pages[0] == pages[1]
+    page = pages[0]
+    assert page.count('data-step="permissions.check" data-marks="missing"') == 2  # in B, and in A's panel
+    assert page.count('data-step="ticket.update" data-marks="duplicated') == 2
+    assert "<td>only in A</td><td><code>permissions.check</code>" in page
+    assert "<td>only in B</td><td><code>ticket.update</code>" in page
+
+
+def test_a_blocked_call_of_the_reference_run_is_not_missing() -> None:
+    from otel_provenance.offline.report.run_view import run_view_against
+
+    blocked = {semconv.TOOL_STATUS: semconv.TOOL_STATUS_BLOCKED}
+    a = triage_run("a", extra=[("ticket.delete", {**WRITE, **blocked})])
+    view = run_view_against(triage_run("b"), a)
+    assert all(not n.marks for n in view.tree.nodes)
+    assert [n.marks for n in view.route.tree.nodes if n.step == "ticket.delete"] == [("blocked",)]

@@ -91,10 +91,13 @@ class Tree:
 
 
 @dataclass(frozen=True, slots=True)
-class RouteRef:
-    family_id: str
-    rule_id: str
-    similarity: str  # "7/9"
+class Reference:
+    """What a run is drawn beside: an approved family's canonical route, or another run (``diff``)."""
+
+    kind: str  # "family" | "run"
+    id: str  # the family id, or the other run's id
+    rule_id: str  # the family's approved_routes rule ("" for a run)
+    similarity: str  # weighted Jaccard of the two step/edge multisets, e.g. "4/7"
     tree: Tree
 
 
@@ -105,12 +108,63 @@ class RunView:
     tree: Tree  # the run, with missing-step placeholders
     flows: tuple[Flow, ...]
     dangling: tuple[Dangling, ...]
-    route: RouteRef | None  # None when the contract approves no route
+    route: Reference | None  # None when the contract approves no route
+
+
+@dataclass(frozen=True, slots=True)
+class _RefTree:
+    kind: str
+    id: str
+    rule_id: str
+    score: tuple[int, int]
+    nodes: dict[str, str]  # key -> step
+    roots: list[str]
+    children: dict[str, list[str]]
+    details: dict[str, str]
+    marks: dict[str, set[str]]  # a reference run's own marks (blocked, duplicated, error)
+    skip: frozenset[str]  # blocked calls of a reference run: they did not happen, so never missing
 
 
 def run_view(run: Run, contract: Contract) -> RunView:
-    graph = CausalGraph.of(run)
-    steps = {s.span_id: step_key(s) for s in run.spans}
+    """``run`` beside the closest approved route family of ``contract`` (if it approves any)."""
+    closest = _closest_family(run, contract)
+    if closest is None:
+        return _view(run, None)
+    family, rule_id, score = closest
+    nodes, roots, children = _route_tree(family)
+    return _view(
+        run, _RefTree("family", family.id, rule_id, score, nodes, roots, children, {}, {}, frozenset())
+    )
+
+
+def run_view_against(run: Run, reference: Run) -> RunView:
+    """``run`` beside another run (``diff A B`` draws B beside A)."""
+    graph = CausalGraph.of(reference)
+    steps = {s.span_id: step_key(s) for s in reference.spans}
+    marks = _span_marks(reference, steps)
+    score = weighted_jaccard(_shape(run), _shape(reference))
+    return _view(
+        run,
+        _RefTree(
+            "run",
+            reference.run_id,
+            "",
+            score,
+            {f"f:{s.span_id}": steps[s.span_id] for s in reference.spans},
+            [f"f:{r}" for r in graph.roots],
+            {f"f:{s.span_id}": [f"f:{c}" for c in graph.children(s.span_id)] for s in reference.spans},
+            {f"f:{s.span_id}": _detail(s) for s in reference.spans},
+            {f"f:{k}": v for k, v in marks.items()},
+            frozenset(f"f:{s.span_id}" for s in reference.spans if _blocked(s)),
+        ),
+    )
+
+
+def _shape(run: Run):
+    return route_shape(step_counts(run), edge_counts(run).items())
+
+
+def _span_marks(run: Run, steps: dict[str, str]) -> dict[str, set[str]]:
     blocked = {s.span_id for s in run.spans if _blocked(s)}
     duplicated = _duplicated(run.spans, steps, blocked)
     marks: dict[str, set[str]] = {s.span_id: set() for s in run.spans}
@@ -121,30 +175,47 @@ def run_view(run: Run, contract: Contract) -> RunView:
             marks[span.span_id].add(MARK_DUPLICATED)
         if _errored(span):
             marks[span.span_id].add(MARK_ERROR)
+    return marks
+
+
+def _view(run: Run, ref: _RefTree | None) -> RunView:
+    graph = CausalGraph.of(run)
+    steps = {s.span_id: step_key(s) for s in run.spans}
+    blocked = {s.span_id for s in run.spans if _blocked(s)}
+    marks = _span_marks(run, steps)
     children: dict[str, list[str]] = {
         f"s:{s.span_id}": [f"s:{c}" for c in graph.children(s.span_id)] for s in run.spans
     }
     roots = [f"s:{r}" for r in graph.roots]
     placeholders: list[Node] = []
-    closest = _closest_family(run, contract)
-    route: RouteRef | None = None
-    if closest is not None:
-        family, rule_id, score = closest
-        route_nodes, route_roots, route_children = _route_tree(family)
-        matcher = _Matcher(graph, steps, blocked, route_nodes, route_children, children, roots)
-        matcher.match(None, list(graph.roots), route_roots)
-        missing_route, extra, placeholders = matcher.missing_route, matcher.extra, matcher.placeholders
-        for span_id in extra:
+    route: Reference | None = None
+    if ref is not None:
+        matcher = _Matcher(graph, steps, blocked, ref, children, roots)
+        matcher.match(None, list(graph.roots), ref.roots)
+        placeholders = matcher.placeholders
+        for span_id in matcher.extra:
             marks[span_id].add(MARK_EXTRA)
+        ref_nodes = []
+        for key, step in ref.nodes.items():
+            ref_marks = set(ref.marks.get(key, ()))
+            if key in matcher.missing_route:
+                ref_marks.add(MARK_MISSING)
+            detail = ref.details.get(key, "")
+            if key in matcher.missing_route and not detail:
+                detail = "not in the run"
+            ref_nodes.append(
+                Node(
+                    key,
+                    step,
+                    detail,
+                    tuple(m for m in MARKS if m in ref_marks),
+                    key[2:] if ref.kind == "run" else None,
+                )
+            )
         route_tree = Tree(
-            tuple(
-                Node(key, step, *(("not in this run", (MARK_MISSING,)) if key in missing_route else ("", ())))
-                for key, step in route_nodes.items()
-            ),
-            tuple(route_roots),
-            tuple((k, tuple(v)) for k, v in route_children.items()),
+            tuple(ref_nodes), tuple(ref.roots), tuple((k, tuple(v)) for k, v in ref.children.items() if v)
         )
-        route = RouteRef(family.id, rule_id, format_rational(Fraction(*score)), route_tree)
+        route = Reference(ref.kind, ref.id, ref.rule_id, format_rational(Fraction(*ref.score)), route_tree)
     nodes = [
         Node(
             f"s:{s.span_id}",
@@ -206,7 +277,7 @@ def _detail(span: Span) -> str:
 
 
 def _closest_family(run: Run, contract: Contract) -> tuple[RouteFamily, str, tuple[int, int]] | None:
-    shape = route_shape(step_counts(run), edge_counts(run).items())
+    shape = _shape(run)
     best: tuple[RouteFamily, str, tuple[int, int]] | None = None
     candidates = sorted(
         (
@@ -261,21 +332,21 @@ def _route_tree(family: RouteFamily) -> tuple[dict[str, str], list[str], dict[st
 
 
 class _Matcher:
-    """Pairs run children with route children by step, in time order, and recurses into pairs.
-    Unpaired route nodes become missing (with placeholders in the run), unpaired run nodes extra."""
+    """Pairs run children with reference children by step, in time order, and recurses into pairs.
+    Unpaired reference nodes become missing (with placeholders in the run), unpaired run nodes extra.
+    Blocked calls did not happen: on neither side do they pair, and a blocked reference call is not
+    missing."""
 
     def __init__(
         self,
         graph: CausalGraph,
         steps: dict[str, str],
         blocked: set[str],
-        route_nodes: dict[str, str],
-        route_children: dict[str, list[str]],
+        ref: _RefTree,
         children: dict[str, list[str]],
         roots: list[str],
     ) -> None:
-        self.graph, self.steps, self.blocked = graph, steps, blocked
-        self.route_nodes, self.route_children = route_nodes, route_children
+        self.graph, self.steps, self.blocked, self.ref = graph, steps, blocked, ref
         self.children, self.roots = children, roots  # the run tree's, extended with placeholders
         self.missing_route: set[str] = set()
         self.extra: set[str] = set()
@@ -290,11 +361,13 @@ class _Matcher:
                 if kid not in self.blocked:
                     free.setdefault(self.steps[kid], []).append(kid)
             for route_kid in wanted:
-                candidates = free.get(self.route_nodes[route_kid])
+                if route_kid in self.ref.skip:
+                    continue
+                candidates = free.get(self.ref.nodes[route_kid])
                 if candidates:
                     run_kid = candidates.pop(0)
                     stack.append(
-                        (run_kid, list(self.graph.children(run_kid)), self.route_children.get(route_kid, []))
+                        (run_kid, list(self.graph.children(run_kid)), self.ref.children.get(route_kid, []))
                     )
                 else:
                     target = self.children.setdefault(f"s:{parent}", []) if parent is not None else self.roots
@@ -305,11 +378,11 @@ class _Matcher:
                     self.extra.update(d for d in self.graph.descendants(run_kid) if d not in self.blocked)
 
     def _placeholder(self, route_key: str) -> str:
-        """A missing route node and its subtree, as placeholders in the run tree; the top key."""
+        """A missing reference node and its subtree, as placeholders in the run tree; the top key."""
         self.missing_route.add(route_key)
         key = f"m:{len(self.placeholders)}"
-        self.placeholders.append(Node(key, self.route_nodes[route_key], "not in this run", (MARK_MISSING,)))
-        kids = [self._placeholder(c) for c in self.route_children.get(route_key, [])]
+        self.placeholders.append(Node(key, self.ref.nodes[route_key], "not in this run", (MARK_MISSING,)))
+        kids = [self._placeholder(c) for c in self.ref.children.get(route_key, []) if c not in self.ref.skip]
         if kids:
             self.children[key] = kids
         return key

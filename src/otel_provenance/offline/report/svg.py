@@ -42,17 +42,20 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def run_figure(view: RunView, prefix: str) -> str:
-    """One ``<svg>``: the run (left) and, when the contract approves routes, the route (right).
+def run_figure(view: RunView, prefix: str, run_label: str = "This run") -> str:
+    """One ``<svg>``: the run (left) and, when there is one, what it is compared with (right).
     ``prefix`` makes element ids unique in the page."""
     run_panel, run_w, run_h = _panel(
-        view.tree, view, f"This run · {clip(view.run_id, 40)}", PAD, prefix, with_flows=True
+        view.tree, view, f"{run_label} · {clip(view.run_id, 40)}", PAD, prefix, with_flows=True
     )
     parts = [run_panel]
     width, height = PAD + run_w, run_h
     if view.route is not None:
-        family = clip(view.route.family_id, 24)
-        title = f"Closest approved route: family {family} ({view.route.similarity} similar)"
+        name = clip(view.route.id, 40 if view.route.kind == "run" else 24)
+        if view.route.kind == "run":
+            title = f"Run A · {name} ({view.route.similarity} similar)"
+        else:
+            title = f"Closest approved route: family {name} ({view.route.similarity} similar)"
         route_panel, route_w, route_h = _panel(view.route.tree, None, title, width + 2 * PAD, prefix)
         parts.append(route_panel)
         width += 2 * PAD + route_w
@@ -60,7 +63,10 @@ def run_figure(view: RunView, prefix: str) -> str:
     width += PAD
     height += PAD
     label = f"{prefix}-title"
-    route_text = f" beside approved route family {view.route.family_id}" if view.route is not None else ""
+    route_text = ""
+    if view.route is not None:
+        what = "run" if view.route.kind == "run" else "approved route family"
+        route_text = f" beside {what} {view.route.id}"
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="run-graph" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="{label} {prefix}-desc" '
