@@ -8,7 +8,7 @@ import json
 from html.parser import HTMLParser
 from pathlib import Path
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contract_runs import READ, WRITE, RunBuilder, export_runs, triage_run
@@ -266,3 +266,33 @@ def test_a_blocked_call_of_the_reference_run_is_not_missing() -> None:
     view = run_view_against(triage_run("b"), a)
     assert all(not n.marks for n in view.tree.nodes)
     assert [n.marks for n in view.route.tree.nodes if n.step == "ticket.delete"] == [("blocked",)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.text(min_size=1, max_size=40))
+def test_any_step_name_is_shown_as_text(name: str) -> None:
+    b = RunBuilder("any")
+    b.add(name, attrs=WRITE)
+    b.add(name, attrs=WRITE)
+    run = b.run()
+    contract = parse_contract(_contract(triage_run("model")))
+    keeper = WitnessKeeper()
+    result = decide(check_release([run], contract, "v1", AT, evaluator=keeper), contract)
+    page = render_html(result, keeper.runs)
+    page.encode("utf-8")
+    parser = _Tags()
+    parser.feed(page)
+    assert parser.tags <= ALLOWED_TAGS
+    assert not any(attr.startswith("on") for attr in parser.attrs)
+
+
+def test_a_huge_run_is_cut_and_says_so() -> None:
+    b = RunBuilder("huge")
+    for i in range(400):
+        b.add(f"step.{i % 7}", attrs=READ)
+    view = run_view(b.run(), parse_contract(_contract(triage_run("model"))))
+    from otel_provenance.offline.report.svg import MAX_NODES, run_figure
+
+    svg = run_figure(view, "r")
+    assert svg.count('<g class="node') <= MAX_NODES + len(view.route.tree.nodes)
+    assert "more node(s) not drawn" in svg
