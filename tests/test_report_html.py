@@ -296,3 +296,23 @@ def test_a_huge_run_is_cut_and_says_so() -> None:
     svg = run_figure(view, "r")
     assert svg.count('<g class="node') <= MAX_NODES + len(view.route.tree.nodes)
     assert "more node(s) not drawn" in svg
+
+
+def test_audit_draws_the_failing_runs(tmp_path: Path) -> None:
+    blocked = {semconv.TOOL_STATUS: semconv.TOOL_STATUS_BLOCKED}
+    kind = {semconv.arg_attr("ticket_id", semconv.ARG_KIND_SUFFIX): "observed"}
+    bad = triage_run("bad", extra=[("ticket.delete", {**WRITE, **blocked, **kind})])
+    export_runs([triage_run("good"), bad], str(tmp_path / "a.jsonl"))
+    export_runs([triage_run(f"more{i}", status_kind="invented") for i in range(2)], str(tmp_path / "b.jsonl"))
+    pages = []
+    for order in (("a", "b"), ("b", "a")):
+        page = tmp_path / f"audit-{order[0]}.html"
+        argv = ["audit", *(str(tmp_path / f"{n}.jsonl") for n in order), "--report-html", str(page)]
+        assert cli_run(argv, io.StringIO(), io.StringIO()) == 2
+        pages.append(page.read_text())
+    assert pages[0] == pages[1]
+    page = pages[0]
+    assert "<td><code>blocked_call</code></td>" in page
+    assert page.count('class="run-graph"') == 1  # only the run with the blocked call fails
+    assert 'data-step="ticket.delete" data-marks="blocked"' in page
+    assert "FAIL</span></h1>" in page

@@ -109,7 +109,7 @@ def legend() -> str:
     return '<ul class="legend">' + "".join(items) + "</ul>"
 
 
-def differences(view: RunView) -> list[str]:
+def differences(view: RunView, route_note: bool = True) -> list[str]:
     """The figure's marks and flows as text (greyscale, screen readers, copy-paste)."""
     nodes = view.tree.node_map()
     items: list[str] = []
@@ -142,6 +142,6 @@ def differences(view: RunView) -> list[str]:
             f" names source span <code>{esc(d.source_span_id)}</code>"
             f" ({esc(d.reason.replace('_', ' '))})</li>"
         )
-    if view.route is None:
+    if view.route is None and route_note:
         items.append("<li>The contract approves no route family, so no route is drawn beside the run.</li>")
     return ['<ul class="differences">', *items, "</ul>"]

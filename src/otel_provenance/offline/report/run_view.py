@@ -125,9 +125,10 @@ class _RefTree:
     skip: frozenset[str]  # blocked calls of a reference run: they did not happen, so never missing
 
 
-def run_view(run: Run, contract: Contract) -> RunView:
-    """``run`` beside the closest approved route family of ``contract`` (if it approves any)."""
-    closest = _closest_family(run, contract)
+def run_view(run: Run, contract: Contract | None) -> RunView:
+    """``run`` beside the closest approved route family of ``contract`` (if it approves any; the
+    run alone when ``contract`` is None, as ``audit`` draws it)."""
+    closest = _closest_family(run, contract) if contract is not None else None
     if closest is None:
         return _view(run, None)
     family, rule_id, score = closest

@@ -1,4 +1,4 @@
-"""Which runs the HTML report draws, and how a gate check keeps just those while it evaluates.
+"""Which runs the HTML reports draw, and how a gate check keeps just those while it evaluates.
 
 A gate result holds findings, not spans; drawing a run needs its spans. The report draws, for each
 failing rule (in rule-id order), the failing runs with the smallest run ids — ``PER_RULE`` of them,
@@ -56,3 +56,17 @@ class WitnessKeeper:
     @property
     def runs(self) -> dict[str, Run]:
         return {run_id: run for kept in self._kept.values() for run_id, run in kept.items()}
+
+
+class SmallestRuns:
+    """Keeps the ``limit`` runs with the smallest run ids among those offered: the same runs
+    whatever order they are offered in (``audit --report-html`` draws these failing runs)."""
+
+    def __init__(self, limit: int = MAX_RUNS) -> None:
+        self.limit = limit
+        self.runs: dict[str, Run] = {}
+
+    def offer(self, run: Run) -> None:
+        self.runs[run.run_id] = run
+        if len(self.runs) > self.limit:
+            del self.runs[max(self.runs)]
