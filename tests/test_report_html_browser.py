@@ -62,6 +62,28 @@ def demo_report(tmp_path_factory) -> Path:
     return page
 
 
+@pytest.fixture(scope="module")
+def demo_diff_and_audit(demo_report) -> tuple[Path, Path]:
+    """``diff`` of an approved run and a 2.0.0 run, and ``audit`` of release 2.0.0, as pages."""
+    from otel_provenance.offline.otlp_json_writer import write_jsonl
+    from otel_provenance.offline.readers import iter_runs
+
+    out = demo_report.parent
+    sides = []
+    for name in ("approved", "release-2.0.0"):
+        run = min(iter_runs(sorted((out / name).glob("*.jsonl"))), key=lambda r: r.run_id)
+        path = out / f"one-{name}.jsonl"
+        with path.open("w", encoding="utf-8") as f:
+            write_jsonl(run.spans, f)
+        sides.append(str(path))
+    diff_page, audit_page = out / "diff.html", out / "audit.html"
+    assert cli_run(["diff", *sides, "--report-html", str(diff_page)], io.StringIO(), io.StringIO()) == 0
+    files = sorted(str(p) for p in (out / "release-2.0.0").glob("*.jsonl"))
+    code = cli_run(["audit", *files, "--report-html", str(audit_page)], io.StringIO(), io.StringIO())
+    assert code in (0, 2, 3) and audit_page.exists()
+    return diff_page, audit_page
+
+
 @pytest.fixture
 def browser_page(tmp_path):
     """A fresh Chromium page that records console messages, page errors, requests and dialogs."""
@@ -136,3 +158,16 @@ def test_a_report_of_hostile_trace_values_runs_nothing_and_fetches_nothing(tmp_p
     _open(browser_page, path)
     assert browser_page.locator("script, img, iframe, object, embed").count() == 0
     assert "<script>alert(1)</script>" in browser_page.locator("body").inner_text()
+
+
+def test_the_diff_and_audit_pages_open_cleanly(demo_diff_and_audit, browser_page) -> None:
+    diff_page, audit_page = demo_diff_and_audit
+    _open(browser_page, diff_page)
+    svg = browser_page.locator("svg.run-graph")
+    assert svg.locator('g.node[data-step="fraud.check"][data-marks~="missing"]').count() == 2
+    assert svg.locator('g.node[data-step="payment.refund"][data-marks~="duplicated"]').count() == 2
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser_page.locator("section.run").first.screenshot(path=str(ARTIFACTS / "diff-html-run.png"))
+    browser_page.seen["requests"].clear()
+    _open(browser_page, audit_page)
+    assert browser_page.locator("h1").inner_text().startswith("Provenance audit:")
