@@ -14,6 +14,8 @@ two trees top-down, step by step (calls of one step are paired in time order). T
   matches a route step nor counts as a duplicate.
 
 A family records step and edge multisets, not time: the route's siblings are drawn in step order.
+``run_view_against(run, other)`` compares with another run instead (``diff``), in its time order;
+the other run's blocked calls are never missing. With no contract (``audit``) the run is drawn alone.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ MAX_ROUTE_NODES: Final = 500  # a family's route is rebuilt from counts: bound i
 
 @dataclass(frozen=True, slots=True)
 class Node:
-    key: str  # "s:<span id>" for a span, "m:<n>" for a missing-step placeholder, "f:<n>" in a route
+    key: str  # "s:<span id>" in the run, "m:<n>" a missing-step placeholder, "f:…" in the reference
     step: str
     detail: str  # "tool · write · ok", "server", …
     marks: tuple[str, ...]  # in MARKS order
@@ -161,7 +163,7 @@ def run_view_against(run: Run, reference: Run) -> RunView:
     )
 
 
-def _shape(run: Run):
+def _shape(run: Run) -> Counter[tuple[str, ...]]:
     return route_shape(step_counts(run), edge_counts(run).items())
 
 
