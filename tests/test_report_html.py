@@ -316,3 +316,22 @@ def test_audit_draws_the_failing_runs(tmp_path: Path) -> None:
     assert page.count('class="run-graph"') == 1  # only the run with the blocked call fails
     assert 'data-step="ticket.delete" data-marks="blocked"' in page
     assert "FAIL</span></h1>" in page
+
+
+RUNS = [triage_run(f"p{i}", skip_check=i % 3 == 0, writes=1 + (i % 4 == 1)) for i in range(12)]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.permutations(RUNS))
+def test_the_kept_runs_do_not_depend_on_arrival_order(runs) -> None:
+    """The keeper holds a superset of the drawn runs, the same set whatever order runs arrive in."""
+    from otel_provenance.offline.report.witnesses import witness_run_ids
+
+    contract = parse_contract(_contract(triage_run("model")))
+    keeper = WitnessKeeper()
+    result = decide(check_release(runs, contract, "v1", AT, evaluator=keeper), contract)
+    drawn = witness_run_ids(result)
+    assert drawn and set(drawn) <= set(keeper.runs)
+    reference = WitnessKeeper()
+    check_release(RUNS, contract, "v1", AT, evaluator=reference)
+    assert set(keeper.runs) == set(reference.runs)
