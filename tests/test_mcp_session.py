@@ -201,3 +201,24 @@ def test_configuration_errors_name_the_problem():
         ToolPolicy(side_effect="delete")
     with pytest.raises(op.ConfigurationError, match="invented"):
         ToolPolicy(invented="path")
+
+
+def test_the_example_runs_offline_and_the_guess_never_reaches_the_server(tmp_path):
+    import subprocess
+
+    example = SERVER.with_name("agent.py")
+    output = tmp_path / "spans.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(example), str(output)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "the server received: list_invoices, refund_invoice" in done.stdout
+    assert "invoice_id=assumed" in done.stdout and "INV-9999" not in output.read_text()
+    names = [
+        span["name"]
+        for line in output.read_text().splitlines()
+        for resource in json.loads(line)["resourceSpans"]
+        for scope in resource["scopeSpans"]
+        for span in scope["spans"]
+    ]
+    assert names.count("execute_tool refund_invoice") == 2
