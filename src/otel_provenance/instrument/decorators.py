@@ -32,6 +32,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
+from .adopt import adopt_outer_tool_span
 from .budget import RULE_FAULT, Budget
 from .classify import classify_arguments
 from .ledger import safe_names
@@ -412,8 +413,11 @@ class _ToolSpec:
 
     # -- the span ---------------------------------------------------------------------------------------
     def start(self, call: _Call) -> Span:
-        """Open the span; a blocked call's span is ended here and ProvenanceError raised."""
-        span = self.tracer.start_span(self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes)
+        """Open the span (or adopt a framework's span for this call, see :mod:`.adopt`); a blocked
+        call's span is ended here and ProvenanceError raised."""
+        span: Any = adopt_outer_tool_span(self.name, call.attributes) or self.tracer.start_span(
+            self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes
+        )
         if call.blocked:
             error = ProvenanceError(self.name, call.violations)
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
