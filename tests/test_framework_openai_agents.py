@@ -118,3 +118,28 @@ def test_blocked_call_is_a_tool_error_and_the_run_goes_on():
     refusal = model.outputs()[-1]
     assert "path=assumed" in refusal and ws.invented not in refusal
     assert_provenance(out, ws)
+
+
+def test_context_tool_is_not_blocked_for_its_run_context():
+    from agents import RunContextWrapper
+
+    out = Exported()
+    archived = []
+
+    @function_tool
+    @op.tool(side_effect="write", tracer_provider=out.provider)
+    def archive(ctx: RunContextWrapper, folder: str) -> str:
+        """Archive a folder."""
+        archived.append(folder)
+        return "archived"
+
+    agent = Agent(name="archiver", model=ScriptedModel([("archive", {"folder": "2026"})]), tools=[archive])
+
+    async def main():
+        with op.run(inputs={"folder": "2026"}):
+            return await Runner.run(agent, "archive", run_config=RunConfig(tracing_disabled=True))
+
+    assert anyio.run(main).final_output == "done"
+    (span,) = out.tool_spans("archive")
+    assert archived == ["2026"] and span.attributes["agent.tool.status"] == "ok"
+    assert not any(k.startswith("agent.arg.ctx") for k in span.attributes)

@@ -9,7 +9,8 @@ the existing one; this module is that rule.
 A span is adopted when it is the current span, still recording, an SDK span whose attributes say
 ``gen_ai.operation.name = execute_tool`` and ``gen_ai.tool.name`` = this tool, and it does not carry
 ``agent.side_effect`` yet (so it is neither ours nor already adopted — a tool that calls itself gets
-its own span). The provenance attributes go onto it; the framework keeps ending it.
+its own span). The provenance attributes go onto it (keys the framework already set stay as they
+are: its ``gen_ai.tool.call.id`` is the model's call id); the framework keeps ending it.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def adopt_outer_tool_span(tool_name: str, attributes: Mapping[str, Any]) -> Adop
         or sc.SIDE_EFFECT in existing
     ):
         return None
-    span.set_attributes(attributes)
+    # The framework's own GenAI keys stay (its gen_ai.tool.call.id is the model's call id).
+    span.set_attributes({k: v for k, v in attributes.items() if k not in existing})
     return AdoptedSpan(span)
 
 

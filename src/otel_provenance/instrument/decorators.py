@@ -35,6 +35,7 @@ from ..errors import ConfigurationError, ProvenanceError
 from .adopt import adopt_outer_tool_span
 from .budget import RULE_FAULT, Budget
 from .classify import classify_arguments
+from .frameworks import without_framework_context
 from .ledger import safe_names
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
@@ -307,7 +308,7 @@ class _ToolSpec:
 
     # -- before the call --------------------------------------------------------------------------------
     def prepare(self, wrapped: Callable, args: tuple, kwargs: dict) -> _Call:
-        return self.decide(lambda: self.bind(wrapped, args, kwargs))
+        return self.decide(lambda: without_framework_context(self.bind(wrapped, args, kwargs)))
 
     def decide(self, arguments_of_call: Callable[[], dict[str, Any]]) -> _Call:
         """Classify and budget one call's arguments (named by ``arguments_of_call``) before it runs.
