@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("agents")
 
 import anyio
-from agents import Agent, RunConfig, Runner, function_tool
+from agents import Agent, RunConfig, RunContextWrapper, Runner, function_tool
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from agents.usage import Usage
@@ -121,8 +121,6 @@ def test_blocked_call_is_a_tool_error_and_the_run_goes_on():
 
 
 def test_context_tool_is_not_blocked_for_its_run_context():
-    from agents import RunContextWrapper
-
     out = Exported()
     archived = []
 
