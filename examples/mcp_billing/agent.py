@@ -36,8 +36,9 @@ SERVER = Path(__file__).resolve().with_name("billing_server.py")
 async def agent(session) -> list[str]:
     """The scripted tool calls; returns what the agent saw for each."""
     seen = []
-    with op.run(inputs={"customer": "acme"}), trace.get_tracer("billing-agent").start_as_current_span(
-        "invoke_agent billing"
+    with (
+        op.run(inputs={"customer": "acme"}),
+        trace.get_tracer("billing-agent").start_as_current_span("invoke_agent billing"),
     ):
         listed = await session.call_tool("list_invoices", {"customer": "acme"})
         invoices = (listed.structured_content or json.loads(listed.content[0].text))["invoices"]
@@ -65,7 +66,9 @@ if __name__ == "__main__":
     record = out_dir / "server-received.jsonl"
     provider = TracerProvider(resource=Resource.create({"service.name": "billing-agent"}))
     # The safe set-up: the exporting processor goes *inside* the stripping processor.
-    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(JsonLinesSpanExporter(output))))
+    provider.add_span_processor(
+        op.ProvenanceSpanProcessor(SimpleSpanProcessor(JsonLinesSpanExporter(output)))
+    )
     trace.set_tracer_provider(provider)
     for line in anyio.run(main, output, record):
         print(line)
