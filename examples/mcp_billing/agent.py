@@ -41,11 +41,11 @@ async def agent(session) -> list[str]:
         trace.get_tracer("billing-agent").start_as_current_span("invoke_agent billing"),
     ):
         listed = await session.call_tool("list_invoices", {"customer": "acme"})
-        invoices = (listed.structured_content or json.loads(listed.content[0].text))["invoices"]
+        invoices = json.loads(listed.content[0].text)["invoices"]  # the text block holds the JSON
         seen.append(f"list_invoices -> {len(invoices)} invoice(s)")
         first = invoices[0]["id"]
         refund = await session.call_tool("refund_invoice", {"invoice_id": first, "reason": "duplicate"})
-        seen.append(f"refund_invoice(<invoices.0.id>) -> {'error' if refund.is_error else 'ran'}")
+        seen.append(f"refund_invoice(<invoices.0.id>) -> {refund.content[0].text}")
         guess = await session.call_tool("refund_invoice", {"invoice_id": "INV-9999", "reason": "duplicate"})
         seen.append(f"refund_invoice(<a guessed id>) -> {guess.content[0].text}")
     return seen
