@@ -66,7 +66,7 @@ def tool(
     ``idempotency_key`` names the argument whose non-empty presence sets ``agent.idempotency.present``.
     ``blocked_error`` is the exception class a blocked call raises instead of :class:`ProvenanceError`
     (built from the same message, chained to it): the tool-error type of an agent framework, such as
-    LangChain's ``ToolException`` or PydanticAI's ``ModelRetry``, so the model sees the refusal.
+    LangChain's ``ToolException`` or PydanticAI's ``ToolFailed``, so the model sees the refusal.
     """
     spec_args = dict(
         name=name,
