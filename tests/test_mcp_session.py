@@ -235,3 +235,22 @@ def test_the_example_runs_offline_and_the_guess_never_reaches_the_server(tmp_pat
         for span in scope["spans"]
     ]
     assert names.count("execute_tool refund_invoice") == 2
+
+
+def test_a_framework_tool_span_around_the_call_is_adopted(record):
+    out = Exported()
+    framework = out.provider.get_tracer("framework")
+    outer = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "list_invoices"}
+
+    async def agent(session):
+        with (
+            op.run(inputs={"customer": "acme"}),
+            framework.start_as_current_span("execute_tool list_invoices", attributes=outer),
+        ):
+            return await session.call_tool("list_invoices", {"customer": "acme"})
+
+    assert not is_error(run(record, agent, tracer_provider=out.provider))
+    (span,) = out.tool_spans("list_invoices")
+    assert span.instrumentation_scope.name == "framework"
+    assert span.attributes["agent.arg.customer.kind"] == "observed"
+    assert span.attributes["mcp.method.name"] == "tools/call"
