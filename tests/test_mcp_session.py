@@ -254,3 +254,18 @@ def test_a_framework_tool_span_around_the_call_is_adopted(record):
     assert span.instrumentation_scope.name == "framework"
     assert span.attributes["agent.arg.customer.kind"] == "observed"
     assert span.attributes["mcp.method.name"] == "tools/call"
+
+
+def test_a_tool_missing_from_the_listing_is_a_write(record):
+    out = Exported()
+
+    async def agent(session):
+        with op.run():
+            await session.list_tools()  # through the wrapper: fills the cache
+            return await session.call_tool("drop_table", {"table": "invoices"})
+
+    result = run(record, agent, tracer_provider=out.provider)
+    assert is_error(result) and "table=assumed" in result.content[0].text
+    assert received(record) == []
+    (span,) = out.tool_spans("drop_table")
+    assert span.attributes["agent.side_effect"] == "write"

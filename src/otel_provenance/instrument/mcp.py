@@ -47,6 +47,7 @@ from .ledger import safe_names
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
 READ_ONLY_HINT = ("read_only_hint", "readOnlyHint")  # mcp 2.x attribute name, then 1.x
+_MAX_RELISTED = 256
 
 
 @dataclass(frozen=True)
@@ -181,14 +182,21 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         return (self._self_side_effects or {}).get(name, "write")
 
     async def _self_spec(self, name: str) -> _ToolSpec:
+        """The spec of ``name``, listing the tools first when its side effect must come from them."""
         policy = self._self_policies.get(name, _DEFAULT_POLICY)
         if policy.side_effect is None and (
             self._self_side_effects is None
             or (name not in self._self_side_effects and name not in self._self_relisted)
         ):
             if self._self_side_effects is not None:
+                if len(self._self_relisted) >= _MAX_RELISTED:  # names a model keeps inventing: no more lists
+                    return self._self_spec_for(name, policy)
                 self._self_relisted.add(name)  # a tool added since the listing: list once more
             await self._self_list_all()
+        return self._self_spec_for(name, policy)
+
+    def _self_spec_for(self, name: str, policy: ToolPolicy) -> _ToolSpec:
+        """The cached spec of ``name``, made from the policy and the listed annotations if new."""
         spec = self._self_specs.get(name)
         if spec is None:
             spec = _ToolSpec(
