@@ -32,8 +32,10 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
+from .adopt import adopt_outer_tool_span
 from .budget import RULE_FAULT, Budget
 from .classify import classify_arguments
+from .frameworks import without_framework_context
 from .ledger import safe_names
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
@@ -42,6 +44,7 @@ _log = logging.getLogger("otel_provenance")
 _SCOPE = "otel_provenance"
 _RESERVED_ATTRIBUTES = 4  # room kept for attributes set after the call (status, error.type, ...)
 _DEFAULT_BUDGET = Budget()
+_NO_ATTRIBUTES: Mapping[str, Any] = types.MappingProxyType({})
 
 
 def tool(
@@ -54,12 +57,16 @@ def tool(
     invented: Iterable[str] = (),
     idempotency_key: str | None = None,
     tracer_provider: trace.TracerProvider | None = None,
+    blocked_error: type[Exception] | None = None,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
     ``invented`` names arguments through which the tool may receive a new, model-proposed value (a new
     file name); they are tagged ``invented``, counted against ``max_invented`` and never matched.
     ``idempotency_key`` names the argument whose non-empty presence sets ``agent.idempotency.present``.
+    ``blocked_error`` is the exception class a blocked call raises instead of :class:`ProvenanceError`
+    (built from the same message, chained to it): the tool-error type of an agent framework, such as
+    LangChain's ``ToolException`` or PydanticAI's ``ToolFailed``, so the model sees the refusal.
     """
     spec_args = dict(
         name=name,
@@ -69,6 +76,7 @@ def tool(
         invented=invented,
         idempotency_key=idempotency_key,
         tracer_provider=tracer_provider,
+        blocked_error=blocked_error,
     )
     if func is None:
         _ToolSpec(None, **spec_args)  # validate the options now, where the mistake is
@@ -94,6 +102,9 @@ class _Call:
 
 
 class _ToolSpec:
+    # Attributes an integration adds to every span of this tool (the MCP wrapper's ``mcp.*`` keys).
+    extra_attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+
     def __init__(
         self,
         func: Any,
@@ -105,6 +116,7 @@ class _ToolSpec:
         invented: Iterable[str],
         idempotency_key: str | None,
         tracer_provider: trace.TracerProvider | None,
+        blocked_error: type[Exception] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         self.name = name if name is not None else getattr(inner, "__name__", "tool" if func is None else None)
@@ -122,7 +134,12 @@ class _ToolSpec:
             raise ConfigurationError(f"op.tool({self.name}): invented must be a collection of argument names")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise ConfigurationError(f"op.tool({self.name}): idempotency_key must be an argument name")
+        if blocked_error is not None and not (
+            isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
+        ):
+            raise ConfigurationError(f"op.tool({self.name}): blocked_error must be an exception class")
         self.side_effect = side_effect
+        self.blocked_error = blocked_error
         self.data_domain = data_domain
         self.budget = budget or _DEFAULT_BUDGET
         self.invented = frozenset(invented)
@@ -292,6 +309,14 @@ class _ToolSpec:
 
     # -- before the call --------------------------------------------------------------------------------
     def prepare(self, wrapped: Callable, args: tuple, kwargs: dict) -> _Call:
+        return self.decide(lambda: without_framework_context(self.bind(wrapped, args, kwargs)))
+
+    def decide(self, arguments_of_call: Callable[[], dict[str, Any]]) -> _Call:
+        """Classify and budget one call's arguments (named by ``arguments_of_call``) before it runs.
+
+        The shared entry point of ``@op.tool`` and the MCP session wrapper: a failure to name the
+        arguments counts as a provenance fault like any other, so it is called inside the guard.
+        """
         scope = current_run()
         ledger = scope.ledger if scope is not None else None
         essential: dict[str, Any] = {
@@ -306,7 +331,7 @@ class _ToolSpec:
         arguments: dict[str, Any] = {}
         try:
             settings = get_settings()
-            arguments = self.bind(wrapped, args, kwargs)
+            arguments = arguments_of_call()
             classification = classify_arguments(
                 self.name, arguments, ledger, invented=self.invented, settings=settings
             )
@@ -334,6 +359,7 @@ class _ToolSpec:
             _log.warning(
                 "%s: provenance budget exceeded, advisory only (%s)", self.name, ", ".join(violations)
             )
+        essential.update(self.extra_attributes)
         essential[sc.GEN_AI_TOOL_NAME] = self.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
         per_arg.update(essential)  # essentials last: the SDK evicts oldest keys first
@@ -391,11 +417,16 @@ class _ToolSpec:
 
     # -- the span ---------------------------------------------------------------------------------------
     def start(self, call: _Call) -> Span:
-        """Open the span; a blocked call's span is ended here and ProvenanceError raised."""
-        span = self.tracer.start_span(self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes)
+        """Open the span (or adopt a framework's span for this call, see :mod:`.adopt`); a blocked
+        call's span is ended here and ProvenanceError raised."""
+        span: Any = adopt_outer_tool_span(self.name, call.attributes) or self.tracer.start_span(
+            self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes
+        )
         if call.blocked:
             error = ProvenanceError(self.name, call.violations)
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
+            if self.blocked_error is not None:
+                raise self.blocked_error(str(error)) from error
             raise error
         return span
 
@@ -422,13 +453,24 @@ class _ToolSpec:
         span.end()
 
     def finish_error(
-        self, span: Span, call: _Call, exc: BaseException, *, status: str = sc.TOOL_STATUS_ERROR
+        self,
+        span: Span,
+        call: _Call,
+        exc: BaseException | None,
+        *,
+        status: str = sc.TOOL_STATUS_ERROR,
+        error_type: str | None = None,
     ) -> None:
-        """Record the exception by type only: no message, no stack trace, no locals."""
-        error_type = _error_type(exc)
-        span.add_event("exception", {"exception.type": error_type})
+        """Record the exception by type only: no message, no stack trace, no locals.
+
+        Without an exception (a tool that reported its own failure) ``error_type`` names the failure.
+        """
+        if exc is not None:
+            error_type = error_type or _error_type(exc)
+            span.add_event("exception", {"exception.type": error_type})
+        error_type = error_type or "error"
         span.set_attributes({sc.TOOL_STATUS: status, sc.ERROR_TYPE: error_type})
-        span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+        span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__ if exc is not None else error_type))
         _restore_essentials(span, call)
         span.end()
 
