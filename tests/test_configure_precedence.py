@@ -156,7 +156,9 @@ def test_options_argument_beats_environment(monkeypatch):
 
 def test_digest_key_id_reaches_the_spans(monkeypatch):
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
-    from opentelemetry.util.genai.handler import TelemetryHandler
+    from interop import require
+
+    TelemetryHandler = require("opentelemetry.util.genai.handler").TelemetryHandler
 
     memory = InMemorySpanExporter()
     provider = op.configure(

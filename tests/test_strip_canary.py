@@ -16,8 +16,6 @@ import secrets
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs as encode_logs_json
-from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as encode_spans_json
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as encode_logs_proto
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_spans_proto
 from opentelemetry.sdk._logs import LoggerProvider
@@ -29,6 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link, Status, StatusCode
 
 import otel_provenance as op
+from interop import otlp_json_logs, otlp_json_spans
 from otel_provenance.instrument.export import JsonLinesLogExporter, JsonLinesSpanExporter
 from otel_provenance.instrument.redaction import DEFAULT_FORBIDDEN_KEYS, StripOptions
 
@@ -171,9 +170,9 @@ def _run(processor_on: bool, tmp_path) -> tuple[list[bytes], list[str]]:
     assert len(spans) == 4
     blobs = [
         encode_spans_proto(spans).SerializeToString(),
-        json.dumps(encode_spans_json(spans).to_dict()).encode(),
+        otlp_json_spans(spans),
         span_file.read_bytes(),
-        json.dumps(encode_logs_json(logs).to_dict()).encode() if logs else b"",
+        otlp_json_logs(logs) if logs else b"",
         encode_logs_proto(logs).SerializeToString() if logs else b"",
         log_file.read_bytes(),
     ]

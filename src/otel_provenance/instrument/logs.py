@@ -18,9 +18,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
+from opentelemetry.sdk._logs import LogRecordProcessor
 
 from ..errors import ConfigurationError
+from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
 from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all
 from .redaction import (
     DEFAULT_OPTIONS,
@@ -35,7 +36,7 @@ from .redaction import (
 EVENT_NAME_ATTRIBUTE = "event.name"
 
 
-def _event_name(record: ReadWriteLogRecord) -> str | None:
+def _event_name(record: Any) -> str | None:
     name = getattr(record.log_record, "event_name", None)
     if name:
         return name
@@ -44,9 +45,7 @@ def _event_name(record: ReadWriteLogRecord) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def strip_log_record(
-    record: ReadWriteLogRecord, options: StripOptions = DEFAULT_OPTIONS
-) -> ReadWriteLogRecord | None:
+def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> Any:
     """A new record without content, or ``None`` when the record is a content event."""
     name = _event_name(record)
     if name is not None and options.is_content_event(name):
@@ -90,6 +89,7 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
     """
 
     def __init__(self, *downstream: LogRecordProcessor, options: StripOptions | None = None) -> None:
+        require_current_logs_sdk("ProvenanceLogRecordProcessor")
         for i, processor in enumerate(downstream):
             if not all(callable(getattr(processor, m, None)) for m in ("on_emit", "shutdown", "force_flush")):
                 raise ConfigurationError(
@@ -106,7 +106,7 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
     def downstream(self) -> tuple[LogRecordProcessor, ...]:
         return self._downstream
 
-    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+    def on_emit(self, log_record: Any) -> None:
         try:
             clean = strip_log_record(log_record, self._options)
         except Exception as error:
