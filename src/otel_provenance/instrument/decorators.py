@@ -32,7 +32,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
-from .budget import RULE_FAULT, Budget
+from .budget import DEFAULT_ALLOW, RULE_FAULT, Budget
 from .classify import classify_arguments
 from .ledger import safe_names
 from .runscope import current_run, explicit_retry_number
@@ -71,7 +71,9 @@ def tool(
         tracer_provider=tracer_provider,
     )
     if func is None:
-        _ToolSpec(None, **spec_args)  # validate the options now, where the mistake is
+        if name is not None:  # the tool's name is known: check the options now
+            _ToolSpec(None, **spec_args)
+        # otherwise at ``def``, right below, where the function's name and parameters are known
         return lambda f: _ToolSpec(f, **spec_args).wrap(f)
     if not callable(func) and not isinstance(func, classmethod | staticmethod):
         raise ConfigurationError("op.tool: expected a function; use op.tool(...) with keyword arguments")
@@ -111,7 +113,8 @@ class _ToolSpec:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
         if side_effect not in sc.SIDE_EFFECTS:
             raise ConfigurationError(
-                f"op.tool({self.name}): side_effect must be one of {', '.join(sc.SIDE_EFFECTS)}"
+                f"op.tool({self.name}): side_effect={side_effect!r} is not one of "
+                f"{', '.join(map(repr, sc.SIDE_EFFECTS))}"
             )
         if data_domain is not None and not isinstance(data_domain, str):
             raise ConfigurationError(f"op.tool({self.name}): data_domain must be a string")
@@ -121,6 +124,8 @@ class _ToolSpec:
             raise ConfigurationError(f"op.tool({self.name}): invented must be a collection of argument names")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise ConfigurationError(f"op.tool({self.name}): idempotency_key must be an argument name")
+        if inner is not None:
+            _check_argument_names(inner, self.name, invented, idempotency_key, budget)
         self.side_effect = side_effect
         self.data_domain = data_domain
         self.budget = budget or _DEFAULT_BUDGET
@@ -391,7 +396,7 @@ class _ToolSpec:
         """Open the span; a blocked call's span is ended here and ProvenanceError raised."""
         span = self.tracer.start_span(self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes)
         if call.blocked:
-            error = ProvenanceError(self.name, call.violations)
+            error = ProvenanceError(self.name, call.violations, _no_run_message(self.name, call))
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
             raise error
         return span
@@ -423,6 +428,55 @@ class _ToolSpec:
         span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
         _restore_essentials(span, call)
         span.end()
+
+
+def _check_argument_names(
+    func: Any, tool: str, invented: Iterable[str], idempotency_key: str | None, budget: Budget | None
+) -> None:
+    """Every argument name an option refers to is a parameter of ``func`` (decoration-time check).
+
+    A ``**kwargs`` parameter accepts any name; ``*args`` accepts ``args.0``, ``args.1``, ... . The
+    default ``Budget.allow`` list is generic and not checked; an explicit one is.
+    """
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: nothing to check against
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return
+    names = {p.name for p in parameters if p.kind is not p.VAR_POSITIONAL}
+    star = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+
+    def known(arg: str) -> bool:
+        if arg in names:
+            return True
+        head, _, index = arg.partition(".")
+        return star is not None and head == star and index.isdigit()
+
+    listed = ", ".join(sorted(names)) or "none"
+    options: list[tuple[str, Iterable[str]]] = [("invented", invented or ())]
+    if idempotency_key is not None:
+        options.append(("idempotency_key", (idempotency_key,)))
+    if budget is not None and budget.allow is not DEFAULT_ALLOW:
+        options.append(("budget allow", budget.allow))  # type: ignore[arg-type]
+    for option, values in options:
+        for arg in sorted(values):
+            if not known(arg):
+                raise ConfigurationError(
+                    f"op.tool({tool}): {option} names {arg!r}, which is not a parameter of "
+                    f"{getattr(func, '__name__', tool)} (parameters: {listed})"
+                )
+
+
+def _no_run_message(tool: str, call: _Call) -> str | None:
+    """A blocked call outside any run: say so, and how to open one (no ledger means nothing observed)."""
+    if call.ledger is not None:
+        return None
+    return (
+        f"{tool}: blocked by provenance budget ({', '.join(call.violations)}): no op.run is active, so "
+        "no argument can have been observed; call tools inside `with op.run(inputs={...}):` "
+        "(or `async with`), declaring the task's inputs there"
+    )
 
 
 def _restore_essentials(span: Span, call: _Call) -> None:
