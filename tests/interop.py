@@ -109,3 +109,22 @@ def otlp_json_logs(logs: Any) -> bytes:
     from otel_provenance.instrument.otlp_json import json_line
 
     return json_line(encode_logs(logs)).encode()
+
+
+def _has_current_logs_sdk() -> bool:
+    from otel_provenance.instrument._sdkcompat import HAS_CURRENT_LOGS_SDK
+
+    return HAS_CURRENT_LOGS_SDK
+
+
+#: Marks a test that needs the logs SDK's current record shape (opentelemetry-sdk >= 1.39): the
+#: logs processor refuses older SDKs with a ConfigurationError (tests/test_sdk_compat.py).
+logs_sdk = pytest.mark.skipif(
+    not _has_current_logs_sdk(), reason="logs processor needs opentelemetry-sdk >= 1.39"
+)
+
+
+def require_logs_sdk() -> None:
+    """Module-level form of :data:`logs_sdk`, called before the module imports logs-SDK names."""
+    if not _has_current_logs_sdk():
+        pytest.skip("logs processor needs opentelemetry-sdk >= 1.39", allow_module_level=True)

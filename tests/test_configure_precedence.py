@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
+from interop import logs_sdk
 from otel_provenance import semconv as sc
 from otel_provenance.instrument import configure as cfg
 from otel_provenance.instrument.export import JsonLinesSpanExporter
@@ -193,6 +194,7 @@ _GLOBAL = textwrap.dedent(
 )
 
 
+@logs_sdk
 def test_global_providers_and_logs_from_environment(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(

@@ -19,7 +19,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
 import otel_provenance as op
-from interop import require
+from interop import logs_sdk, require
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.configure import configure_logs
 from otel_provenance.offline.readers import read_spans
@@ -162,6 +162,7 @@ def test_standard_env_variables_drive_the_exporter(http_receiver, tmp_path, monk
     assert not (tmp_path / "otel-provenance-spans.jsonl").exists()  # an endpoint means OTLP, not the file
 
 
+@logs_sdk
 def test_logs_over_otlp_http_are_stripped(http_receiver, monkeypatch):
     endpoint, received = http_receiver
     provider = configure_logs(exporter="otlp", endpoint=endpoint, set_global=False)

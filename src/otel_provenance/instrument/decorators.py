@@ -17,6 +17,7 @@ anything was evicted meanwhile.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import random
@@ -352,7 +353,7 @@ class _ToolSpec:
         cached = self._signatures.get(cache_key)
         if cached is None:
             try:
-                signature = inspect.signature(wrapped)
+                signature = _signature(wrapped)
             except (TypeError, ValueError):  # no introspectable signature (some builtins, C extensions)
                 return {f"args.{i}": v for i, v in enumerate(args)} | dict(kwargs)
             simple = all(
@@ -477,6 +478,15 @@ def _no_run_message(tool: str, call: _Call) -> str | None:
         "no argument can have been observed; call tools inside `with op.run(inputs={...}):` "
         "(or `async with`), declaring the task's inputs there"
     )
+
+
+def _signature(wrapped: Any) -> inspect.Signature:
+    """The parameters a call passes. wrapt hands ``Class.method(instance, ...)`` over as a partial
+    proxy binding exactly the instance; its signature excludes ``self`` under wrapt 2, but wrapt 1.x
+    reports the function's own, so drop the bound first parameter the same way for both."""
+    if isinstance(wrapped, wrapt.PartialCallableObjectProxy):
+        return inspect.signature(functools.partial(wrapped.__wrapped__, None))
+    return inspect.signature(wrapped)
 
 
 def _restore_essentials(span: Span, call: _Call) -> None:

@@ -120,6 +120,9 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
             except Exception as error:
                 self._log_once(f"{type(processor).__name__}.on_emit", error)
 
+    def emit(self, log_record: Any) -> None:  # the hook's name before SDK 1.35 (abstract there)
+        self.on_emit(log_record)
+
     def enabled(self, **kwargs: Any) -> bool:
         return True
 
