@@ -16,10 +16,8 @@ import tempfile
 from pathlib import Path
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
 
@@ -32,10 +30,10 @@ output.unlink(missing_ok=True)
 provider = TracerProvider(
     resource=Resource.create({"service.name": "quickstart", "service.version": "0.1.0"})
 )
-# The safe set-up: the exporting processor goes *inside* the stripping processor.
-provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=output))))
+# The safe set-up on an existing provider: configure() adds the OTLP JSON Lines file exporter *inside*
+# the stripping processor (batch=False: each span is written as it ends).
+op.configure(tracer_provider=provider, exporter="file", file=output, batch=False, set_global=False)
 trace.set_tracer_provider(provider)
-tracer = provider.get_tracer("quickstart")
 
 patched: list[str] = []  # what patch_file's body did; the blocked call must never appear here
 
@@ -53,8 +51,8 @@ def patch_file(path: str, comment: str) -> dict:
 
 
 def main() -> int:
-    # One root span makes the run one trace; declared task inputs count as observed ("input").
-    with op.run(inputs={"root": "."}), tracer.start_as_current_span("invoke_agent quickstart"):
+    # One run, one trace under an "invoke_agent quickstart" span; declared inputs count as observed.
+    with op.run(inputs={"root": "."}, agent_name="quickstart"):
         listing = list_files(root=".")
         if not listing["files"]:
             print("the current directory has no files to list; run this from a project folder")

@@ -139,11 +139,12 @@ def export_runs(runs: list[Run], path: str) -> None:
     Names, attributes, parent links and times are kept; ids are the SDK's own. A parent that is not
     in the run is started and never ended, so it is never exported — a genuinely incomplete trace.
     """
-    from opentelemetry.exporter.otlp.json.file import FileSpanExporter
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.trace import set_span_in_context
+
+    from interop import FileSpanExporter
 
     by_release: dict[str | None, list[Run]] = {}
     for run in runs:

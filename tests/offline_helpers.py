@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
@@ -25,6 +24,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Status, StatusCode
 
+from interop import FileSpanExporter
 from otel_provenance import semconv
 
 T0 = 1_700_000_000_000_000_000

@@ -2,6 +2,8 @@
 
 import io
 
+import pytest
+
 from otel_provenance.cli import run
 
 
@@ -32,3 +34,22 @@ def test_help_exits_0():
 def test_version_exits_0():
     code, out, _ = _run("--version")
     assert code == 0 and out.startswith("otel-provenance ")
+
+
+@pytest.mark.parametrize(
+    ("argv", "says", "codes"),
+    [
+        (["gate", "check"], "decide the release", ["0  pass", "2  fail", "3  insufficient data", "1  error"]),
+        (["gate", "merge"], "--shard I/N --partial OUT", ["0  pass", "2  fail", "3  insufficient"]),
+        (["routes", "list"], "List the contract's route families", ["0  done", "1  error"]),
+        (["routes", "approve"], "Mark route family FAMILY_ID approved", ["0  done", "1  error"]),
+    ],
+)
+def test_help_says_what_the_command_does_and_its_exit_codes(argv, says, codes):
+    out, err = io.StringIO(), io.StringIO()
+    assert run([*argv, "--help"], out, err) == 0
+    text = out.getvalue()
+    assert says in text
+    assert "exit codes:" in text
+    for code in codes:
+        assert code in text

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 from offline_helpers import reference_runs, write_jsonl
 from otel_provenance.cli import run
@@ -63,3 +67,20 @@ def test_unreadable_files_are_named_for_what_they_are(tmp_path):
         path.write_bytes(data)
         code, _, err = cli("audit", path)
         assert code == 1 and message in err, (data, err)
+
+
+@pytest.mark.parametrize("module", ["yaml", "httpx"])
+def test_without_the_cli_extra_the_command_says_what_to_install(module):
+    """The base install (for instrumented apps) has no YAML or HTTP client; the CLI names the extra."""
+    code = (
+        f"import sys; sys.modules[{module!r}] = None\n"  # as if not installed: import raises
+        "from otel_provenance.cli import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, "gate", "check", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 1
+    assert "pip install 'otel-provenance[cli]'" in proc.stderr
+    assert ("PyYAML" if module == "yaml" else "httpx") in proc.stderr
+    assert "Traceback" not in proc.stderr

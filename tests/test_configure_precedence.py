@@ -16,6 +16,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
+from interop import logs_sdk
 from otel_provenance import semconv as sc
 from otel_provenance.instrument import configure as cfg
 from otel_provenance.instrument.export import JsonLinesSpanExporter
@@ -156,7 +157,9 @@ def test_options_argument_beats_environment(monkeypatch):
 
 def test_digest_key_id_reaches_the_spans(monkeypatch):
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
-    from opentelemetry.util.genai.handler import TelemetryHandler
+    from interop import require
+
+    TelemetryHandler = require("opentelemetry.util.genai.handler").TelemetryHandler
 
     memory = InMemorySpanExporter()
     provider = op.configure(
@@ -195,6 +198,7 @@ _GLOBAL = textwrap.dedent(
 )
 
 
+@logs_sdk
 def test_global_providers_and_logs_from_environment(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
     env.update(

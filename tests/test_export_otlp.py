@@ -17,9 +17,9 @@ import grpc
 import pytest
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
-from opentelemetry.util.genai.handler import TelemetryHandler
 
 import otel_provenance as op
+from interop import logs_sdk, require
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.configure import configure_logs
 from otel_provenance.offline.readers import read_spans
@@ -91,7 +91,7 @@ def grpc_receiver():
 
 def _emit(provider, monkeypatch) -> list[str]:
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
-    handler = TelemetryHandler(tracer_provider=provider)
+    handler = require("opentelemetry.util.genai.handler").TelemetryHandler(tracer_provider=provider)
     path = f"src/{secrets.token_hex(6)}.py"
     body = secrets.token_hex(12)
     tracer = provider.get_tracer("agent")
@@ -163,6 +163,7 @@ def test_standard_env_variables_drive_the_exporter(http_receiver, tmp_path, monk
     assert not (tmp_path / "otel-provenance-spans.jsonl").exists()  # an endpoint means OTLP, not the file
 
 
+@logs_sdk
 def test_logs_over_otlp_http_are_stripped(http_receiver, monkeypatch):
     endpoint, received = http_receiver
     provider = configure_logs(exporter="otlp", endpoint=endpoint, set_global=False)

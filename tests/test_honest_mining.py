@@ -7,13 +7,13 @@ import io
 from pathlib import Path
 
 import yaml
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 
 from contract_runs import export_runs, triage_run
+from interop import FileSpanExporter
 from otel_provenance.cli import run as cli
 
 

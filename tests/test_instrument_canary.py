@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import json
 import logging
 import secrets
 
 import pytest
-from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as encode_json
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_proto
 
 import otel_provenance as op
 from instrument_helpers import Traced
+from interop import otlp_json_spans
 
 
 def canary() -> str:
@@ -26,7 +25,7 @@ def canary() -> str:
 
 
 def exported_bytes(spans) -> list[bytes]:
-    as_json = json.dumps(encode_json(spans).to_dict()).encode()
+    as_json = otlp_json_spans(spans)
     as_proto = encode_proto(spans).SerializeToString()
     return [as_json, as_proto]
 

@@ -381,7 +381,7 @@ def test_provenance_fault_blocks_write_tools_and_is_recorded_on_others(traced, m
 
 def test_bad_decorator_arguments_are_named():
     with pytest.raises(op.ConfigurationError, match="side_effect"):
-        op.tool(side_effect="delete")
+        op.tool(side_effect="delete", name="remover")  # a named tool is checked before the def
     with pytest.raises(op.ConfigurationError, match="invented"):
         op.tool(invented="filename")(lambda filename: None)
     with pytest.raises(op.ConfigurationError, match=r"Budget\.allow"):
@@ -425,3 +425,83 @@ def test_decorated_tools_keep_their_introspection():
     assert inspect.isasyncgenfunction(pages)
     assert list(inspect.signature(fetch).parameters) == ["url"]
     assert fetch.__name__ == "fetch"
+
+
+# -- mistakes caught where they are made: at decoration, naming the function and the bad name --------
+
+
+def test_side_effect_typo_names_the_function_and_echoes_the_value():
+    with pytest.raises(op.ConfigurationError) as caught:
+
+        @op.tool(side_effect="writes")
+        def patch_file(path: str) -> None: ...
+
+    assert str(caught.value) == (
+        "op.tool(patch_file): side_effect='writes' is not one of 'none', 'read', 'write'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"idempotency_key": "request_id"},
+            "op.tool(refund): idempotency_key names 'request_id', which is not a parameter of refund "
+            "(parameters: amount, order_id)",
+        ),
+        (
+            {"invented": {"filename", "amount"}},
+            "op.tool(refund): invented names 'filename', which is not a parameter of refund "
+            "(parameters: amount, order_id)",
+        ),
+        (
+            {"budget": op.Budget(max_assumed=0, allow={"comment"})},
+            "op.tool(refund): budget allow names 'comment', which is not a parameter of refund "
+            "(parameters: amount, order_id)",
+        ),
+    ],
+)
+def test_option_naming_no_parameter_is_an_error_at_decoration(options, message):
+    with pytest.raises(op.ConfigurationError) as caught:
+
+        @op.tool(side_effect="write", **options)
+        def refund(order_id: str, amount: int) -> None: ...
+
+    assert str(caught.value) == message
+
+
+def test_option_names_that_do_match_are_accepted():
+    @op.tool(side_effect="write", idempotency_key="key", invented={"name"}, budget=op.Budget(allow={"note"}))
+    def create(name: str, note: str, key: str) -> None: ...
+
+    @op.tool(invented={"anything"})  # **kwargs accepts any name
+    def flexible(**fields: str) -> None: ...
+
+    @op.tool(invented={"parts.0"})  # *parts is classified as parts.0, parts.1, ...
+    def joined(*parts: str) -> None: ...
+
+    @op.tool(side_effect="write")  # the default allow list is generic: not checked
+    def plain(target: str) -> None: ...
+
+    with pytest.raises(op.ConfigurationError, match=r"'parts\.x', which is not a parameter"):
+        op.tool(invented={"parts.x"})(joined.__wrapped__)
+
+
+def test_a_write_tool_outside_any_run_says_how_to_open_one(traced):
+    ran = []
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def delete_branch(branch: str) -> None:
+        ran.append(branch)
+
+    with pytest.raises(op.ProvenanceError) as caught:
+        delete_branch(branch="main")
+    assert ran == []  # still blocked
+    assert str(caught.value) == (
+        "delete_branch: blocked by provenance budget (max_assumed:branch=assumed): no op.run is active, "
+        "so no argument can have been observed; call tools inside `with op.run(inputs={...}):` "
+        "(or `async with`), declaring the task's inputs there"
+    )
+    with op.run(inputs={"branch": "main"}):
+        delete_branch(branch="main")
+    assert ran == ["main"]

@@ -9,11 +9,11 @@ from __future__ import annotations
 import logging
 
 import pytest
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
+from interop import FileSpanExporter
 
 
 @pytest.fixture

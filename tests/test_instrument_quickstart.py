@@ -50,3 +50,6 @@ def test_quickstart_runs_and_blocks_the_guess(tmp_path):
     assert bad_attrs["agent.arg.path.kind"] == "assumed"
     assert bad["status"]["code"] == 2  # STATUS_CODE_ERROR
     assert "prod.env" not in output.read_text() and "looks important" not in output.read_text()
+    (root,) = by_name["invoke_agent quickstart"]
+    assert {span["traceId"] for span in spans} == {root["traceId"]}  # one run, one trace
+    assert all(span.get("parentSpanId") == root["spanId"] for span in spans if span is not root)

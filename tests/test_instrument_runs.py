@@ -208,3 +208,99 @@ def test_global_advisory_switch_lets_write_tools_run_but_tags_them(traced, monke
     with settings(enforce=True), op.run(), pytest.raises(op.ProvenanceError):
         drop_table("customers")
     assert ran == ["customers"]
+
+
+# -- one run, one trace: the invoke_agent root span ---------------------------------------------------
+
+
+def _tools(provider):
+    @op.tool(side_effect="read", tracer_provider=provider)
+    def lookup(key: str) -> dict:
+        return {"id": f"id-{key}"}
+
+    @op.tool(side_effect="write", tracer_provider=provider)
+    def act(target: str) -> None:
+        return None
+
+    return lookup, act
+
+
+def test_a_run_without_a_current_span_is_one_trace_under_invoke_agent(traced):
+    lookup, act = _tools(traced.provider)
+    for i in range(2):
+        with op.run(inputs={"key": f"k{i}"}, agent_name="refunds", tracer_provider=traced.provider) as run:
+            act(target=lookup(key=f"k{i}")["id"])
+    roots = [s for s in traced.spans if s.name == "invoke_agent refunds"]
+    assert len(roots) == 2 and len({r.context.trace_id for r in roots}) == 2
+    for root in roots:
+        assert root.parent is None
+        assert root.attributes["gen_ai.operation.name"] == "invoke_agent"
+        assert root.attributes["gen_ai.agent.name"] == "refunds"
+        members = [s for s in traced.spans if s.context.trace_id == root.context.trace_id]
+        assert sorted(s.name for s in members) == [
+            "execute_tool act",
+            "execute_tool lookup",
+            "invoke_agent refunds",
+        ]
+        assert all(s.parent.span_id == root.context.span_id for s in members if s is not root)
+    assert roots[-1].attributes["agent.run.id"] == run.run_id
+
+
+def test_inside_an_open_span_the_run_nests_and_adds_no_span(traced):
+    lookup, _ = _tools(traced.provider)
+    tracer = traced.provider.get_tracer("app")
+    with tracer.start_as_current_span("request") as request, op.run(tracer_provider=traced.provider):
+        lookup(key="a")
+    assert sorted(s.name for s in traced.spans) == ["execute_tool lookup", "request"]
+    assert traced.span("lookup").parent.span_id == request.get_span_context().span_id
+
+
+def test_root_span_off_and_unnamed_agent(traced):
+    lookup, _ = _tools(traced.provider)
+    with op.run(root_span=False, tracer_provider=traced.provider):
+        lookup(key="a")
+    assert [s.name for s in traced.spans] == ["execute_tool lookup"]
+    with op.run(tracer_provider=traced.provider):
+        lookup(key="b")
+    root = next(s for s in traced.spans if s.name == "invoke_agent")
+    assert "gen_ai.agent.name" not in root.attributes
+    with pytest.raises(op.ConfigurationError, match=r"op.run\(root_span=...\)"):
+        op.run(root_span="no")
+    with pytest.raises(op.ConfigurationError, match=r"op.run\(agent_name=...\)"):
+        op.run(agent_name="")
+
+
+def test_a_failed_run_records_the_error_type_only(traced):
+    _, act = _tools(traced.provider)
+    with pytest.raises(op.ProvenanceError), op.run(agent_name="a", tracer_provider=traced.provider):
+        act(target="guessed-value-123")
+    root = next(s for s in traced.spans if s.name == "invoke_agent a")
+    assert root.status.status_code.name == "ERROR"
+    assert root.attributes["error.type"] == "otel_provenance.errors.ProvenanceError"
+    assert "guessed-value-123" not in repr(root.attributes) + str(root.status.description)
+
+
+def test_async_runs_get_their_own_root_spans(traced):
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    async def fetch(key: str) -> dict:
+        await asyncio.sleep(0)
+        return {"v": key}
+
+    async def one(i: int) -> None:
+        async with op.run(agent_name="a", tracer_provider=traced.provider):
+            await fetch(key=f"k{i}")
+            await asyncio.sleep(0)
+            await fetch(key=f"k{i}")
+
+    async def main() -> None:
+        await asyncio.gather(*(one(i) for i in range(20)))
+
+    asyncio.run(main())
+    roots = {s.context.span_id: s for s in traced.spans if s.name == "invoke_agent a"}
+    assert len(roots) == 20
+    tools = [s for s in traced.spans if s.name == "execute_tool fetch"]
+    assert len(tools) == 40 and all(s.parent.span_id in roots for s in tools)
+    by_root: dict[int, int] = {}
+    for s in tools:
+        by_root[s.parent.span_id] = by_root.get(s.parent.span_id, 0) + 1
+    assert set(by_root.values()) == {2}

@@ -49,3 +49,22 @@ def test_offline_half_does_not_import_the_sdk():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_semantic_convention_strings_match_the_installed_package():
+    """semconv.py writes the OTel names itself; where the installed package has a name, it agrees."""
+    from opentelemetry.semconv._incubating.attributes import gen_ai_attributes
+    from opentelemetry.semconv.attributes import error_attributes, service_attributes
+
+    from otel_provenance import semconv
+
+    checked = 0
+    for module in (gen_ai_attributes, error_attributes, service_attributes):
+        for name in dir(semconv):
+            if name.isupper() and hasattr(module, name):
+                assert getattr(semconv, name) == getattr(module, name), name
+                checked += 1
+    assert checked >= 6  # gen_ai.operation.name, tool name/id/type/description, error.type, service.*
+    values = gen_ai_attributes.GenAiOperationNameValues
+    assert values.EXECUTE_TOOL.value == semconv.EXECUTE_TOOL
+    assert values.INVOKE_AGENT.value == semconv.INVOKE_AGENT

@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from interop import logs_sdk
+
+pytestmark = logs_sdk  # the demo's agent also ships its log records through the logs processor
+
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "examples" / "refund_agent" / "demo.py"
 

@@ -11,13 +11,13 @@ import io
 from pathlib import Path
 
 import pytest
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace import SpanKind
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
+from interop import FileSpanExporter
 from otel_provenance.cli import run as cli
 from otel_provenance.offline.model import Attributes, Span
 from otel_provenance.offline.readers import iter_runs

@@ -66,7 +66,8 @@ def test_demo_is_built_here_and_sends_to_the_collector(compose: dict) -> None:
     assert demo["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://otel-collector:4318"
     assert demo["command"] == ["python", "examples/refund_agent/demo.py"]
     dockerfile = (ROOT / "Dockerfile").read_text()
-    assert "FROM python:3.11" in dockerfile and "pip install ." in dockerfile
+    assert "FROM python:3.11" in dockerfile
+    assert 'pip install -c constraints/newest.txt ".[cli]"' in dockerfile  # the demo needs the CLI
     assert "examples/refund_agent/demo.py" in dockerfile
 
 

@@ -14,23 +14,27 @@ import json
 import secrets
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs as encode_logs_json
-from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as encode_spans_json
-from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as encode_logs_proto
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_spans_proto
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Link, Status, StatusCode
 
-import otel_provenance as op
-from otel_provenance.instrument.export import JsonLinesLogExporter, JsonLinesSpanExporter
-from otel_provenance.instrument.redaction import DEFAULT_FORBIDDEN_KEYS, StripOptions
+from interop import require_logs_sdk
+
+require_logs_sdk()  # the logs processor needs opentelemetry-sdk >= 1.39; else skip the module
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as encode_logs_proto  # noqa: E402
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_spans_proto  # noqa: E402
+from opentelemetry.sdk._logs import LoggerProvider  # noqa: E402
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor  # noqa: E402
+from opentelemetry.sdk.resources import Resource  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import Link, Status, StatusCode  # noqa: E402
+
+import otel_provenance as op  # noqa: E402
+from interop import otlp_json_logs, otlp_json_spans  # noqa: E402
+from otel_provenance.instrument.export import JsonLinesLogExporter, JsonLinesSpanExporter  # noqa: E402
+from otel_provenance.instrument.redaction import DEFAULT_FORBIDDEN_KEYS, StripOptions  # noqa: E402
 
 MARKERS = (
     "REDACTED",
@@ -171,9 +175,9 @@ def _run(processor_on: bool, tmp_path) -> tuple[list[bytes], list[str]]:
     assert len(spans) == 4
     blobs = [
         encode_spans_proto(spans).SerializeToString(),
-        json.dumps(encode_spans_json(spans).to_dict()).encode(),
+        otlp_json_spans(spans),
         span_file.read_bytes(),
-        json.dumps(encode_logs_json(logs).to_dict()).encode() if logs else b"",
+        otlp_json_logs(logs) if logs else b"",
         encode_logs_proto(logs).SerializeToString() if logs else b"",
         log_file.read_bytes(),
     ]

@@ -16,8 +16,7 @@ import secrets
 import threading
 
 import pytest
-from opentelemetry.exporter.otlp.json.common._log_encoder import encode_logs as encode_logs_json
-from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as encode_spans_json
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as encode_logs_proto
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_spans_proto
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
@@ -28,6 +27,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link
 
 import otel_provenance as op
+from otel_provenance.instrument.otlp_json import json_line
 from otel_provenance.instrument.redaction import StripOptions, strip_attributes
 
 ALLOWLIST = StripOptions(mode="allowlist")
@@ -40,7 +40,7 @@ def _canary() -> str:
 def _span_bytes(spans) -> bytes:
     return (
         encode_spans_proto(spans).SerializeToString()
-        + json.dumps(encode_spans_json(spans).to_dict()).encode()
+        + json_line(encode_spans_proto(spans)).encode()  # the OTLP JSON a file exporter writes
     )
 
 
@@ -77,13 +77,13 @@ class _Switch(SpanProcessor):
 
 @pytest.fixture(scope="module")
 def langchain_switch():
-    from opentelemetry.instrumentation.langchain import LangchainInstrumentor
+    instrumentation = pytest.importorskip("opentelemetry.instrumentation.langchain")
 
     switch = _Switch()
     provider = TracerProvider()
     provider.add_span_processor(switch)
     switch.provider = provider
-    instrumentor = LangchainInstrumentor()
+    instrumentor = instrumentation.LangchainInstrumentor()
     instrumentor.instrument(tracer_provider=provider)
     yield switch
     instrumentor.uninstrument()
@@ -336,7 +336,7 @@ def test_allowlist_removes_the_eleven_key_shapes():
         logger = logs.get_logger("shapes")
         logger.emit(body=f"user said {c()}", attributes={"comment": c()})  # 10 string body
         logger.emit(body={"note": c()})  # 11 map body with a key on no list
-        data += json.dumps(encode_logs_json(log_exporter.get_finished_logs()).to_dict()).encode()
+        data += json_line(encode_logs_proto(log_exporter.get_finished_logs())).encode()
 
         leaked = [x for x in canaries if x.encode() in data]
         if options is None:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import logging
 
 import pytest
-from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
-import otel_provenance as op
-from otel_provenance.instrument.redaction import StripOptions
+from interop import require_logs_sdk
+
+require_logs_sdk()  # the logs processor needs opentelemetry-sdk >= 1.39; else skip the module
+
+from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor  # noqa: E402
+from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor  # noqa: E402
+
+import otel_provenance as op  # noqa: E402
+from otel_provenance.instrument.redaction import StripOptions  # noqa: E402
 
 
 class _Raising(LogRecordProcessor):

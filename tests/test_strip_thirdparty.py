@@ -12,18 +12,24 @@ import json
 import secrets
 
 import pytest
-from openinference.instrumentation import OITracer, TraceConfig
-from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as encode_json
-from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_proto
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import format_span_id
-from opentelemetry.util.genai.handler import TelemetryHandler
 
-import otel_provenance as op
-from otel_provenance import semconv as sc
-from otel_provenance.instrument.thirdparty import foreign_tool_call
+from interop import require
+
+require("openinference.instrumentation")  # the interop extra (newest SDKs only); else skip the module
+require("opentelemetry.util.genai.handler")
+
+from openinference.instrumentation import OITracer, TraceConfig  # noqa: E402
+from opentelemetry.exporter.otlp.json.common.trace_encoder import encode_spans as encode_json  # noqa: E402
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_proto  # noqa: E402
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from opentelemetry.trace import format_span_id  # noqa: E402
+from opentelemetry.util.genai.handler import TelemetryHandler  # noqa: E402
+
+import otel_provenance as op  # noqa: E402
+from otel_provenance import semconv as sc  # noqa: E402
+from otel_provenance.instrument.thirdparty import foreign_tool_call  # noqa: E402
 
 MARKERS = (b"REDACTED", b"Redacted", b"redacted", b"Scrubbed", b"****", b"redaction")
 

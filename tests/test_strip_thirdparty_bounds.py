@@ -15,11 +15,13 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util.genai.handler import TelemetryHandler
 
 import otel_provenance as op
+from interop import require
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.thirdparty import MAX_LEDGER_BYTES
+
+TelemetryHandler = require("opentelemetry.util.genai.handler").TelemetryHandler
 
 MIB = 1 << 20
 

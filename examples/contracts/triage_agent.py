@@ -1,6 +1,7 @@
 """Worked example for trajectory contracts: a ticket-triage agent traced with the real OTel SDK.
 
-Writes three OTLP JSON Lines files (the official ``FileSpanExporter``'s format) into OUT_DIR:
+Writes three OTLP JSON Lines files (the official OTLP JSON file exporter's format, written by this
+package's ``JsonLinesSpanExporter``, which gives the same bytes) into OUT_DIR:
 
 - ``approved.jsonl`` — release ``v1``, 25 runs a human approved: 20 follow the usual route
   (fetch → classify → check permissions → update ticket → notify customer) and 5 escalate
@@ -29,12 +30,13 @@ import random
 import sys
 from pathlib import Path
 
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Span, Tracer, set_span_in_context
+
+from otel_provenance.instrument.export import JsonLinesSpanExporter
 
 
 class SeededIds(IdGenerator):
@@ -136,7 +138,7 @@ def triage_run(
 
 
 def write_release(path: Path, release: str, runs: list[dict]) -> None:
-    exporter = FileSpanExporter(path=str(path))
+    exporter = JsonLinesSpanExporter(path)
     provider = TracerProvider(
         resource=Resource.create({"service.name": "ticket-triage", "service.version": release}),
         id_generator=SeededIds(f"{path.name}/{release}"),

@@ -111,7 +111,8 @@ class Agent:
 
     def handle(self, order_id: str) -> str:
         """One agent run for one refund request; returns the sentence sent to the customer."""
-        with op.run(inputs={"order_id": order_id}), self.tracer.start_as_current_span("refund.request"):
+        # The agent opens its own root span first, so the run nests under it (no invoke_agent span).
+        with self.tracer.start_as_current_span("refund.request"), op.run(inputs={"order_id": order_id}):
             reply = self._v1(order_id) if self.major == "1" else self._v2(order_id)
             self._log_reply(reply)
             return reply

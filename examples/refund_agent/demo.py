@@ -1,11 +1,15 @@
 """The reference scenario, end to end, on the embedded file default (no server needed).
 
-1. Start the five services (policy, orders, fraud, payment, notification) as separate processes.
-2. Run 25 refund requests through release 1.0.0 of the agent: a human approved these runs.
-3. ``otel-provenance mine`` turns them into a trajectory contract.
-4. Run 5 requests through release 2.0.0 and gate it: it tells customers the same sentence, but skips
-   the policy and fraud checks and refunds twice after a timeout — the gate fails it (exit 2).
-5. Run 5 requests through release 1.1.0 (the v1 behaviour) and gate it: it passes (exit 0).
+In the order it runs (each release's runs start the five services — policy, orders, fraud,
+payment, notification — as separate processes on loopback, and stop them after):
+
+1. Run 25 refund requests through release 1.0.0 of the agent: a human approved these runs.
+2. ``otel-provenance mine`` turns them into a trajectory contract.
+3. Run 5 requests through release 2.0.0: it tells customers the same sentence as 1.0.0, but skips
+   the policy and fraud checks and refunds twice after a timeout.
+4. Run 5 requests through release 1.1.0 (the 1.0.0 behaviour).
+5. Gate release 1.1.0: it passes (exit 0).
+6. Gate release 2.0.0: it fails (exit 2), with the traces that prove each finding.
 
 Every process exports through the stripping processor to OTLP JSON Lines files under ``--out``; the
 gate reads only those files. The demo exits with release 2.0.0's gate code: 2.

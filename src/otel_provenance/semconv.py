@@ -1,32 +1,32 @@
 """Attribute names shared by the online half (instrument/) and the offline half (offline/).
 
 Both halves, and every user's contract file, depend on these strings; change one and old traces stop
-matching. GenAI names come from ``opentelemetry-semantic-conventions`` where it has them (reading a
-constant is fine; *calling* its deprecated enum classes warns, so we never do that).
+matching. The GenAI, ``error.*`` and ``service.*`` names are the OpenTelemetry semantic conventions'
+own strings, written here rather than imported: the ``opentelemetry-semantic-conventions`` release an
+application has installed may predate some of them (``gen_ai.tool.call.arguments`` arrived in 0.55b0),
+and the offline half must not need an OTel package at all. A test checks them against that package.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from opentelemetry.semconv._incubating.attributes import gen_ai_attributes as _gen_ai
-from opentelemetry.semconv.attributes import error_attributes as _error
-from opentelemetry.semconv.attributes import service_attributes as _service
+# --- GenAI conventions (execute_tool and invoke_agent spans) ---------------------------------------
+GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
+GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
+GEN_AI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
+GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
+GEN_AI_TOOL_CALL_RESULT: Final = "gen_ai.tool.call.result"
+GEN_AI_AGENT_NAME: Final = "gen_ai.agent.name"
+ERROR_TYPE: Final = "error.type"
+SERVICE_NAME: Final = "service.name"
+SERVICE_VERSION: Final = "service.version"
 
-# --- GenAI conventions (execute_tool spans) -------------------------------------------------------
-GEN_AI_OPERATION_NAME: Final = _gen_ai.GEN_AI_OPERATION_NAME
-GEN_AI_TOOL_NAME: Final = _gen_ai.GEN_AI_TOOL_NAME
-GEN_AI_TOOL_CALL_ID: Final = _gen_ai.GEN_AI_TOOL_CALL_ID
-GEN_AI_TOOL_TYPE: Final = _gen_ai.GEN_AI_TOOL_TYPE
-GEN_AI_TOOL_DESCRIPTION: Final = _gen_ai.GEN_AI_TOOL_DESCRIPTION
-GEN_AI_TOOL_CALL_ARGUMENTS: Final = _gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS
-GEN_AI_TOOL_CALL_RESULT: Final = _gen_ai.GEN_AI_TOOL_CALL_RESULT
-ERROR_TYPE: Final = _error.ERROR_TYPE
-SERVICE_NAME: Final = _service.SERVICE_NAME
-SERVICE_VERSION: Final = _service.SERVICE_VERSION
-
-EXECUTE_TOOL: Final = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value  # "execute_tool"
+EXECUTE_TOOL: Final = "execute_tool"  # gen_ai.operation.name of a tool call
 TOOL_SPAN_PREFIX: Final = EXECUTE_TOOL + " "  # span name is "execute_tool {gen_ai.tool.name}"
+INVOKE_AGENT: Final = "invoke_agent"  # gen_ai.operation.name of an agent run (op.run's root span)
 
 # --- MCP conventions (the client's execute_tool span carries the MCP keys, per the MCP semconv) --------
 MCP_METHOD_NAME: Final = "mcp.method.name"

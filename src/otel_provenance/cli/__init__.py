@@ -20,10 +20,22 @@ from typing import TextIO
 
 from .. import __version__
 from ..errors import OtelProvenanceError
-from . import audit, diff, fetch, fingerprint, gate, keygen, mine, routes
 from ._common import EXIT_ERROR, IO, UsageError
 
-_COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch, keygen)
+#: What only the command line needs, installed by ``pip install 'otel-provenance[cli]'``.
+CLI_EXTRA_MODULES = {"yaml": "PyYAML", "httpx": "httpx"}
+CLI_EXTRA_HINT = "pip install 'otel-provenance[cli]'"
+
+try:
+    from . import audit, diff, fetch, fingerprint, gate, keygen, mine, routes
+except ModuleNotFoundError as _missing:  # the base install is for instrumented apps: no CLI extra
+    if _missing.name not in CLI_EXTRA_MODULES:
+        raise
+    _MISSING_EXTRA: str | None = CLI_EXTRA_MODULES[_missing.name]
+    _COMMANDS: tuple = ()
+else:
+    _MISSING_EXTRA = None
+    _COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch, keygen)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,6 +78,9 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     io = IO(stdout, stderr)
+    if _MISSING_EXTRA is not None:
+        io.error(f"the command line needs the cli extra ({_MISSING_EXTRA} is missing): {CLI_EXTRA_HINT}")
+        return EXIT_ERROR
     parser = build_parser()
     try:
         with contextlib.redirect_stdout(stdout):  # --help writes to the stream we were given

@@ -54,10 +54,26 @@ EXIT_CODES = {
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 
+_GATE_EXIT_CODES = """exit codes:
+  0  pass: every rule within its threshold
+  2  fail: a rule exceeded its failing-run threshold (the findings list the traces)
+  3  insufficient data: too few runs, or evidence missing (never a pass)
+  1  error: usage, unreadable input, invalid contract, internal error"""
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gate", help="evaluate a release against a trajectory contract")
     actions = p.add_subparsers(dest="gate_action", metavar="ACTION", parser_class=type(p))
-    check = actions.add_parser("check", help="evaluate a release and decide (exit 0/2/3/1)")
+    check = actions.add_parser(
+        "check",
+        help="evaluate a release and decide (exit 0/2/3/1)",
+        description=(
+            "Evaluate every run of release R (its spans' service.version) in TRACES, or\n"
+            "read from SigNoz with --signoz, against the contract's rules; decide the release."
+        ),
+        epilog=_GATE_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     check.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
     check.add_argument(
         "--release", required=True, metavar="R", help="service.version of the release under test"
@@ -80,7 +96,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     _common_options(check)
     check.set_defaults(handler=_check)
-    merge = actions.add_parser("merge", help="combine partial results of sharded checks and decide")
+    merge = actions.add_parser(
+        "merge",
+        help="combine partial results of sharded checks and decide",
+        description="Combine the partial results of `gate check --shard I/N --partial OUT`; decide.",
+        epilog=_GATE_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     merge.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
     merge.add_argument("partials", nargs="+", metavar="PARTIAL", help="files written by gate check --partial")
     _common_options(merge, completed_at=False)

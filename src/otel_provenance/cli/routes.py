@@ -11,14 +11,37 @@ from ..offline.mine import widen_for_family
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._writefile import write_text
 
+_EXIT_CODES = """exit codes:
+  0  done
+  1  error: usage, unreadable or invalid contract, unknown family id, file not writable"""
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("routes", help="review the route families of a contract")
     actions = p.add_subparsers(dest="routes_action", metavar="ACTION", parser_class=type(p))
-    ls = actions.add_parser("list", help="list route families and their status")
+    ls = actions.add_parser(
+        "list",
+        help="list route families and their status",
+        description=(
+            "List the contract's route families (its approved_routes rule): id, status\n"
+            "(approved or pending), runs and fingerprints mined, and example traces to review."
+        ),
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ls.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
     ls.set_defaults(handler=_list)
-    ap = actions.add_parser("approve", help="approve a pending route family (rewrites the contract file)")
+    ap = actions.add_parser(
+        "approve",
+        help="approve a pending route family (rewrites the contract file)",
+        description=(
+            "Mark route family FAMILY_ID approved in the contract file, rewriting it in place\n"
+            "(its permissions kept); runs on an approved route pass the approved_routes rule.\n"
+            "Approving an approved family changes nothing."
+        ),
+        epilog=_EXIT_CODES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
     ap.add_argument("family", metavar="FAMILY_ID", help="a family id from `routes list`")
     ap.set_defaults(handler=_approve)

@@ -262,6 +262,9 @@ def configure_logs(
     Same resolution as :func:`configure`; the file default is ``OTEL_PROVENANCE_LOGS_FILE`` /
     ``otel-provenance-logs.jsonl``. Returns the ``opentelemetry.sdk._logs.LoggerProvider``.
     """
+    from ._sdkcompat import require_current_logs_sdk
+
+    require_current_logs_sdk("configure_logs (logs=True, OTEL_PROVENANCE_LOGS)")
     from opentelemetry._logs import set_logger_provider
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor

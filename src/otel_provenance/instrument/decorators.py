@@ -17,6 +17,7 @@ anything was evicted meanwhile.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import random
@@ -33,7 +34,7 @@ from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
 from .adopt import adopt_outer_tool_span
-from .budget import RULE_FAULT, Budget
+from .budget import DEFAULT_ALLOW, RULE_FAULT, Budget
 from .classify import classify_arguments
 from .frameworks import without_framework_context
 from .ledger import safe_names
@@ -79,7 +80,9 @@ def tool(
         blocked_error=blocked_error,
     )
     if func is None:
-        _ToolSpec(None, **spec_args)  # validate the options now, where the mistake is
+        if name is not None:  # the tool's name is known: check the options now
+            _ToolSpec(None, **spec_args)
+        # otherwise at ``def``, right below, where the function's name and parameters are known
         return lambda f: _ToolSpec(f, **spec_args).wrap(f)
     if not callable(func) and not isinstance(func, classmethod | staticmethod):
         raise ConfigurationError("op.tool: expected a function; use op.tool(...) with keyword arguments")
@@ -124,7 +127,8 @@ class _ToolSpec:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
         if side_effect not in sc.SIDE_EFFECTS:
             raise ConfigurationError(
-                f"op.tool({self.name}): side_effect must be one of {', '.join(sc.SIDE_EFFECTS)}"
+                f"op.tool({self.name}): side_effect={side_effect!r} is not one of "
+                f"{', '.join(map(repr, sc.SIDE_EFFECTS))}"
             )
         if data_domain is not None and not isinstance(data_domain, str):
             raise ConfigurationError(f"op.tool({self.name}): data_domain must be a string")
@@ -138,6 +142,8 @@ class _ToolSpec:
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
         ):
             raise ConfigurationError(f"op.tool({self.name}): blocked_error must be an exception class")
+        if inner is not None:
+            _check_argument_names(inner, self.name, invented, idempotency_key, budget)
         self.side_effect = side_effect
         self.blocked_error = blocked_error
         self.data_domain = data_domain
@@ -376,7 +382,7 @@ class _ToolSpec:
         cached = self._signatures.get(cache_key)
         if cached is None:
             try:
-                signature = inspect.signature(wrapped)
+                signature = _signature(wrapped)
             except (TypeError, ValueError):  # no introspectable signature (some builtins, C extensions)
                 return {f"args.{i}": v for i, v in enumerate(args)} | dict(kwargs)
             simple = all(
@@ -423,7 +429,7 @@ class _ToolSpec:
             self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes
         )
         if call.blocked:
-            error = ProvenanceError(self.name, call.violations)
+            error = ProvenanceError(self.name, call.violations, _no_run_message(self.name, call))
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
             if self.blocked_error is not None:
                 raise self.blocked_error(str(error)) from error
@@ -473,6 +479,64 @@ class _ToolSpec:
         span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__ if exc is not None else error_type))
         _restore_essentials(span, call)
         span.end()
+
+
+def _check_argument_names(
+    func: Any, tool: str, invented: Iterable[str], idempotency_key: str | None, budget: Budget | None
+) -> None:
+    """Every argument name an option refers to is a parameter of ``func`` (decoration-time check).
+
+    A ``**kwargs`` parameter accepts any name; ``*args`` accepts ``args.0``, ``args.1``, ... . The
+    default ``Budget.allow`` list is generic and not checked; an explicit one is.
+    """
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: nothing to check against
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return
+    names = {p.name for p in parameters if p.kind is not p.VAR_POSITIONAL}
+    star = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+
+    def known(arg: str) -> bool:
+        if arg in names:
+            return True
+        head, _, index = arg.partition(".")
+        return star is not None and head == star and index.isdigit()
+
+    listed = ", ".join(sorted(names)) or "none"
+    options: list[tuple[str, Iterable[str]]] = [("invented", invented or ())]
+    if idempotency_key is not None:
+        options.append(("idempotency_key", (idempotency_key,)))
+    if budget is not None and budget.allow is not DEFAULT_ALLOW:
+        options.append(("budget allow", budget.allow))  # type: ignore[arg-type]
+    for option, values in options:
+        for arg in sorted(values):
+            if not known(arg):
+                raise ConfigurationError(
+                    f"op.tool({tool}): {option} names {arg!r}, which is not a parameter of "
+                    f"{getattr(func, '__name__', tool)} (parameters: {listed})"
+                )
+
+
+def _no_run_message(tool: str, call: _Call) -> str | None:
+    """A blocked call outside any run: say so, and how to open one (no ledger means nothing observed)."""
+    if call.ledger is not None:
+        return None
+    return (
+        f"{tool}: blocked by provenance budget ({', '.join(call.violations)}): no op.run is active, so "
+        "no argument can have been observed; call tools inside `with op.run(inputs={...}):` "
+        "(or `async with`), declaring the task's inputs there"
+    )
+
+
+def _signature(wrapped: Any) -> inspect.Signature:
+    """The parameters a call passes. wrapt hands ``Class.method(instance, ...)`` over as a partial
+    proxy binding exactly the instance; its signature excludes ``self`` under wrapt 2, but wrapt 1.x
+    reports the function's own, so drop the bound first parameter the same way for both."""
+    if isinstance(wrapped, wrapt.PartialCallableObjectProxy):
+        return inspect.signature(functools.partial(wrapped.__wrapped__, None))
+    return inspect.signature(wrapped)
 
 
 def _restore_essentials(span: Span, call: _Call) -> None:

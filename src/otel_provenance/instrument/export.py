@@ -1,35 +1,41 @@
 """Where stripped spans go: an OTLP JSON Lines file (the embedded default) or OTLP over HTTP/gRPC.
 
-The file format is the official ``opentelemetry-exporter-otlp-json-file`` one — one
-``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``) JSON object per line, the shape the
-Collector's file exporter also writes — and the encoding is done by that package, not by us.
+The file format is the one the official ``opentelemetry-exporter-otlp-json-file`` package and the
+Collector's file exporter write — one ``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``)
+JSON object per line — and the bytes are the same (a test compares them). The request is built by
+the OTLP protobuf encoder of ``opentelemetry-exporter-otlp-proto-common``, which every OTLP exporter
+already installs, and rendered by :mod:`.otlp_json`; so the file writer works with whatever SDK
+release the application runs, and does not need the official JSON package (which pins one SDK).
 
-What we add is the write path. The official exporter opens the file as a buffered text stream: a
-batch larger than the buffer reaches the file in several ``write(2)`` calls, and a write that fails
-half way (disk full) leaves a torn line that the *next* batch is appended to, corrupting a complete
-batch. :class:`AppendLineStream` instead collects each line and hands it to the kernel in one
-``os.write`` on an ``O_APPEND`` descriptor at ``flush()`` (the exporter flushes once per batch), and
-after a failed partial write starts the next line on a fresh line. So a process killed at any point
-leaves every complete batch intact and at most one torn last line, which the offline reader reports
-and skips. Lines are not ``fsync``-ed: they survive a killed process, not a power cut.
+What we add is the write path. A buffered text stream hands a batch larger than its buffer to the
+file in several ``write(2)`` calls, and a write that fails half way (disk full) leaves a torn line that
+the *next* batch is appended to, corrupting a complete batch. :class:`AppendLineStream` instead
+collects each line and hands it to the kernel in one ``os.write`` on an ``O_APPEND`` descriptor at
+``flush()`` (once per batch), and after a failed partial write starts the next line on a fresh line.
+So a process killed at any point leaves every complete batch intact and at most one torn last line,
+which the offline reader reports and skips. Lines are not ``fsync``-ed: they survive a killed
+process, not a power cut.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import os
 import threading
-from collections.abc import Mapping, Sequence
-from typing import Final
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
 
-from opentelemetry.exporter.otlp.json.file import FileSpanExporter
-from opentelemetry.exporter.otlp.json.file._log_exporter import FileLogExporter
-from opentelemetry.sdk._logs import ReadableLogRecord
-from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..errors import ConfigurationError
+from ._sdkcompat import LogRecordExporter, LogRecordExportResult
+from .otlp_json import json_line
+
+_log = logging.getLogger("otel_provenance")
 
 PROTOCOL_HTTP: Final = "http/protobuf"
 PROTOCOL_GRPC: Final = "grpc"
@@ -90,42 +96,65 @@ class AppendLineStream(io.TextIOBase):
 
 
 class _JsonLinesFile:
-    """One :class:`AppendLineStream` under an official OTLP JSON file exporter (spans or logs)."""
+    """One :class:`AppendLineStream`; each export encodes a batch and writes it as one line."""
 
-    def __init__(self, path: str | os.PathLike[str], official: type) -> None:
+    def __init__(self, path: str | os.PathLike[str], encode: Callable[[Any], Any], kind: str) -> None:
         self._stream = AppendLineStream(path)
-        self._exporter = official(stream=self._stream)
+        self._encode = encode
+        self._kind = kind
+        self._shutdown = False
+        self._lock = threading.Lock()
 
     @property
     def path(self) -> str:
         return self._stream.path
 
-    def shutdown(self) -> None:
-        self._exporter.shutdown()
-        self._stream.close()
+    def _write(self, batch: Sequence[Any]) -> bool:
+        """Encode and write ``batch``; False (logged, never raised) when it could not be written."""
+        if self._shutdown:
+            _log.warning("%s: exporter already shut down, %s batch dropped", self.path, self._kind)
+            return False
+        try:
+            request = self._encode(batch)
+            line = json_line(request) if request.ListFields() else None
+            with self._lock:
+                if line is not None:
+                    self._stream.write(line)
+                self._stream.flush()
+        except Exception as error:  # an exporter never raises into the application
+            _log.error("%s: cannot write %s batch (%s)", self.path, self._kind, type(error).__name__)
+            return False
+        return True
+
+    def shutdown(self, *args: Any, **kwargs: Any) -> None:
+        if self._shutdown:
+            return
+        self._shutdown = True
+        with self._lock:
+            self._stream.close()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         return True  # every batch is written and flushed by export itself
 
 
 class JsonLinesSpanExporter(_JsonLinesFile, SpanExporter):
-    """OTLP JSON Lines span file: the official ``FileSpanExporter`` over an :class:`AppendLineStream`."""
+    """OTLP JSON Lines span file, one ``ExportTraceServiceRequest`` per batch."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(path, FileSpanExporter)
+        super().__init__(path, encode_spans, "spans")
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        return self._exporter.export(spans)
+        return SpanExportResult.SUCCESS if self._write(spans) else SpanExportResult.FAILURE
 
 
 class JsonLinesLogExporter(_JsonLinesFile, LogRecordExporter):
-    """OTLP JSON Lines log file: the official ``FileLogExporter`` over an :class:`AppendLineStream`."""
+    """OTLP JSON Lines log file, one ``ExportLogsServiceRequest`` per batch."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__(path, FileLogExporter)
+        super().__init__(path, encode_logs, "logs")
 
-    def export(self, batch: Sequence[ReadableLogRecord]) -> LogRecordExportResult:
-        return self._exporter.export(batch)
+    def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
+        return LogRecordExportResult.SUCCESS if self._write(batch) else LogRecordExportResult.FAILURE
 
 
 def _check_protocol(protocol: str) -> None:

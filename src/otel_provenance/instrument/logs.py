@@ -27,10 +27,11 @@ import sys
 import threading
 from typing import Any
 
-from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
+from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
 
 from ..errors import ConfigurationError
+from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
 from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all, warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
@@ -45,7 +46,7 @@ from .redaction import (
 EVENT_NAME_ATTRIBUTE = "event.name"
 
 
-def _event_name(record: ReadWriteLogRecord) -> str | None:
+def _event_name(record: Any) -> str | None:
     name = getattr(record.log_record, "event_name", None)
     if name:
         return name
@@ -54,9 +55,7 @@ def _event_name(record: ReadWriteLogRecord) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def strip_log_record(
-    record: ReadWriteLogRecord, options: StripOptions = DEFAULT_OPTIONS
-) -> ReadWriteLogRecord | None:
+def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> Any:
     """A new record without content, or ``None`` when the record is a content event."""
     name = _event_name(record)
     if name is not None and options.is_content_event(name):
@@ -145,6 +144,7 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
     """
 
     def __init__(self, *downstream: LogRecordProcessor, options: StripOptions | None = None) -> None:
+        require_current_logs_sdk("ProvenanceLogRecordProcessor")
         for i, processor in enumerate(downstream):
             if not all(callable(getattr(processor, m, None)) for m in ("on_emit", "shutdown", "force_flush")):
                 raise ConfigurationError(
@@ -162,7 +162,7 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
     def downstream(self) -> tuple[LogRecordProcessor, ...]:
         return self._downstream
 
-    def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+    def on_emit(self, log_record: Any) -> None:
         try:
             self._guard.check(2)  # frame 1 is this method; frame 2 the SDK's multi-processor
         except Exception as error:
@@ -179,6 +179,9 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
                 processor.on_emit(clean)
             except Exception as error:
                 self._log_once(f"{type(processor).__name__}.on_emit", error)
+
+    def emit(self, log_record: Any) -> None:  # the hook's name before SDK 1.35 (abstract there)
+        self.on_emit(log_record)
 
     def enabled(self, **kwargs: Any) -> bool:
         return True

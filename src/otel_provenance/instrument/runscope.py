@@ -1,5 +1,11 @@
 """``op.run``: the scope of one agent run — its id and its ledger — bound in a ``contextvars`` variable.
 
+One run is one trace: when no span is active, ``op.run`` opens an ``invoke_agent {agent_name}`` span
+(GenAI conventions: ``gen_ai.operation.name=invoke_agent``, ``gen_ai.agent.name`` when given, kind
+INTERNAL) and makes it current, so every tool call of the run is its child. When the caller already
+has a span open, the run's tool spans nest under that span instead and no span is added.
+``root_span=False`` turns this off. Like tool spans, the run span records an exception by its type only.
+
 Concurrent runs in threads or asyncio tasks each see only their own ledger, because each context holds
 its own binding. Code started inside a run (tasks, ``contextvars.copy_context().run``) inherits it;
 a thread started with plain ``threading.Thread`` does not (Python does not copy contexts into threads),
@@ -17,9 +23,16 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError
 from .ledger import Ledger
+
+_SCOPE = "otel_provenance"
 
 _CURRENT_RUN: contextvars.ContextVar[RunScope | None] = contextvars.ContextVar(
     "otel_provenance_run", default=None
@@ -32,7 +45,16 @@ _RETRY_NUMBER: contextvars.ContextVar[int | None] = contextvars.ContextVar(
 class RunScope:
     """One agent run. Use as ``with op.run(...) as run:`` or ``async with op.run(...) as run:``."""
 
-    __slots__ = ("_tokens", "inputs_declared", "ledger", "run_id")
+    __slots__ = (
+        "_spans",
+        "_tokens",
+        "agent_name",
+        "inputs_declared",
+        "ledger",
+        "root_span",
+        "run_id",
+        "tracer_provider",
+    )
 
     def __init__(
         self,
@@ -40,17 +62,28 @@ class RunScope:
         run_id: str | None = None,
         *,
         ledger_max_entries: int | None = None,
+        agent_name: str | None = None,
+        root_span: bool = True,
+        tracer_provider: trace.TracerProvider | None = None,
     ) -> None:
         if inputs is not None and not isinstance(inputs, Mapping):
             raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
         if run_id is not None and (not isinstance(run_id, str) or not run_id):
             raise ConfigurationError("op.run(run_id=...): expected a non-empty string")
+        if agent_name is not None and (not isinstance(agent_name, str) or not agent_name):
+            raise ConfigurationError("op.run(agent_name=...): expected a non-empty string")
+        if not isinstance(root_span, bool):
+            raise ConfigurationError("op.run(root_span=...): expected True or False")
         self.run_id = run_id or secrets.token_hex(16)
+        self.agent_name = agent_name
+        self.root_span = root_span
+        self.tracer_provider = tracer_provider
         self.ledger = Ledger(ledger_max_entries)
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
         if inputs:
             self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")
         self._tokens: list[contextvars.Token] = []
+        self._spans: list[tuple[trace.Span, object] | None] = []
 
     def __enter__(self) -> RunScope:
         enclosing = _CURRENT_RUN.get()
@@ -60,15 +93,48 @@ class RunScope:
             and not _reaches(enclosing.ledger, self.ledger)
         ):
             self.ledger.parent = enclosing.ledger  # nested run: sees what the enclosing run observed
+        self._spans.append(self._open_span())
         self._tokens.append(_CURRENT_RUN.set(self))
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         token = self._tokens.pop()
         try:
             _CURRENT_RUN.reset(token)
         except ValueError:  # exited in another context (e.g. a different task): unbind there
             _CURRENT_RUN.set(None)
+        opened = self._spans.pop()
+        if opened is not None:
+            self._close_span(*opened, exc_type)
+
+    # -- the run's root span ---------------------------------------------------------------------------
+    def _open_span(self) -> tuple[trace.Span, object] | None:
+        """Start and attach ``invoke_agent`` when no span is current (and root spans are on)."""
+        if not self.root_span or trace.get_current_span().get_span_context().is_valid:
+            return None
+        provider = self.tracer_provider
+        tracer = (provider.get_tracer if provider is not None else trace.get_tracer)(_SCOPE, __version__)
+        attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, sc.RUN_ID: self.run_id}
+        if self.agent_name is not None:
+            attributes[sc.GEN_AI_AGENT_NAME] = self.agent_name
+        name = f"{sc.INVOKE_AGENT} {self.agent_name}" if self.agent_name else sc.INVOKE_AGENT
+        span = tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
+        return span, otel_context.attach(trace.set_span_in_context(span))
+
+    @staticmethod
+    def _close_span(span: trace.Span, token: Any, exc_type: type[BaseException] | None) -> None:
+        try:
+            otel_context.detach(token)
+        finally:
+            if exc_type is not None:
+                error_type = (
+                    exc_type.__qualname__
+                    if exc_type.__module__ == "builtins"
+                    else f"{exc_type.__module__}.{exc_type.__qualname__}"
+                )
+                span.set_attribute(sc.ERROR_TYPE, error_type)
+                span.set_status(Status(StatusCode.ERROR, exc_type.__qualname__))
+            span.end()
 
     async def __aenter__(self) -> RunScope:
         return self.__enter__()
@@ -94,13 +160,25 @@ def run(
     run_id: str | None = None,
     *,
     ledger_max_entries: int | None = None,
+    agent_name: str | None = None,
+    root_span: bool = True,
+    tracer_provider: trace.TracerProvider | None = None,
 ) -> RunScope:
     """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
 
     ``run_id`` becomes ``agent.run.id`` on every tool span of the run (a random id if omitted).
-    ``ledger_max_entries`` overrides the configured ledger bound for this run.
+    ``ledger_max_entries`` overrides the configured ledger bound for this run. With no span active,
+    the run opens an ``invoke_agent {agent_name}`` span on ``tracer_provider`` (the global provider
+    if omitted, as in ``@op.tool``) so the run is one trace; ``root_span=False`` turns that off.
     """
-    return RunScope(inputs, run_id, ledger_max_entries=ledger_max_entries)
+    return RunScope(
+        inputs,
+        run_id,
+        ledger_max_entries=ledger_max_entries,
+        agent_name=agent_name,
+        root_span=root_span,
+        tracer_provider=tracer_provider,
+    )
 
 
 def current_run() -> RunScope | None:

@@ -19,8 +19,7 @@ def render_markdown(result: GateResult) -> str:
         "",
         f"Release `{agg.release}` · contract `{result.contract.name}` · {agg.evaluated} run(s) evaluated "
         f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_data']} insufficient, "
-        f"{counts['error']} error)"
-        + (f" · left out: {found_releases(agg)}" if agg.other_releases else ""),
+        f"{counts['error']} error)" + (f" · left out: {found_releases(agg)}" if agg.other_releases else ""),
         "",
         "| rule | code | status | failing runs | insufficient runs | errors |",
         "|---|---|---|---|---|---|",

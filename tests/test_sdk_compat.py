@@ -1,0 +1,39 @@
+"""What differs between the supported OpenTelemetry SDK releases, checked on whichever is installed.
+
+CI runs the suite on the oldest supported set (constraints/oldest.txt) and the newest
+(constraints/newest.txt); each test here states what must hold on the release it finds.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+import pytest
+
+import otel_provenance as op
+from otel_provenance.instrument import _sdkcompat
+from otel_provenance.instrument.configure import configure_logs
+
+
+def _sdk() -> tuple[int, int]:
+    major, minor = metadata.version("opentelemetry-sdk").split(".")[:2]
+    return int(major), int(minor)
+
+
+def test_the_installed_sdk_is_in_the_supported_range():
+    assert (1, 33) <= _sdk() < (2, 0)
+
+
+def test_logs_support_matches_the_sdk_release():
+    assert (_sdk() >= (1, 39)) == _sdkcompat.HAS_CURRENT_LOGS_SDK
+
+
+@pytest.mark.skipif(_sdkcompat.HAS_CURRENT_LOGS_SDK, reason="only on SDKs before 1.39")
+def test_before_1_39_the_logs_processor_refuses_with_a_clear_error():
+    message = r"needs opentelemetry-sdk >= 1\.39 .* installed: 1\.\d+\.\d+\. Spans are supported"
+    with pytest.raises(op.ConfigurationError, match="ProvenanceLogRecordProcessor " + message):
+        op.ProvenanceLogRecordProcessor()
+    with pytest.raises(op.ConfigurationError, match=r"configure_logs \(logs=True, OTEL_PROVENANCE_LOGS\) "):
+        configure_logs(exporter="none", set_global=False)
+    with pytest.raises(op.ConfigurationError, match="configure_logs"):
+        op.configure(exporter="none", logs=True, set_global=False)
