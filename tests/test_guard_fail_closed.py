@@ -101,3 +101,31 @@ def test_a_root_from_one_result_is_not_joined_with_an_entry_from_another(traced)
     first, second = traced.span("delete", 0), traced.span("delete", 1)
     assert arg_attrs(first, "path")["projection"] == "path_join"
     assert arg_attrs(second, "path")["kind"] == "assumed"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"max_assumed": True}, "Budget.max_assumed: must be None or an integer >= 0"),
+        ({"max_assumed": 1.0}, "Budget.max_assumed: must be None or an integer >= 0"),
+        ({"max_invented": -1}, "Budget.max_invented: must be None or an integer >= 0"),
+        ({"allow": "comment"}, "Budget.allow: must be a collection of argument names, e.g. {'comment'}"),
+        ({"allow": {"comment", ""}}, "Budget.allow: every entry must be a non-empty argument name"),
+        ({"allow": {"comment", 7}}, "Budget.allow: every entry must be a non-empty argument name"),
+        ({"enforce": "yes"}, "Budget.enforce: must be None, True or False"),
+    ],
+)
+def test_a_budget_that_cannot_mean_what_it_says_is_refused_with_its_field(kwargs, message):
+    with pytest.raises(op.ConfigurationError) as refused:
+        op.Budget(**kwargs)
+    assert str(refused.value) == message
+
+
+def test_allow_none_means_the_default_allow_list(traced):
+    @op.tool(side_effect="write", budget=op.Budget(allow=None), tracer_provider=traced.provider)
+    def close(ticket: str, comment: str) -> dict:
+        return {"closed": True}
+
+    with op.run(inputs={"ticket": "TICKET-0042"}):
+        close(ticket="TICKET-0042", comment="resolved by the customer")  # comment: assumed but allowed
+    assert arg_attrs(traced.span("close"), "comment")["kind"] == "assumed"
