@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Mutation testing of the safety and verdict core with mutmut ([tool.mutmut] in pyproject.toml lists
+# the modules). Writes out/mutation/summary.md (score per module) and out/mutation/survivors.txt.
+#
+#   bash scripts/mutation.sh                         every listed module (the full run, before a release)
+#   bash scripts/mutation.sh --changed [BASE]        only listed modules that differ from BASE (default HEAD~1)
+#   bash scripts/mutation.sh --sample N [SEED]       N mutants drawn at random (seeded) from every listed module
+#   bash scripts/mutation.sh 'otel_provenance.instrument.budget*' …   mutmut name patterns
+#
+# mutmut runs each mutant against the tests that cover the mutated function, on every core.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/mutmut ]; then
+  python3 -m venv .venv
+  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,quality]"
+fi
+mkdir -p out/mutation
+patterns=()
+sample=""
+case "${1:-}" in
+  --changed)
+    base="${2:-HEAD~1}"
+    mapfile -t patterns < <(.venv/bin/python scripts/mutation_scope.py changed "$base")
+    if [ "${#patterns[@]}" -eq 0 ]; then
+      echo "mutation: no listed module changed since $base; nothing to mutate"
+      exit 0
+    fi ;;
+  --sample)
+    sample="${2:?--sample needs a number}"; seed="${3:-1}" ;;
+  "") ;;
+  *) patterns=("$@") ;;
+esac
+export HYPOTHESIS_PROFILE=ci  # the same examples for the stats run and every mutant
+rm -rf mutants   # mutmut keeps results between runs; start from the current source every time
+if [ -n "$sample" ]; then
+  # Generate every mutant without running one (an unmatchable pattern), then run a seeded sample.
+  .venv/bin/mutmut run --max-children "$(nproc)" "no-such-mutant-generate-only" >/dev/null 2>&1 || true
+  mapfile -t patterns < <(.venv/bin/python scripts/mutation_scope.py sample "$sample" "$seed")
+fi
+echo "mutation: mutating ${patterns[*]:-every listed module}"
+.venv/bin/mutmut run --max-children "$(nproc)" "${patterns[@]}" > out/mutation/run.log 2>&1 || {
+  tail -40 out/mutation/run.log; echo "mutation: mutmut failed (log: out/mutation/run.log)"; exit 1; }
+.venv/bin/mutmut results --all true > out/mutation/results.txt
+.venv/bin/python scripts/mutation_scope.py summary out/mutation/results.txt out/mutation "${patterns[@]}"

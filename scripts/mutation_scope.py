@@ -1,0 +1,138 @@
+"""Helpers for scripts/mutation.sh: which mutants to run, and the per-module summary.
+
+    python scripts/mutation_scope.py changed BASE          patterns of listed modules changed since BASE
+    python scripts/mutation_scope.py sample N SEED         N generated mutant names, drawn with a fixed seed
+    python scripts/mutation_scope.py summary RESULTS OUTDIR [PATTERN ...]
+
+The summary reads mutmut's own per-file records (``mutants/**/*.py.meta``: an exit code per mutant),
+counts killed / survived / no tests / timeout per module, subtracts the survivors listed as
+equivalent in ``scripts/mutation-equivalent.txt`` (name, then the reason), and writes
+``summary.md`` and ``survivors.txt``. Exit status 0; the score is information, not a gate.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import random
+import subprocess
+import sys
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+KILLED = {1, 3, 37}  # a failing test, pytest's internal error, the type checker
+TIMEOUT = {36, -24, 24, 152, 255}
+NO_TESTS = {5, 33}
+
+
+def listed_globs() -> list[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mutmut"]
+    return list(config["only_mutate"])
+
+
+def module_of(path: str) -> str:
+    """src/otel_provenance/offline/gate.py -> otel_provenance.offline.gate"""
+    return path.removeprefix("src/").removesuffix(".py").replace("/", ".")
+
+
+def changed(base: str) -> list[str]:
+    diff = ["git", "diff", "--name-only", base, "--", "src"]
+    out = subprocess.run(diff, cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    globs = listed_globs()
+    return [f"{module_of(p)}.*" for p in sorted(out) if any(fnmatch.fnmatch(p, g) for g in globs)]
+
+
+def records() -> dict[str, int | None]:
+    """Every generated mutant's exit code (None: not run), from mutmut's .meta files."""
+    codes: dict[str, int | None] = {}
+    for meta in sorted((ROOT / "mutants" / "src").rglob("*.py.meta")):
+        codes.update(json.loads(meta.read_text())["exit_code_by_key"])
+    return codes
+
+
+def sample(count: int, seed: int) -> list[str]:
+    names = sorted(records())
+    return sorted(random.Random(seed).sample(names, min(count, len(names))))
+
+
+def equivalents() -> dict[str, str]:
+    path = ROOT / "scripts" / "mutation-equivalent.txt"
+    found = {}
+    for line in path.read_text().splitlines() if path.exists() else ():
+        if line.strip() and not line.startswith("#"):
+            name, _, reason = line.partition(" ")
+            found[name] = reason.strip()
+    return found
+
+
+def status(code: int | None) -> str:
+    if code is None:
+        return "not run"
+    if code in KILLED:
+        return "killed"
+    if code in TIMEOUT:
+        return "timeout"  # the mutant made the tests hang: detected
+    if code in NO_TESTS:
+        return "no tests"
+    return "survived" if code == 0 else "suspicious"
+
+
+def summary(outdir: Path, patterns: list[str]) -> str:
+    equivalent = equivalents()
+    per_module: dict[str, Counter[str]] = {}
+    survivors = []
+    for name, code in sorted(records().items()):
+        if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            continue
+        kind = status(code)
+        if kind == "not run":
+            continue
+        if kind in ("survived", "no tests", "suspicious") and name in equivalent:
+            kind = "equivalent"
+        module = name.split(".x", 1)[0]  # mutmut names: <module>.x_<function>__mutmut_<n>
+        per_module.setdefault(module, Counter())[kind] += 1
+        if kind in ("survived", "no tests", "suspicious"):
+            survivors.append(f"{name}\t{kind}")
+    lines = [
+        "| module | mutants | killed | timeout | equivalent | survived | no tests | score |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    total: Counter[str] = Counter()
+    for module, counts in sorted(per_module.items()):
+        total.update(counts)
+        lines.append(_row(module, counts))
+    lines.append(_row("**all**", total))
+    text = "\n".join(lines) + "\n"
+    outdir.mkdir(parents=True, exist_ok=True)
+    (outdir / "summary.md").write_text(text)
+    (outdir / "survivors.txt").write_text("\n".join(survivors) + ("\n" if survivors else ""))
+    return text + f"\n{len(survivors)} survivor(s) not listed as equivalent: {outdir / 'survivors.txt'}\n"
+
+
+def _row(module: str, c: Counter[str]) -> str:
+    detected = c["killed"] + c["timeout"]
+    judged = sum(c.values()) - c["equivalent"]
+    score = f"{100 * detected / judged:.1f} %" if judged else "–"
+    return (
+        f"| {module} | {sum(c.values())} | {c['killed']} | {c['timeout']} | {c['equivalent']} | "
+        f"{c['survived'] + c['suspicious']} | {c['no tests']} | {score} |"
+    )
+
+
+def main(argv: list[str]) -> int:
+    command, *rest = argv
+    if command == "changed":
+        print("\n".join(changed(rest[0])))
+    elif command == "sample":
+        print("\n".join(sample(int(rest[0]), int(rest[1]))))
+    elif command == "summary":
+        print(summary(Path(rest[1]), rest[2:]), end="")
+    else:
+        raise SystemExit(f"unknown command {command!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
