@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/coverage ] || [ ! -x .venv/bin/pytest ]; then
   python3 -m venv .venv
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,quality]"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/newest.txt -e ".[test,interop,quality]"
 fi
 mkdir -p out/coverage
 .venv/bin/coverage erase

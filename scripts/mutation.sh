@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/mutmut ]; then
   python3 -m venv .venv
-  .venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test,quality]"
+  .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/newest.txt -e ".[test,interop,quality]"
 fi
 mkdir -p out/mutation
 patterns=()
