@@ -76,7 +76,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
-    source = TraceInput(io, args.traces, args.release)
+    source = TraceInput(io, args, args.traces, args.release)
     report = aggregate(audit_run(run, budgets) for run in source.runs())
     source.warn_incomplete()
     code = source.cap_for_incomplete(_EXIT[report.verdict])

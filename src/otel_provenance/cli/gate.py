@@ -17,6 +17,7 @@ from ..errors import OtelProvenanceError
 from ..offline.aggregate import Aggregate
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
+from ..offline.fold import gate_fold
 from ..offline.gate import (
     DECISION_ERROR,
     DECISION_FAIL,
@@ -24,15 +25,14 @@ from ..offline.gate import (
     DECISION_PASS,
     GateResult,
     Shard,
-    check_release,
     decide,
 )
-from ..offline.readers import ReadReport, iter_runs
+from ..offline.readers.source import FileSource
 from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import SigNozInput, TraceInput
+from ._sources import add_source_arguments, chosen_backend
+from ._traces import TraceInput
 from ._writefile import write_text
-from .fetch import add_signoz_window_arguments, window_ms
 
 EXIT_CODES = {
     DECISION_PASS: EXIT_PASS,
@@ -52,9 +52,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--release", required=True, metavar="R", help="service.version of the release under test"
     )
     check.add_argument(
-        "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine)"
+        "traces",
+        nargs="*",
+        metavar="TRACES",
+        help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine): paths, globs or fsspec URLs",
     )
-    add_signoz_window_arguments(check, standalone=False)
+    add_source_arguments(check, "signoz", "dask")
     check.add_argument(
         "--jobs",
         type=int,
@@ -94,27 +97,6 @@ def _missing_action(args: argparse.Namespace, io: IO) -> int:
     raise UsageError("gate: choose an action: check or merge")
 
 
-def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) -> TraceInput | SigNozInput:
-    """Where the runs come from: trace files, or SigNoz's query API (``--signoz URL``)."""
-    if args.signoz is not None:
-        if args.traces:
-            raise UsageError("gate check: give trace files or --signoz, not both")
-        start, end = window_ms(args)
-        return SigNozInput(
-            io,
-            args.signoz,
-            args.release,
-            start,
-            end,
-            service=args.service,
-            timeout_s=args.timeout,
-            deadline_s=args.deadline,
-        )
-    if not args.traces:
-        raise UsageError("gate check: give trace files to evaluate, or --signoz URL")
-    return TraceInput(io, args.traces, keep=shard.owns if shard is not None else None)
-
-
 def _check(args: argparse.Namespace, io: IO) -> int:
     if args.completed_at is not None and not _TIMESTAMP.fullmatch(args.completed_at):
         raise UsageError("gate check: --completed-at must be a UTC time like 2026-01-31T12:00:00Z")
@@ -129,8 +111,11 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     contract = load_contract(args.contract)
     if args.jobs != 1:
         return _check_in_processes(args, io, contract)
-    source = trace_input(args, io, shard)
-    aggregate = check_release(source.runs(), contract, args.release, args.completed_at, shard)
+    try:
+        source = TraceInput(io, args, args.traces, keep=shard.owns if shard is not None else None)
+    except UsageError as exc:
+        raise UsageError(f"gate check: {exc}") from None
+    aggregate = source.fold(gate_fold(contract, args.release, args.completed_at, shard))
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
     if args.partial is not None:
@@ -148,9 +133,10 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     merge are exact (tested byte for byte), so N changes the time, never the result."""
     if args.jobs < 1:
         raise UsageError("gate check: --jobs must be at least 1")
-    if args.shard is not None or args.signoz is not None:
+    if args.shard is not None or chosen_backend(args) != "files":
         raise UsageError(
-            "gate check: --jobs reads trace files itself; it cannot be combined with --shard or --signoz"
+            "gate check: --jobs reads trace files itself; it cannot be combined with --shard, --signoz "
+            "or --dask-scheduler"
         )
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate")
@@ -179,10 +165,9 @@ def _shard_job(
     try:
         contract = load_contract(contract_path)
         shard = Shard(index, count)
-        report = ReadReport()
-        runs = iter_runs(traces, report=report, keep=shard.owns)
-        aggregate = check_release(runs, contract, release, completed_at, shard)
-        return aggregate.to_json(), [str(item) for item in report.incomplete], None
+        source = FileSource(traces, keep=shard.owns)
+        aggregate = source.fold(gate_fold(contract, release, completed_at, shard))
+        return aggregate.to_json(), [str(item) for item in source.report.incomplete], None
     except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
         return "", [], str(exc)
 
