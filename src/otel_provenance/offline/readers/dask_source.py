@@ -42,6 +42,7 @@ P = TypeVar("P")
 PARTITION_SIZE_KEY: Final = "otel-provenance.partition-size"
 DEFAULT_PARTITION_SIZE: Final = 64 * 2**20
 RETRIES: Final = 2
+MAX_BUCKETS: Final = 64  # pieces are partitions × buckets small tasks; past this, buckets grow instead
 
 
 class ClusterError(OtelProvenanceError):
@@ -143,10 +144,7 @@ class DaskSource:
             level = list(buckets)
             while len(level) > 1:
                 pairs = zip(level[0::2], level[1::2], strict=False)
-                merged = [
-                    client.submit(_merge, fold.merge, a, b, key=self._key("merge"), retries=RETRIES)
-                    for a, b in pairs
-                ]
+                merged = [self._submit(client, "merge", _merge, fold.merge, a, b) for a, b in pairs]
                 level = merged + ([level[-1]] if len(level) % 2 else [])
             return self._gather(client, level)[0]
 
@@ -165,8 +163,13 @@ class DaskSource:
         except (OSError, TimeoutError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {self.address} ({exc})") from None
 
-    def _key(self, stage: str) -> str:
-        return f"otel-provenance-{stage}-{uuid.uuid4().hex}"
+    def _submit(self, client: Any, stage: str, function: Callable[..., Any], *args: Any) -> Any:
+        """One task, named by its stage (``otel-provenance-<stage>-…``), retried on failure."""
+        key = f"otel-provenance-{stage}-{uuid.uuid4().hex}"
+        return client.submit(function, *args, key=key, retries=RETRIES)
+
+    def _summaries(self, client: Any, splits: list[Any], label: str) -> list[tuple[set[Any], int]]:
+        return self._gather(client, [self._submit(client, "summary", _summary, s) for s in splits], label)
 
     def _wait(self, futures: list[Any], label: str) -> None:
         """A progress line (``dask: <stage> NN%``) while the stage's tasks finish."""
@@ -194,47 +197,37 @@ class DaskSource:
         """Futures of ``fold.over`` on each bucket of whole runs (stages 1–4)."""
         files = locations.expand(self.paths)
         size = _partition_size()
-        plans = self._gather(
-            client,
-            [client.submit(plan, f, size, key=self._key("plan"), retries=RETRIES) for f in files],
-            "planning",
-        )
+        plans = self._gather(client, [self._submit(client, "plan", plan, f, size) for f in files], "planning")
         parts: list[Partition] = [p for ps in plans for p in ps]
         indexed: list[Indexed] = self._gather(
-            client,
-            [client.submit(index_partition, p, key=self._key("index"), retries=RETRIES) for p in parts],
-            "indexing",
+            client, [self._submit(client, "index", index_partition, p) for p in parts], "indexing"
         )
         first_lines = self._first_lines(parts, indexed)
         keys = RunKeys()
         for ix in indexed:
             for trace_id, run_id in ix.links:
                 keys.link(trace_id, run_id)
-        buckets = max(1, len(parts))
+        buckets = max(1, min(len(parts), MAX_BUCKETS))
         splits = self._split(client, parts, indexed, first_lines, keys, buckets, {})
-        missed = self._gather(client, [client.submit(_missed, s, key=self._key("missed")) for s in splits])
-        if any(missed):  # the byte scan missed a link (unusual key order): join and split again
-            for links in missed:
-                for trace_id, run_id in links:
+        summaries = self._summaries(client, splits, "reading")
+        if any(missed for missed, _ in summaries):  # the byte scan missed a link: join, split again
+            for missed, _ in summaries:
+                for trace_id, run_id in missed:
                     keys.link(trace_id, run_id)
-            extra = {i: links for i, links in enumerate(missed) if links}
+            extra = {i: missed for i, (missed, _) in enumerate(summaries) if missed}
             splits = self._split(client, parts, indexed, first_lines, keys, buckets, extra)
-            again = self._gather(client, [client.submit(_missed, s, key=self._key("missed")) for s in splits])
-            if any(again):
+            summaries = self._summaries(client, splits, "reading")
+            if any(missed for missed, _ in summaries):
                 raise ClusterError("internal error: run keys still unresolved after joining missed links")
-        counts = self._gather(
-            client, [client.submit(_count, s, key=self._key("count")) for s in splits], "reading"
-        )
         self.report.files += len(files)
-        self.report.spans += sum(counts)
+        self.report.spans += sum(count for _, count in summaries)
+        # Sent once as a task, not once per bucket; a task (unlike scattered data) is recomputed
+        # when the worker holding its result dies.
+        shared = self._submit(client, "fold-spec", _same, fold)
         folded = []
         for b in range(buckets):
-            pieces = [client.submit(_piece, s, b, key=self._key("piece"), retries=RETRIES) for s in splits]
-            folded.append(
-                client.submit(
-                    _fold_pieces, fold, self.release, *pieces, key=self._key("fold"), retries=RETRIES
-                )
-            )
+            pieces = [self._submit(client, "piece", _piece, s, b) for s in splits]
+            folded.append(self._submit(client, "fold", _fold_pieces, shared, self.release, *pieces))
         del splits  # the scheduler keeps each split until its pieces have been taken
         return folded
 
@@ -267,25 +260,15 @@ class DaskSource:
             links = ix.links | extra.get(i, set())
             run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in links}
             known = frozenset((t, r) for t, r in links if r is not None)
-            futures.append(
-                client.submit(
-                    split_partition,
-                    part,
-                    first_lines[i],
-                    ix.units,
-                    run_of,
-                    known,
-                    buckets,
-                    key=self._key("split"),
-                    retries=RETRIES,
-                )
-            )
+            args = (part, first_lines[i], ix.units, run_of, known, buckets)
+            futures.append(self._submit(client, "split", split_partition, *args))
         return futures
 
 
-def _missed(split: Split | Failed) -> set[tuple[str, str | None]]:
-    return set() if isinstance(split, Failed) else split.missed
+def _same(value: Any) -> Any:
+    return value
 
 
-def _count(split: Split | Failed) -> int | Failed:
-    return split if isinstance(split, Failed) else split.spans
+def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int] | Failed:
+    """What the client needs of a split: the links the index missed, and the span count."""
+    return split if isinstance(split, Failed) else (split.missed, split.spans)
