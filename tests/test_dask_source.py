@@ -28,7 +28,7 @@ from benchmarks import tracegen  # noqa: E402
 from otel_provenance import semconv  # noqa: E402
 from otel_provenance.cli import run  # noqa: E402
 
-PARTITION = {"otel-provenance.partition-size": "96KiB"}  # several byte ranges per JSON Lines file
+PARTITION = {"otel-provenance.partition-size": "160KiB"}  # several byte ranges per JSON Lines file
 
 
 def cli(*argv: str) -> tuple[int, str, str]:
@@ -113,7 +113,7 @@ def _gate(contract: str, paths: list[str], out: Path, *extra: str) -> tuple[int,
 def test_gate_mine_and_fingerprint_match_one_process_byte_for_byte(cluster, scattered, tmp_path) -> None:
     paths, contract = scattered
     address = ("--dask-scheduler", cluster.scheduler_address)
-    assert sum(Path(p).stat().st_size for p in paths[:2]) > 4 * 96 * 1024  # byte ranges, not whole files
+    assert sum(Path(p).stat().st_size for p in paths[:2]) > 4 * 160 * 1024  # byte ranges, not whole files
 
     single = _gate(contract, paths, tmp_path / "single.json")
     spread = _gate(contract, paths, tmp_path / "dask.json", *address)
@@ -121,11 +121,10 @@ def test_gate_mine_and_fingerprint_match_one_process_byte_for_byte(cluster, scat
     report = single[2].decode()
     assert '"other_releases": 8' in report and '"status": "fail"' in report  # a real, varied verdict
 
-    for extra in ((), ("--canonical",)):
-        for fmt in ("text", "json"):
-            one = cli("fingerprint", *paths, "--format", fmt, *extra)
-            many = cli("fingerprint", *paths, "--format", fmt, *extra, *address)
-            assert one[0] == 0 and many == one
+    for extra in (("--format", "text"), ("--format", "json", "--canonical")):
+        one = cli("fingerprint", *paths, *extra)
+        many = cli("fingerprint", *paths, *extra, *address)
+        assert one[0] == 0 and many == one
     assert "run-00000004" in one[1] and len(one[1].split('"run_id"')) > 60  # runs joined across traces
 
     mined_one, mined_many = tmp_path / "one.yaml", tmp_path / "many.yaml"
@@ -228,14 +227,44 @@ def test_the_address_can_come_from_dask_config(cluster, scattered, tmp_path) -> 
 
 
 def test_without_the_extra_the_flag_exits_1_with_the_install_line(scattered) -> None:
-    paths, _ = scattered
-    block = "import sys; sys.modules['dask'] = sys.modules['distributed'] = None; "  # import dask fails
-    for argv in (["fingerprint", *paths], ["mine", "--approved", *paths], ["gate", "check", "--contract",
-                 scattered[1], "--release", "v1", *paths]):  # fmt: skip
-        code = (
-            block
-            + f"from otel_provenance.cli import run; sys.exit(run({[*argv, '--dask-scheduler', 'x:1']!r}))"
-        )
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 1, done.stderr
-        assert "pip install 'otel-provenance[dask]'" in done.stderr and done.stdout == ""
+    paths, contract = scattered
+    commands = [
+        ["fingerprint", *paths],
+        ["mine", "--approved", *paths],
+        ["gate", "check", "--contract", contract, "--release", "v1", *paths],
+    ]
+    script = (
+        "import sys; sys.modules['dask'] = sys.modules['distributed'] = None  # import dask fails\n"
+        "from otel_provenance.cli import run\n"
+        f"for argv in {commands!r}:\n"
+        "    print('exit', run([*argv, '--dask-scheduler', 'tcp://127.0.0.1:1']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines() == ["exit 1"] * 3, done.stderr
+    assert done.stderr.count("Dask is not installed (dask): pip install 'otel-provenance[dask]'") == 3
+
+
+class _KillAlways(_KillOnce):
+    def transition(self, key, start, finish, **kwargs) -> None:
+        if finish == "executing" and str(key).startswith(self.stage):
+            os._exit(1)
+
+
+def test_a_task_that_cannot_be_recovered_exits_1_without_a_verdict(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    scheduler = cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0  # the first lost worker is final
+    with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.register_plugin(_KillAlways("", "otel-provenance-fold"), name="kill-always")
+        try:
+            code, out, err = cli(
+                "gate", "check", "--contract", contract, "--release", "v1", *paths,
+                "--report-json", str(tmp_path / "r.json"), "--dask-scheduler", cluster.scheduler_address,
+            )  # fmt: skip
+        finally:
+            client.unregister_worker_plugin("kill-always")
+            scheduler.allowed_failures = allowed
+            client.wait_for_workers(2, timeout=60)
+    assert code == 1 and out == "" and not (tmp_path / "r.json").exists()
+    assert "a Dask task failed (KilledWorker" in err and "no result" in err
