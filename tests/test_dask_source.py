@@ -268,3 +268,23 @@ def test_a_task_that_cannot_be_recovered_exits_1_without_a_verdict(cluster, scat
             client.wait_for_workers(2, timeout=60)
     assert code == 1 and out == "" and not (tmp_path / "r.json").exists()
     assert "a Dask task failed (KilledWorker" in err and "no result" in err
+
+
+def test_every_source_is_a_trace_source(cluster, scattered) -> None:
+    from otel_provenance.offline.readers.dask_source import DaskSource
+    from otel_provenance.offline.readers.source import FileSource, SigNozSource, TraceSource
+
+    paths, _ = scattered
+    sources = [FileSource(paths), SigNozSource("http://x", "v1", 0, 1), DaskSource(paths, "tcp://x:1")]
+    assert all(isinstance(source, TraceSource) for source in sources)
+    by_file = sorted(run.run_id for run in sources[0].runs())
+    on_cluster = DaskSource(paths, cluster.scheduler_address)
+    assert sorted(run.run_id for run in on_cluster.runs()) == by_file
+    assert on_cluster.report.spans == sources[0].report.spans > 0 and on_cluster.report.files == 3
+
+
+def test_a_file_named_with_glob_characters_is_that_file(scattered, tmp_path) -> None:
+    paths, _ = scattered
+    odd = tmp_path / "release[v1].jsonl"
+    odd.write_bytes(Path(paths[0]).read_bytes())
+    assert cli("fingerprint", str(odd)) == cli("fingerprint", paths[0])

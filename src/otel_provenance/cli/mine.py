@@ -6,7 +6,6 @@ import argparse
 
 from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
-from ..offline.fold import COLLECT
 from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, mine_contract
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._sources import add_source_arguments
@@ -55,7 +54,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     if args.min_runs < 1:
         raise UsageError("mine: --min-runs must be at least 1")
     source = TraceInput(io, args, args.approved, args.release)
-    runs = source.fold(COLLECT)
+    runs = list(source.runs())
     source.warn_incomplete()
     if not source.report.complete:  # a contract mined from a gap would encode the gap as approved
         io.error("the approved traces are incomplete (see the warning above); no contract was written")

@@ -70,4 +70,4 @@ def _concat(a: list[Run], b: list[Run]) -> list[Run]:
 
 
 COLLECT: RunFold[list[Run]] = RunFold(_listed, _concat)
-"""Every run, to the caller (for ``mine``, whose families compare every run with every other)."""
+"""Every run, as one list (a source's ``runs()`` may use it per group of runs)."""

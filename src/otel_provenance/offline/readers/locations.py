@@ -3,7 +3,8 @@
 A plain path is opened with ``open`` and never needs fsspec. A URL (``scheme://…``) is opened through
 fsspec, which the ``dask`` extra installs (``s3://`` also needs ``s3fs``, ``gs://`` ``gcsfs``, as
 fsspec itself says). A path or URL with glob characters (``* ? [``) names every file it matches,
-sorted; a pattern that matches nothing is an error, never an empty input.
+sorted; a pattern that matches nothing is an error, never an empty input (a file whose very name
+holds such characters is that file).
 
 Every reader opens files through :func:`open_binary` and sizes them with :func:`size`, so the
 single-process path and the Dask workers read exactly the same bytes.
@@ -48,12 +49,15 @@ def expand(inputs: Iterable[str]) -> list[str]:
     out: list[str] = []
     for item in inputs:
         item = str(item)
-        if not _GLOB_CHARS & set(item):
-            out.append(item)
+        if not _GLOB_CHARS & set(item) or (not is_url(item) and os.path.exists(item)):
+            out.append(item)  # a plain path, or a file whose name holds glob characters
             continue
         if is_url(item):
             fs, inner = _filesystem(item)
             try:
+                if fs.isfile(inner):
+                    out.append(item)
+                    continue
                 matches = sorted(fs.unstrip_protocol(p) for p in fs.glob(inner) if not fs.isdir(p))
             except OSError as exc:
                 raise TraceReadError(item, f"cannot list files ({type(exc).__name__}: {exc})") from None
