@@ -288,3 +288,10 @@ def test_a_file_named_with_glob_characters_is_that_file(scattered, tmp_path) -> 
     odd = tmp_path / "release[v1].jsonl"
     odd.write_bytes(Path(paths[0]).read_bytes())
     assert cli("fingerprint", str(odd)) == cli("fingerprint", paths[0])
+
+
+def test_an_unreachable_scheduler_exits_1_naming_it(scattered) -> None:
+    paths, _ = scattered
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        code, out, err = cli("fingerprint", *paths, "--dask-scheduler", "tcp://127.0.0.1:9")
+    assert code == 1 and out == "" and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err

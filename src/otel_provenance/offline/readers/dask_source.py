@@ -159,7 +159,8 @@ class DaskSource:
     def _client(self) -> Any:
         distributed = import_distributed()
         try:
-            return distributed.Client(self.address, timeout="30s", set_as_default=False)
+            # the connect timeout is Dask's own: distributed.comm.timeouts.connect (default 30 s)
+            return distributed.Client(self.address, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {self.address} ({exc})") from None
 
