@@ -295,3 +295,21 @@ def test_an_unreachable_scheduler_exits_1_naming_it(scattered) -> None:
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         code, out, err = cli("fingerprint", *paths, "--dask-scheduler", "tcp://127.0.0.1:9")
     assert code == 1 and out == "" and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_on_a_terminal_and_leaves_stdout_alone(cluster, scattered) -> None:
+    paths, _ = scattered
+    out, err = io.StringIO(), _Terminal()
+    with dask.config.set(PARTITION):
+        code = run(["fingerprint", *paths, "--dask-scheduler", cluster.scheduler_address], out, err)
+    assert code == 0, err.getvalue()[-600:]
+    assert out.getvalue() == cli("fingerprint", *paths)[1]
+    shown = err.getvalue()
+    for stage in ("planning", "indexing", "reading", "evaluating"):
+        assert f"\rdask: {stage}: 100%" in shown
+    assert shown.endswith("\r\x1b[K")  # the line is cleared when done

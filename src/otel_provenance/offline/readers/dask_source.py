@@ -25,6 +25,7 @@ caller never gets a partial result.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -176,8 +177,12 @@ class DaskSource:
         """A progress line (``dask: <stage> NN%``) while the stage's tasks finish."""
         if self.report.progress is None or not futures:
             return
-        for done, _ in enumerate(import_distributed().as_completed(futures), 1):
+        while True:  # polled: the client's own thread updates each future's state
+            done = sum(1 for f in futures if f.done())
             self.report.progress(f"dask: {label}", done, len(futures))
+            if done == len(futures):
+                return
+            time.sleep(0.1)
 
     def _gather(self, client: Any, futures: list[Any], label: str | None = None) -> list[Any]:
         """Results in order, the first input error raised; a progress line when ``label`` is given."""
