@@ -164,7 +164,7 @@ def test_a_worker_killed_mid_task_does_not_change_the_result(cluster, scattered,
     marker = tmp_path / "killed"
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
     with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
-        client.register_plugin(_KillOnce(str(marker), "otel-provenance-fold"), name="kill-once")
+        client.register_plugin(_KillOnce(str(marker), "otel-provenance-fold-"), name="kill-once")
         try:
             spread = _gate(
                 contract, paths, tmp_path / "dask.json", "--dask-scheduler", cluster.scheduler_address
@@ -256,7 +256,7 @@ def test_a_task_that_cannot_be_recovered_exits_1_without_a_verdict(cluster, scat
     scheduler = cluster.scheduler
     allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0  # the first lost worker is final
     with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
-        client.register_plugin(_KillAlways("", "otel-provenance-fold"), name="kill-always")
+        client.register_plugin(_KillAlways("", "otel-provenance-fold-"), name="kill-always")
         try:
             code, out, err = cli(
                 "gate", "check", "--contract", contract, "--release", "v1", *paths,
@@ -313,3 +313,21 @@ def test_progress_shows_on_a_terminal_and_leaves_stdout_alone(cluster, scattered
     for stage in ("planning", "indexing", "reading", "evaluating"):
         assert f"\rdask: {stage}: 100%" in shown
     assert shown.endswith("\r\x1b[K")  # the line is cleared when done
+
+
+def test_a_link_the_byte_scan_misses_is_joined_on_the_cluster_too(cluster, tmp_path) -> None:
+    """A run id under an escaped key (``agent.run\\u002eid``) is invisible to the index's byte scan;
+    the parsed span still names its run, so both paths join its trace to that run."""
+    records = _records(3, "v1", 9, "")
+    moved = {r.trace_id for r in records if r.parent_id == "" and r.name.startswith("execute_tool customer")}
+    assert moved  # runs 0, 4 and 8 sent a span out in a trace of its own
+    rng = random.Random(3)
+    late = _lines([r for r in records if r.trace_id in moved], "v1", rng)
+    main = _lines([r for r in records if r.trace_id not in moved], "v1", rng)
+    (tmp_path / "late.jsonl").write_text("".join(late).replace('"agent.run.id"', '"agent.run\\u002eid"'))
+    (tmp_path / "main.jsonl").write_text("".join(main))
+    paths = [str(tmp_path / "late.jsonl"), str(tmp_path / "main.jsonl")]
+    one = cli("fingerprint", *paths, "--format", "json")
+    assert one[0] == 0 and one[1].count('"run_id"') == 9  # joined: no run of its own for a moved trace
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    assert cli("fingerprint", *paths, "--format", "json", *address) == one

@@ -229,7 +229,7 @@ class DaskSource:
         self.report.spans += sum(count for _, count in summaries)
         # Sent once as a task, not once per bucket; a task (unlike scattered data) is recomputed
         # when the worker holding its result dies.
-        shared = self._submit(client, "fold-spec", _same, fold)
+        shared = self._submit(client, "spec", _same, fold)
         folded = []
         for b in range(buckets):
             pieces = [self._submit(client, "piece", _piece, s, b) for s in splits]
