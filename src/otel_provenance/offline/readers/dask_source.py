@@ -94,7 +94,7 @@ def _fold_bucket(fold: RunFold[P], release: str | None, *pieces: dict[str, list[
         for key, spans in piece.items():
             groups[key].extend(spans)
     try:
-        runs = [make_run(key, groups.pop(key)) for key in sorted(groups)]
+        runs = [make_run(key, groups.pop(key), "the trace files") for key in sorted(groups)]
         return fold.over(run for run in runs if in_release(run, release))
     except OtelProvenanceError as exc:
         return Failed(str(exc))
