@@ -26,6 +26,7 @@ CASES = {
     "3": "remembering results",
     "4": "evaluator throughput, memory, parallel",
     "5": "mine / fingerprint scaling",
+    "6": "gate check on a 2-worker Dask LocalCluster (informational)",
 }
 
 
@@ -51,6 +52,10 @@ def run_case(case: str, quick: bool, workdir: Path) -> list[Result]:
         from . import case_gate
 
         return case_gate.run(quick, workdir, log=_log)
+    if case == "6":
+        from . import case_dask
+
+        return case_dask.run(quick, workdir, log=_log)
     from . import case_scaling
 
     return case_scaling.run(quick, log=_log)

@@ -43,7 +43,7 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["meta"]["quick"] is True and data["meta"]["unmeasured_cases"] == []
     cases = [r["case"] for r in data["results"]]
-    for prefix in ("1 tool call", "2 stripping", "3 remember", "4 gate", "5 scaling"):
+    for prefix in ("1 tool call", "2 stripping", "3 remember", "4 gate", "5 scaling", "6 dask"):
         assert any(c.startswith(prefix) for c in cases), (prefix, cases)
     for r in data["results"]:
         assert r["case"] in proc.stdout

@@ -37,4 +37,6 @@ def test_blocked_call_raises_the_given_type_chained_to_the_provenance_error():
 def test_blocked_error_must_be_an_exception_class():
     for wrong in ("ToolException", FrameworkToolError("x"), BaseException):
         with pytest.raises(op.ConfigurationError, match="blocked_error"):
-            op.tool(side_effect="write", blocked_error=wrong)
+
+            @op.tool(side_effect="write", blocked_error=wrong)
+            def refund(order_id: str) -> None: ...

@@ -1,4 +1,4 @@
-"""Reading trace files for the offline commands: progress on a terminal, incomplete-file warnings.
+"""A command's trace input: the chosen source, progress on a terminal, incomplete-input warnings.
 
 Incomplete input (a file whose last line or record was cut off) is read up to the cut, a warning
 names each file, and the command's result can then never be a pass: see ``cap_for_incomplete``.
@@ -6,14 +6,19 @@ names each file, and the command's result can then never be a pass: see ``cap_fo
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TypeVar
 
+from ..offline.fold import RunFold
 from ..offline.model import Run
-from ..offline.readers import ReadReport, iter_runs
+from ..offline.readers import ReadReport
+from ..offline.readers.source import TraceSource
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
-from ..offline.runs import group_runs, in_release
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
+from ._sources import open_source
+
+P = TypeVar("P")
 
 
 class _Progress:
@@ -22,13 +27,13 @@ class _Progress:
     def __init__(self, io: IO) -> None:
         self.io = io
         self.shown = False
-        self.last = -1
+        self.last: tuple[str, int] | None = None
 
     def __call__(self, label: str, done: int, total: int) -> None:
         percent = 100 if total <= 0 else min(100, done * 100 // total)
-        if percent == self.last:
+        if (label, percent) == self.last:
             return
-        self.last = percent
+        self.last = (label, percent)
         self.io.stderr.write(f"\r{label[-60:]}: {percent:3d}%\x1b[K")
         self.io.stderr.flush()
         self.shown = True
@@ -41,34 +46,39 @@ class _Progress:
 
 
 class TraceInput:
-    """The runs of some trace files, read once, with a report of what the read found."""
+    """The runs of whichever source the arguments chose, with a report of what the read found."""
 
     def __init__(
         self,
         io: IO,
+        args: argparse.Namespace,
         paths: Sequence[str],
         release: str | None = None,
         keep: Callable[[str], bool] | None = None,
-        release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
     ) -> None:
         self.io = io
-        self.paths = list(paths)
-        self.release = release
-        self.release_attribute = release_attribute
-        self.keep = keep  # a shard's filter on run ids: other shards' spans are never converted
         self._progress = _Progress(io) if io.is_tty else None
-        self.report = ReadReport(progress=self._progress)
+        self.source: TraceSource = open_source(args, paths, release, keep=keep, progress=self._progress)
+
+    @property
+    def report(self) -> ReadReport:
+        return self.source.report
 
     def runs(self) -> Iterator[Run]:
         try:
-            if self.release_attribute == DEFAULT_RELEASE_ATTRIBUTE:
-                yield from iter_runs(self.paths, self.release, report=self.report, keep=self.keep)
-            else:
-                runs = iter_runs(self.paths, report=self.report, keep=self.keep)
-                yield from (r for r in runs if in_release(r, self.release, self.release_attribute))
+            yield from self.source.runs()
         finally:
-            if self._progress is not None:
-                self._progress.clear()
+            self._clear()
+
+    def fold(self, fold: RunFold[P]) -> P:
+        try:
+            return self.source.fold(fold)
+        finally:
+            self._clear()
+
+    def _clear(self) -> None:
+        if self._progress is not None:
+            self._progress.clear()
 
     def warn_incomplete(self) -> None:
         for incomplete in self.report.incomplete:
@@ -79,34 +89,6 @@ class TraceInput:
         if code == EXIT_PASS and not self.report.complete:
             self.io.warn("the input is incomplete, so this result cannot pass (exit 3)")
             return EXIT_INSUFFICIENT
-        return code
-
-
-class SigNozInput:
-    """The runs of one release read from SigNoz's query API: the same interface as TraceInput.
-
-    A query API answer has no torn last line, so the report is always complete; anything the reader
-    cannot trust (auth, bad query, a server it cannot read absence from) raises instead."""
-
-    def __init__(self, io: IO, url: str, release: str, start_ms: int, end_ms: int, **options: Any) -> None:
-        self.io = io
-        self.url = url
-        self.release = release
-        self.window = (start_ms, end_ms)
-        self.options = options
-        self.report = ReadReport()
-
-    def runs(self) -> Iterator[Run]:
-        from ..offline.readers.signoz import read_signoz
-
-        start, end = self.window
-        spans = read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options)
-        yield from group_runs(spans, self.release)
-
-    def warn_incomplete(self) -> None:
-        pass
-
-    def cap_for_incomplete(self, code: int) -> int:
         return code
 
 

@@ -84,7 +84,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
-    source = TraceInput(io, args.traces, args.release, release_attribute=args.release_attribute)
+    source = TraceInput(io, args, args.traces, args.release)
     kept = SmallestRuns()  # the failing runs --report-html draws
 
     def audited() -> Iterator[RunAudit]:

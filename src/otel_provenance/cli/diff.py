@@ -36,7 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _pick(io: IO, path: str, run_id: str | None, flag: str) -> tuple[Run | None, TraceInput]:
-    source = TraceInput(io, [path])
+    source = TraceInput(io, argparse.Namespace(), [path])
     runs = [r for r in source.runs() if run_id is None or r.run_id == run_id]
     source.warn_incomplete()
     if len(runs) > 1:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..offline.fingerprint import canonical_form, fingerprint
+from ..offline.fold import fingerprint_fold
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
+from ._sources import add_source_arguments
 from ._traces import TraceInput, add_format, add_release_attribute
 
 
@@ -16,28 +17,26 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="canonical form and fingerprint of each run",
         description="Print run id, fingerprint and step count for each run.",
     )
-    p.add_argument("traces", nargs="+", metavar="TRACES", help="OTLP JSON(L) or protobuf files, gzip ok")
+    p.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACES",
+        help="OTLP JSON(L) or protobuf files, gzip ok (paths, globs or fsspec URLs)",
+    )
     p.add_argument("--release", help="only runs whose service.version is RELEASE")
     add_release_attribute(p)
     p.add_argument("--canonical", action="store_true", help="also print each run's canonical form")
+    add_source_arguments(p, "dask")
     add_format(p)
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
-    source = TraceInput(io, args.traces, args.release, release_attribute=args.release_attribute)
-    rows = []
-    for run in source.runs():
-        form = canonical_form(run)
-        rows.append(
-            {
-                "run_id": run.run_id,
-                "fingerprint": fingerprint(run),
-                "steps": len(run.spans),
-                "canonical": form if args.canonical else None,
-            }
-        )
-    rows.sort(key=lambda r: r["run_id"])
+    source = TraceInput(io, args, args.traces, args.release)
+    rows = [
+        {"run_id": run_id, "fingerprint": print_, "steps": steps, "canonical": form}
+        for run_id, print_, steps, form in source.fold(fingerprint_fold(args.canonical))
+    ]
     source.warn_incomplete()
     if args.format == "json":
         for row in rows:

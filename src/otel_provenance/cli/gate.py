@@ -18,6 +18,7 @@ from ..offline.aggregate import Aggregate
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
 from ..offline.evaluate import evaluate_safely
+from ..offline.fold import gate_fold
 from ..offline.gate import (
     DECISION_ERROR,
     DECISION_FAIL,
@@ -25,12 +26,10 @@ from ..offline.gate import (
     DECISION_PASS,
     GateResult,
     Shard,
-    check_release,
     decide,
 )
 from ..offline.model import Run
-from ..offline.readers import ReadReport, iter_runs
-from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
+from ..offline.readers.source import FileSource
 from ..offline.report import (
     render_html,
     render_json,
@@ -41,9 +40,9 @@ from ..offline.report import (
 )
 from ..offline.report.witnesses import WitnessKeeper, witness_run_ids
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import SigNozInput, TraceInput, add_release_attribute
+from ._sources import add_source_arguments, chosen_backend
+from ._traces import TraceInput, add_release_attribute
 from ._writefile import write_text
-from .fetch import add_signoz_window_arguments, window_ms
 
 EXIT_CODES = {
     DECISION_PASS: EXIT_PASS,
@@ -80,9 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     add_release_attribute(check)
     check.add_argument(
-        "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine)"
+        "traces",
+        nargs="*",
+        metavar="TRACES",
+        help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine): paths, globs or fsspec URLs",
     )
-    add_signoz_window_arguments(check, standalone=False)
+    add_source_arguments(check, "signoz", "dask")
     check.add_argument(
         "--jobs",
         type=int,
@@ -133,37 +135,6 @@ def _missing_action(args: argparse.Namespace, io: IO) -> int:
     raise UsageError("gate: choose an action: check or merge")
 
 
-def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) -> TraceInput | SigNozInput:
-    """Where the runs come from: trace files, or SigNoz's query API (``--signoz URL``)."""
-    if args.signoz is not None:
-        if args.traces:
-            raise UsageError("gate check: give trace files or --signoz, not both")
-        if args.release_attribute != DEFAULT_RELEASE_ATTRIBUTE:
-            raise UsageError(
-                "gate check: --signoz selects a release's traces by service.version; "
-                "--release-attribute works on trace files"
-            )
-        start, end = window_ms(args)
-        return SigNozInput(
-            io,
-            args.signoz,
-            args.release,
-            start,
-            end,
-            service=args.service,
-            timeout_s=args.timeout,
-            deadline_s=args.deadline,
-        )
-    if not args.traces:
-        raise UsageError("gate check: give trace files to evaluate, or --signoz URL")
-    return TraceInput(
-        io,
-        args.traces,
-        keep=shard.owns if shard is not None else None,
-        release_attribute=args.release_attribute,
-    )
-
-
 def _check(args: argparse.Namespace, io: IO) -> int:
     if args.completed_at is not None and not _TIMESTAMP.fullmatch(args.completed_at):
         raise UsageError("gate check: --completed-at must be a UTC time like 2026-01-31T12:00:00Z")
@@ -178,18 +149,23 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     contract = load_contract(args.contract)
     if args.jobs != 1:
         return _check_in_processes(args, io, contract)
-    source = trace_input(args, io, shard)
-    keeper = WitnessKeeper() if args.report_html and args.partial is None else None
-    evaluator = keeper or evaluate_safely  # the keeper holds the few runs the HTML report draws
-    aggregate = check_release(
-        source.runs(),
+    try:
+        source = TraceInput(io, args, args.traces, keep=shard.owns if shard is not None else None)
+    except UsageError as exc:
+        raise UsageError(f"gate check: {exc}") from None
+    # In this process, the keeper holds the few runs the HTML report draws; a Dask cluster evaluates
+    # elsewhere, so those runs are read again afterwards (as with --jobs).
+    in_process = chosen_backend(args) != "dask"
+    keeper = WitnessKeeper() if args.report_html and args.partial is None and in_process else None
+    fold = gate_fold(
         contract,
         args.release,
         args.completed_at,
         shard,
-        evaluator,
+        keeper or evaluate_safely,
         release_attribute=args.release_attribute,
     )
+    aggregate = source.fold(fold)
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
     if args.partial is not None:
@@ -199,7 +175,13 @@ def _check(args: argparse.Namespace, io: IO) -> int:
             f"no decision until `otel-provenance gate merge` combines every shard."
         )
         return EXIT_PASS
-    return _decide_and_report(aggregate, contract, args, io, keeper.runs if keeper else None)
+    if keeper is not None:
+        drawn: dict[str, Run] | None = keeper.runs
+    elif args.report_html and args.partial is None:
+        drawn = _witness_runs(args, aggregate, contract)
+    else:
+        drawn = None
+    return _decide_and_report(aggregate, contract, args, io, drawn)
 
 
 def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) -> int:
@@ -207,9 +189,10 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     merge are exact (tested byte for byte), so N changes the time, never the result."""
     if args.jobs < 1:
         raise UsageError("gate check: --jobs must be at least 1")
-    if args.shard is not None or args.signoz is not None:
+    if args.shard is not None or chosen_backend(args) != "files":
         raise UsageError(
-            "gate check: --jobs reads trace files itself; it cannot be combined with --shard or --signoz"
+            "gate check: --jobs reads trace files itself; it cannot be combined with --shard, --signoz "
+            "or --dask-scheduler"
         )
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate")
@@ -229,11 +212,15 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     for item in incomplete:
         io.warn(f"incomplete input: {item} — the complete records before it were read")
     aggregate = aggregate.with_incomplete_inputs(incomplete)
-    runs = None
-    if args.report_html:  # read again just the runs the HTML report draws
-        wanted = set(witness_run_ids(decide(aggregate, contract)))
-        runs = {r.run_id: r for r in iter_runs(args.traces, report=ReadReport(), keep=wanted.__contains__)}
+    runs = _witness_runs(args, aggregate, contract) if args.report_html else None
     return _decide_and_report(aggregate, contract, args, io, runs)
+
+
+def _witness_runs(args: argparse.Namespace, aggregate: Aggregate, contract: Contract) -> dict[str, Run]:
+    """Read again just the runs the HTML report draws (when they were evaluated elsewhere)."""
+    wanted = set(witness_run_ids(decide(aggregate, contract)))
+    source = FileSource(args.traces, keep=wanted.__contains__, release_attribute=args.release_attribute)
+    return {run.run_id: run for run in source.runs()}
 
 
 def _shard_job(
@@ -249,12 +236,11 @@ def _shard_job(
     try:
         contract = load_contract(contract_path)
         shard = Shard(index, count)
-        report = ReadReport()
-        runs = iter_runs(traces, report=report, keep=shard.owns)
-        aggregate = check_release(
-            runs, contract, release, completed_at, shard, release_attribute=release_attribute
+        source = FileSource(traces, keep=shard.owns, release_attribute=release_attribute)
+        aggregate = source.fold(
+            gate_fold(contract, release, completed_at, shard, release_attribute=release_attribute)
         )
-        return aggregate.to_json(), [str(item) for item in report.incomplete], None
+        return aggregate.to_json(), [str(item) for item in source.report.incomplete], None
     except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
         return "", [], str(exc)
 

@@ -8,6 +8,7 @@ from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
 from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, NO_TOOL_SPANS, mine_contract
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
+from ._sources import add_source_arguments
 from ._traces import TraceInput, add_release_attribute
 from ._writefile import write_text
 from .routes import print_families
@@ -16,7 +17,11 @@ from .routes import print_families
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("mine", help="mine route families and a proposed contract from approved runs")
     p.add_argument(
-        "--approved", nargs="+", required=True, metavar="TRACES", help="OTLP files of approved runs"
+        "--approved",
+        nargs="+",
+        required=True,
+        metavar="TRACES",
+        help="OTLP files of approved runs (paths, globs or fsspec URLs)",
     )
     p.add_argument("-o", "--output", metavar="FILE", help="write the contract here (default: stdout)")
     p.add_argument("--name", default="agent", help="contract name (default: agent)")
@@ -35,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=str(DEFAULT_MAX_INSUFFICIENT),
         help="fraction of runs per rule allowed to lack evidence (default: 1/20)",
     )
+    add_source_arguments(p, "dask")
     p.set_defaults(handler=_handle)
 
 
@@ -48,7 +54,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         raise UsageError("mine: --similarity and --max-insufficient must be between 0 and 1")
     if args.min_runs < 1:
         raise UsageError("mine: --min-runs must be at least 1")
-    source = TraceInput(io, args.approved, args.release, release_attribute=args.release_attribute)
+    source = TraceInput(io, args, args.approved, args.release)
     runs = list(source.runs())
     source.warn_incomplete()
     if not source.report.complete:  # a contract mined from a gap would encode the gap as approved

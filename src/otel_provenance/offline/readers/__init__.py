@@ -43,7 +43,7 @@ from ... import semconv
 from ...errors import TraceReadError
 from ..model import Run, Span
 from ..runs import RunKeys, in_release, make_run
-from . import _convert, otlp_json, otlp_proto
+from . import _convert, locations, otlp_json, otlp_proto
 
 __all__ = ["IncompleteFile", "ReadReport", "iter_runs", "read_spans", "sniff_format"]
 
@@ -98,7 +98,7 @@ class _Unit:
 
 
 def _open(path: str) -> IO[bytes]:
-    raw = open(path, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    raw = locations.open_binary(path)  # a local path, or an fsspec URL
     if raw.read(2) == b"\x1f\x8b":
         raw.seek(0)
         return gzip.GzipFile(fileobj=raw, mode="rb")
@@ -124,7 +124,7 @@ class _TraceFile:
     def __init__(self, path: str) -> None:
         self.source = path
         try:
-            self.size = Path(path).stat().st_size
+            self.size = locations.size(path)
             f = _open(path)
             try:
                 self.format = _sniff(f)

@@ -1,0 +1,289 @@
+"""``DaskSource``: the trace files read, grouped into runs and folded on a Dask cluster.
+
+The same answer as :class:`~.source.FileSource` on the same files, computed where the data is:
+
+1. **plan** (one task per file) — sniff the format; cut large uncompressed JSON Lines files into
+   byte ranges (``otel-provenance.partition-size`` in Dask's config, default 64 MiB).
+2. **index** (one task per partition) — the ``(trace id, agent.run.id)`` links each partition
+   mentions. The client joins them into run keys (``runs.RunKeys``): one entry per trace, small
+   next to the spans.
+3. **split** (one task per partition) — convert the spans and sort them into buckets by a hash of
+   their run key; each task is sent only the run keys of its own traces.
+4. **fold** (one task per bucket) — the bucket's pieces from every split, grouped into whole runs
+   (a run's spans all hash to one bucket, whichever files they came from), then ``fold.over``.
+5. **merge** — a tree of ``fold.merge`` tasks down to one value, gathered by the client.
+
+Memory per worker is bounded by its partitions and buckets (about the partition size each), not by
+the input; there are as many buckets as partitions. The fold and merge are the single-process
+ones, and the folds of ``offline.fold`` give the same bytes whatever the grouping.
+
+Failures: an input error (a bad line, invalid evidence) is returned by the task as an answer and
+raised here, so it is never retried; any other task failure is retried (``retries``), a lost worker
+makes the scheduler recompute what it held, and what still fails raises :class:`ClusterError`. A
+caller never gets a partial result.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Final, TypeVar
+
+from ...errors import OtelProvenanceError
+from ..fold import COLLECT, RunFold
+from ..model import Run, Span
+from ..release import DEFAULT_RELEASE_ATTRIBUTE
+from ..runs import RunKeys, in_release, make_run
+from . import IncompleteFile, ReadReport, locations
+from .partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
+
+P = TypeVar("P")
+
+PARTITION_SIZE_KEY: Final = "otel-provenance.partition-size"
+DEFAULT_PARTITION_SIZE: Final = 64 * 2**20
+RETRIES: Final = 2
+MAX_BUCKETS: Final = 64  # pieces are partitions × buckets small tasks; past this, buckets grow instead
+
+
+class ClusterError(OtelProvenanceError):
+    """The cluster could not be reached, or a task failed beyond its retries."""
+
+
+def import_distributed() -> Any:
+    """``distributed``, or a ``ConfigurationError``-like message naming the extra to install."""
+    try:
+        import dask  # noqa: F401
+        import distributed
+        import fsspec  # noqa: F401
+    except ImportError as exc:
+        raise ClusterError(
+            f"Dask is not installed ({exc.name}): pip install 'otel-provenance[dask]'"
+        ) from None
+    return distributed
+
+
+def scheduler_address(given: str | None) -> str:
+    """``given``, or Dask's own configured address (``scheduler-address``, ``$DASK_SCHEDULER_ADDRESS``)."""
+    if given:
+        return given
+    import dask
+
+    address = dask.config.get("scheduler-address", None)
+    if not address:
+        raise ClusterError(
+            "no Dask scheduler address: give one, or set DASK_SCHEDULER_ADDRESS (Dask's scheduler-address)"
+        )
+    return str(address)
+
+
+def _partition_size() -> int:
+    import dask
+    from dask.utils import parse_bytes
+
+    value = dask.config.get(PARTITION_SIZE_KEY, DEFAULT_PARTITION_SIZE)
+    size = parse_bytes(value) if isinstance(value, str) else int(value)
+    if size < 1:
+        raise ClusterError(f"{PARTITION_SIZE_KEY} must be at least 1 byte, found {value!r}")
+    return size
+
+
+def _fold_bucket(
+    fold: RunFold[P], release: str | None, key: str, *pieces: dict[str, list[Span]]
+) -> P | Failed:
+    groups: dict[str, list[Span]] = defaultdict(list)
+    for piece in pieces:
+        for key, spans in piece.items():
+            groups[key].extend(spans)
+    try:
+        runs = [make_run(run_key, groups.pop(run_key), "the trace files") for run_key in sorted(groups)]
+        return fold.over(run for run in runs if in_release(run, release, key))
+    except OtelProvenanceError as exc:
+        return Failed(str(exc))
+
+
+def _merge(merge: Callable[[P, P], P], a: P | Failed, b: P | Failed) -> P | Failed:
+    if isinstance(a, Failed):
+        return a
+    if isinstance(b, Failed):
+        return b
+    try:
+        return merge(a, b)
+    except (OtelProvenanceError, ValueError) as exc:
+        return Failed(str(exc))
+
+
+def _piece(split: Split | Failed, bucket: int) -> dict[str, list[Span]] | Failed:
+    return split if isinstance(split, Failed) else split.buckets.get(bucket, {})
+
+
+def _fold_pieces(fold: RunFold[P], release: str | None, key: str, *pieces: Any) -> P | Failed:
+    failed = next((p for p in pieces if isinstance(p, Failed)), None)
+    return failed if failed is not None else _fold_bucket(fold, release, key, *pieces)
+
+
+class DaskSource:
+    """Trace files (paths, globs, fsspec URLs) read by the workers of the Dask scheduler at ``address``."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        address: str,
+        release: str | None = None,
+        *,
+        progress: Callable[[str, int, int], None] | None = None,
+        release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
+    ) -> None:
+        self.paths = list(paths)
+        self.address = address
+        self.release = release
+        self.release_attribute = release_attribute
+        self.report = ReadReport(progress=progress)
+
+    # -- the protocol -----------------------------------------------------------------------------
+
+    def fold(self, fold: RunFold[P]) -> P:
+        with self._client() as client:
+            buckets = self._buckets(client, fold)
+            self._wait(buckets, "evaluating")
+            level = list(buckets)
+            while len(level) > 1:
+                pairs = zip(level[0::2], level[1::2], strict=False)
+                merged = [self._submit(client, "merge", _merge, fold.merge, a, b) for a, b in pairs]
+                level = merged + ([level[-1]] if len(level) % 2 else [])
+            return self._gather(client, level)[0]
+
+    def runs(self) -> Iterator[Run]:
+        with self._client() as client:
+            buckets = self._buckets(client, COLLECT)
+            for future in buckets:  # one bucket at a time: the client holds one bucket's runs
+                yield from self._gather(client, [future])[0]
+
+    # -- the stages -------------------------------------------------------------------------------
+
+    def _client(self) -> Any:
+        distributed = import_distributed()
+        try:
+            # the connect timeout is Dask's own: distributed.comm.timeouts.connect (default 30 s)
+            return distributed.Client(self.address, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise ClusterError(f"cannot reach the Dask scheduler at {self.address} ({exc})") from None
+
+    def _submit(self, client: Any, stage: str, function: Callable[..., Any], *args: Any) -> Any:
+        """One task, named by its stage (``otel-provenance-<stage>-…``), retried on failure."""
+        key = f"otel-provenance-{stage}-{uuid.uuid4().hex}"
+        return client.submit(function, *args, key=key, retries=RETRIES)
+
+    def _summaries(self, client: Any, splits: list[Any], label: str) -> list[tuple[set[Any], int]]:
+        return self._gather(client, [self._submit(client, "summary", _summary, s) for s in splits], label)
+
+    def _wait(self, futures: list[Any], label: str) -> None:
+        """A progress line (``dask: <stage> NN%``) while the stage's tasks finish."""
+        if self.report.progress is None or not futures:
+            return
+        while True:  # polled: the client's own thread updates each future's state
+            done = sum(1 for f in futures if f.done())
+            self.report.progress(f"dask: {label}", done, len(futures))
+            if done == len(futures):
+                return
+            time.sleep(0.1)
+
+    def _gather(self, client: Any, futures: list[Any], label: str | None = None) -> list[Any]:
+        """Results in order, the first input error raised; a progress line when ``label`` is given."""
+        if label is not None:
+            self._wait(futures, label)
+        try:
+            results = client.gather(futures)
+        except OtelProvenanceError:
+            raise
+        except Exception as exc:  # a task that failed beyond its retries, or a lost cluster
+            raise ClusterError(f"a Dask task failed ({type(exc).__name__}: {exc}); no result") from None
+        failed = next((r for r in results if isinstance(r, Failed)), None)
+        if failed is not None:
+            raise OtelProvenanceError(failed.message)
+        return list(results)
+
+    def _buckets(self, client: Any, fold: RunFold[Any]) -> list[Any]:
+        """Futures of ``fold.over`` on each bucket of whole runs (stages 1–4)."""
+        files = locations.expand(self.paths)
+        size = _partition_size()
+        plans = self._gather(client, [self._submit(client, "plan", plan, f, size) for f in files], "planning")
+        parts: list[Partition] = [p for ps in plans for p in ps]
+        indexed: list[Indexed] = self._gather(
+            client, [self._submit(client, "index", index_partition, p) for p in parts], "indexing"
+        )
+        first_lines = self._first_lines(parts, indexed)
+        keys = RunKeys()
+        for ix in indexed:
+            for trace_id, run_id in ix.links:
+                keys.link(trace_id, run_id)
+        buckets = max(1, min(len(parts), MAX_BUCKETS))
+        splits = self._split(client, parts, indexed, first_lines, keys, buckets, {})
+        summaries = self._summaries(client, splits, "reading")
+        if any(missed for missed, _ in summaries):  # the byte scan missed a link: join, split again
+            for missed, _ in summaries:
+                for trace_id, run_id in missed:
+                    keys.link(trace_id, run_id)
+            extra = {i: missed for i, (missed, _) in enumerate(summaries) if missed}
+            splits = self._split(client, parts, indexed, first_lines, keys, buckets, extra)
+            summaries = self._summaries(client, splits, "reading")
+            if any(missed for missed, _ in summaries):
+                raise ClusterError("internal error: run keys still unresolved after joining missed links")
+        self.report.files += len(files)
+        self.report.spans += sum(count for _, count in summaries)
+        # Sent once as a task, not once per bucket; a task (unlike scattered data) is recomputed
+        # when the worker holding its result dies.
+        shared = self._submit(client, "spec", _same, fold)
+        folded = []
+        for b in range(buckets):
+            pieces = [self._submit(client, "piece", _piece, s, b) for s in splits]
+            folded.append(
+                self._submit(
+                    client, "fold", _fold_pieces, shared, self.release, self.release_attribute, *pieces
+                )
+            )
+        del splits  # the scheduler keeps each split until its pieces have been taken
+        return folded
+
+    def _first_lines(self, parts: list[Partition], indexed: list[Indexed]) -> list[int]:
+        """Each partition's first line number in its file (0 for whole files); records cut-offs."""
+        first_lines, line_in_file, previous = [], 0, None
+        for part, ix in zip(parts, indexed, strict=True):
+            if part.source != previous:
+                line_in_file, previous = 0, part.source
+            first_lines.append(line_in_file if part.start is not None else 0)
+            if ix.incomplete is not None:
+                cut = ix.incomplete
+                line = None if cut.line is None else cut.line + first_lines[-1]
+                self.report.incomplete.append(IncompleteFile(cut.source, line, cut.problem))
+            line_in_file += ix.units
+        return first_lines
+
+    def _split(
+        self,
+        client: Any,
+        parts: list[Partition],
+        indexed: list[Indexed],
+        first_lines: list[int],
+        keys: RunKeys,
+        buckets: int,
+        extra: dict[int, set[tuple[str, str | None]]],
+    ) -> list[Any]:
+        futures = []
+        for i, (part, ix) in enumerate(zip(parts, indexed, strict=True)):
+            links = ix.links | extra.get(i, set())
+            run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in links}
+            known = frozenset((t, r) for t, r in links if r is not None)
+            args = (part, first_lines[i], ix.units, run_of, known, buckets)
+            futures.append(self._submit(client, "split", split_partition, *args))
+        return futures
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int] | Failed:
+    """What the client needs of a split: the links the index missed, and the span count."""
+    return split if isinstance(split, Failed) else (split.missed, split.spans)

@@ -1,0 +1,175 @@
+"""Trace files cut into partitions that separate processes read: the worker side of ``DaskSource``.
+
+A partition is a whole file, or — for an uncompressed JSON Lines file larger than the block size —
+a byte range of it. A line belongs to the range it starts in, so ranges cut anywhere still give
+each line to exactly one partition. Gzip, protobuf and single-document JSON files are one
+partition each (they cannot be entered in the middle).
+
+Reading a partition goes through the same ``_TraceFile`` code as ``iter_runs`` (sniffing, framing,
+the cut-off last line, span conversion), so a partition yields exactly the units and spans the
+single-process reader sees there. Two passes, as in ``iter_runs``:
+
+1. :func:`index_partition` — the ``(trace id, agent.run.id)`` links of the partition (a byte scan
+   for JSON Lines), how many lines/records it has, and whether its last line was cut off.
+2. :func:`split_partition` — its spans, converted and sorted into buckets by run key (given by the
+   caller, who joined every partition's links), for the per-bucket step that builds whole runs.
+
+Each returns plain data or a :class:`Failed` carrying the error message: input errors are answers,
+not worker crashes, so the cluster never retries them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ... import semconv
+from ...errors import OtelProvenanceError, TraceReadError
+from ..model import Span
+from . import FORMAT_JSONL, IncompleteFile, ReadReport, _TraceFile, _Unit, locations
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    source: str  # the path or URL, as given (it names the file in messages and reports)
+    start: int | None = None  # byte range of a JSON Lines file; None: the whole file
+    end: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """An error a task met in the input: the command reports it and exits 1."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    links: frozenset[tuple[str, str | None]]
+    units: int  # lines (JSON Lines: every line, blank ones too) or records read
+    incomplete: IncompleteFile | None  # line numbers relative to the partition
+
+
+@dataclass(slots=True)
+class Split:
+    buckets: dict[int, dict[str, list[Span]]] = field(default_factory=dict)  # bucket -> run key -> spans
+    spans: int = 0
+    missed: set[tuple[str, str | None]] = field(default_factory=set)  # links the index did not have
+
+
+def bucket_of(run_key: str, buckets: int) -> int:
+    digest = hashlib.blake2b(run_key.encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % buckets
+
+
+def plan(source: str, block_size: int) -> list[Partition] | Failed:
+    """The partitions of one file: byte ranges of a large uncompressed JSON Lines file, else whole."""
+    try:
+        tf = _TraceFile(source)
+        if tf.format != FORMAT_JSONL or tf.size <= block_size:
+            return [Partition(source)]
+        with locations.open_binary(source) as f:
+            if f.read(2) == b"\x1f\x8b":
+                return [Partition(source)]
+    except OtelProvenanceError as exc:
+        return Failed(str(exc))
+    except OSError as exc:
+        return Failed(str(TraceReadError(source, f"cannot read file ({exc.strerror or type(exc).__name__})")))
+    edges = [*range(0, tf.size, block_size), tf.size]
+    return [Partition(source, a, b) for a, b in itertools.pairwise(edges)]
+
+
+class _Counted:
+    """The lines of a byte range, counted as they are read."""
+
+    def __init__(self, part: Partition, limit: int | None) -> None:
+        self.part, self.limit, self.count = part, limit, 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        start, end = self.part.start or 0, self.part.end or 0
+        with locations.open_binary(self.part.source) as f:
+            if start > 0:
+                f.seek(start - 1)
+                f.readline()  # the line that began before the range belongs to the range before
+            position = f.tell()
+            while position < end and self.count != self.limit:
+                line = f.readline()
+                if not line:
+                    return
+                self.count += 1
+                position += len(line)
+                yield line
+
+
+def _units(tf: _TraceFile, part: Partition, report: ReadReport, limit: int | None) -> Iterator[_Unit]:
+    if part.start is None:
+        yield from tf.units(report, tf.source, limit)
+        return
+    try:
+        yield from tf._jsonl_units(_Counted(part, limit), report, tf.source, None)  # type: ignore[arg-type]
+    except OSError as exc:
+        raise TraceReadError(tf.source, f"read failed ({type(exc).__name__})") from None
+
+
+def index_partition(part: Partition) -> Indexed | Failed:
+    report = ReadReport()
+    try:
+        tf = _TraceFile(part.source)
+        links: set[tuple[str, str | None]] = set()
+        units = 0
+        if part.start is None:
+            for unit in _units(tf, part, report, None):
+                units += 1
+                links |= tf.links(unit)
+        else:
+            lines = _Counted(part, None)
+            for unit in tf._jsonl_units(lines, report, tf.source, None):  # type: ignore[arg-type]
+                links |= tf.links(unit)
+            units = lines.count
+    except OtelProvenanceError as exc:
+        return Failed(str(exc))
+    except OSError as exc:
+        return Failed(str(TraceReadError(part.source, f"read failed ({type(exc).__name__})")))
+    return Indexed(frozenset(links), units, report.incomplete[0] if report.incomplete else None)
+
+
+def split_partition(
+    part: Partition,
+    first_line: int,
+    units: int,
+    run_of: dict[str, str],
+    known: frozenset[tuple[str, str]],
+    buckets: int,
+) -> Split | Failed:
+    """The partition's spans by bucket and run key. ``run_of`` maps each trace the index saw here to
+    its run; ``known`` holds the run-id links it saw. A span telling more (a link the byte scan
+    missed) is reported in ``missed``, and the caller redoes this pass with the joined runs."""
+    split = Split()
+    try:
+        tf = _TraceFile(part.source)
+        for unit in _units(tf, part, ReadReport(), units):
+            if unit.line is not None and first_line:
+                unit = _Unit(unit.line + first_line, unit.offset, unit.payload)
+            spans = tf.spans(unit)
+            split.spans += len(spans)
+            for span in spans:
+                trace = span.trace_id
+                own = span.attributes.get(semconv.RUN_ID)
+                own = own if isinstance(own, str) and own else None
+                key = run_of.get(trace)
+                if key is None or (own is not None and (trace, own) not in known):
+                    split.missed.add((trace, own))
+                    key = key or own or trace
+                by_run = split.buckets.setdefault(bucket_of(key, buckets), {})
+                members = by_run.get(key)
+                if members is None:
+                    by_run[key] = [span]
+                else:
+                    members.append(span)
+    except OtelProvenanceError as exc:
+        return Failed(str(exc))
+    except OSError as exc:
+        return Failed(str(TraceReadError(part.source, f"read failed ({type(exc).__name__})")))
+    return split

@@ -1,0 +1,95 @@
+"""Where runs come from: one ``TraceSource`` protocol, and the sources that read in this process.
+
+A source yields whole runs (``runs()``), runs a :class:`~..fold.RunFold` over them (``fold()``) and
+keeps a :class:`ReadReport` of what it read (files, spans) and what it had to skip (files cut off
+mid-write). The CLI picks a source from its arguments in one place (``cli/_traces.py``); the
+commands only see this protocol, so a new backend is a new module implementing it.
+
+- :class:`FileSource` — OTLP files: local paths, globs or fsspec URLs (see ``locations``).
+- :class:`SigNozSource` — one release's traces from SigNoz's query API.
+- ``dask_source.DaskSource`` — the same files read, grouped and folded on a Dask cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from ..fold import RunFold
+from ..model import Run
+from ..release import DEFAULT_RELEASE_ATTRIBUTE
+from ..runs import group_runs, in_release
+from . import ReadReport, iter_runs, locations
+
+P = TypeVar("P")
+
+
+@runtime_checkable
+class TraceSource(Protocol):
+    """Runs from somewhere, with a report of what was read and skipped."""
+
+    report: ReadReport
+
+    def runs(self) -> Iterator[Run]:
+        """Every validated run, each once (an exception may come after some runs: do not act on those)."""
+        ...
+
+    def fold(self, fold: RunFold[P]) -> P:
+        """``fold`` over every run; the same value whatever the source's grouping of the work."""
+        ...
+
+
+class FileSource:
+    """OTLP trace files (JSON Lines, JSON, protobuf; gzip fine), streamed run by run in this process."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        release: str | None = None,
+        *,
+        keep: Callable[[str], bool] | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+        release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
+    ) -> None:
+        self.paths = list(paths)
+        self.release = release
+        self.release_attribute = release_attribute
+        self.keep = keep  # a shard's filter on run ids: other shards' spans are never converted
+        self.report = ReadReport(progress=progress)
+
+    def runs(self) -> Iterator[Run]:
+        paths = locations.expand(self.paths)
+        if self.release_attribute == DEFAULT_RELEASE_ATTRIBUTE:
+            yield from iter_runs(paths, self.release, report=self.report, keep=self.keep)
+            return
+        runs = iter_runs(paths, report=self.report, keep=self.keep)
+        yield from (r for r in runs if in_release(r, self.release, self.release_attribute))
+
+    def fold(self, fold: RunFold[P]) -> P:
+        return fold.over(self.runs())
+
+
+class SigNozSource:
+    """The traces of one release read from SigNoz's query API (``readers.signoz``).
+
+    A query API answer has no torn last line, so the report is always complete; anything the reader
+    cannot trust (auth, bad query, a server it cannot read absence from) raises instead."""
+
+    def __init__(self, url: str, release: str, start_ms: int, end_ms: int, **options: Any) -> None:
+        self.url = url
+        self.release = release
+        self.window = (start_ms, end_ms)
+        self.options = options
+        self.report = ReadReport()
+
+    def runs(self) -> Iterator[Run]:
+        from .signoz import read_signoz
+
+        start, end = self.window
+        spans = list(read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options))
+        self.report.spans += len(spans)
+        # Not filtered by release: a run that also holds other releases' spans is counted as such.
+        yield from group_runs(spans)
+
+    def fold(self, fold: RunFold[P]) -> P:
+        return fold.over(self.runs())

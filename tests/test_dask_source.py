@@ -1,0 +1,333 @@
+"""`--dask-scheduler`: gate check, mine and fingerprint on a real Dask cluster give the single-process bytes.
+
+The cluster is a `LocalCluster` of two worker processes started here. The input is built so that the
+grouping is hard: runs span several traces (joined by agent.run.id), spans of each run are shuffled
+across lines of three files (one gzip), JSON Lines files are cut into byte ranges, and another
+release's runs are mixed in.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+fsspec = pytest.importorskip("fsspec")
+
+import cloudpickle  # noqa: E402  (installed with distributed)
+from benchmarks import tracegen  # noqa: E402
+
+from otel_provenance import semconv  # noqa: E402
+from otel_provenance.cli import run  # noqa: E402
+
+PARTITION = {"otel-provenance.partition-size": "160KiB"}  # several byte ranges per JSON Lines file
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with dask.config.set(PARTITION):
+        code = run(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+    ) as local:
+        yield local
+
+
+def _records(seed: int, release: str, runs: int, prefix: str) -> list[tracegen.SpanRecord]:
+    """Finished spans of ``runs`` runs; some runs span two traces, some carry no agent.run.id."""
+    out = []
+    for rec in tracegen.interleaved(seed, release, runs=runs):
+        attrs = dict(rec.attributes)
+        run_id = attrs.get(semconv.RUN_ID)
+        if isinstance(run_id, str):
+            index = int(run_id.rsplit("-", 1)[1])
+            attrs[semconv.RUN_ID] = prefix + run_id
+            if index % 7 == 3:  # a run without agent.run.id: named by its trace id
+                del attrs[semconv.RUN_ID]
+            elif index % 4 == 0 and rec.name.startswith("execute_tool customer.notify"):
+                # this span went out in a trace of its own: only agent.run.id joins it to its run
+                rec = rec._replace(trace_id=f"{int(rec.trace_id, 16) ^ 0xABCDEF:032x}", parent_id="")
+        out.append(rec._replace(attributes=tuple(attrs.items())))
+    return out
+
+
+def _lines(records: list[tracegen.SpanRecord], release: str, rng: random.Random) -> list[str]:
+    rng.shuffle(records)
+    head = tracegen._line_head(release)
+    lines, i = [], 0
+    while i < len(records):
+        n = rng.randint(1, 6)
+        lines.append(head + ",".join(tracegen.span_json(r) for r in records[i : i + n]) + tracegen._LINE_TAIL)
+        i += n
+    return lines
+
+
+def write_scattered(directory: Path, seed: int = 14) -> list[Path]:
+    rng = random.Random(seed)
+    lines = _lines(_records(seed, "v1", 60, ""), "v1", rng) + _lines(
+        _records(seed + 1, "v2", 8, "b-"), "v2", rng
+    )
+    rng.shuffle(lines)
+    paths = [directory / "a.jsonl", directory / "b.jsonl", directory / "c.jsonl.gz"]
+    parts: list[list[str]] = [[], [], []]
+    for line in lines:
+        parts[rng.randrange(3)].append(line)
+    paths[0].write_text("".join(parts[0]))
+    paths[1].write_text("".join(parts[1]))
+    paths[2].write_bytes(gzip.compress("".join(parts[2]).encode()))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def scattered(tmp_path_factory) -> tuple[list[str], str]:
+    directory = tmp_path_factory.mktemp("scattered")
+    paths = [str(p) for p in write_scattered(directory)]
+    contract = directory / "contract.yaml"
+    code, _, err = cli("mine", "--approved", *paths, "--release", "v1", "-o", str(contract))
+    assert code == 0, err
+    return paths, str(contract)
+
+
+def _gate(contract: str, paths: list[str], out: Path, *extra: str) -> tuple[int, str, bytes]:
+    code, stdout, err = cli(
+        "gate", "check", "--contract", contract, "--release", "v1", "--format", "json",
+        "--report-json", str(out), *paths, *extra,
+    )  # fmt: skip
+    assert code in (0, 2, 3), err
+    return code, stdout, out.read_bytes()
+
+
+def test_gate_mine_and_fingerprint_match_one_process_byte_for_byte(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    assert sum(Path(p).stat().st_size for p in paths[:2]) > 4 * 160 * 1024  # byte ranges, not whole files
+
+    single = _gate(contract, paths, tmp_path / "single.json")
+    spread = _gate(contract, paths, tmp_path / "dask.json", *address)
+    assert spread == single
+    report = single[2].decode()
+    assert '"other_releases": 8' in report and '"status": "fail"' in report  # a real, varied verdict
+
+    for extra in (("--format", "text"), ("--format", "json", "--canonical")):
+        one = cli("fingerprint", *paths, *extra)
+        many = cli("fingerprint", *paths, *extra, *address)
+        assert one[0] == 0 and many == one
+    assert "run-00000004" in one[1] and len(one[1].split('"run_id"')) > 60  # runs joined across traces
+
+    mined_one, mined_many = tmp_path / "one.yaml", tmp_path / "many.yaml"
+    assert cli("mine", "--approved", *paths, "--release", "v1", "-o", str(mined_one))[0] == 0
+    assert cli("mine", "--approved", *paths, "--release", "v1", "-o", str(mined_many), *address)[0] == 0
+    assert mined_many.read_bytes() == mined_one.read_bytes()
+
+
+def test_an_incomplete_file_gives_the_same_cut_in_the_report(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    cut = tmp_path / "cut.jsonl"
+    data = Path(paths[0]).read_bytes()
+    cut.write_bytes(data[: len(data) - 200])  # the last line ends mid-record
+    inputs = [str(cut), *paths[1:]]
+    single = _gate(contract, inputs, tmp_path / "single.json")
+    spread = _gate(contract, inputs, tmp_path / "dask.json", "--dask-scheduler", cluster.scheduler_address)
+    assert spread == single and single[0] == 2  # incomplete input never passes; this release fails anyway
+    lines = data.count(b"\n")
+    assert f"cut.jsonl:{lines}: the last line is cut off".encode() in single[2]
+
+
+class _KillOnce(distributed.WorkerPlugin):
+    """Kills its worker process the first time a task of ``stage`` starts (a marker file says once)."""
+
+    def __init__(self, marker: str, stage: str) -> None:
+        self.marker, self.stage = marker, stage
+
+    def transition(self, key, start, finish, **kwargs) -> None:
+        if finish == "executing" and str(key).startswith(self.stage) and not os.path.exists(self.marker):
+            Path(self.marker).write_text("killed")
+            os._exit(1)
+
+
+def test_a_worker_killed_mid_task_does_not_change_the_result(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    single = _gate(contract, paths, tmp_path / "single.json")
+    marker = tmp_path / "killed"
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.register_plugin(_KillOnce(str(marker), "otel-provenance-fold-"), name="kill-once")
+        try:
+            spread = _gate(
+                contract, paths, tmp_path / "dask.json", "--dask-scheduler", cluster.scheduler_address
+            )
+        finally:
+            client.unregister_worker_plugin("kill-once")
+            client.wait_for_workers(2, timeout=60)
+    assert marker.read_text() == "killed"  # a worker really died in the middle of a fold task
+    assert spread == single
+
+
+def test_the_commands_read_file_and_memory_urls(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    urls = [Path(p).as_uri() for p in paths]
+    assert urls[0].startswith("file://")
+    single = _gate(contract, paths, tmp_path / "single.json")
+    assert _gate(contract, urls, tmp_path / "file.json") == single
+    assert (
+        _gate(contract, urls, tmp_path / "dask.json", "--dask-scheduler", cluster.scheduler_address) == single
+    )
+
+    memory = fsspec.filesystem("memory")
+    for p in paths:
+        memory.pipe(f"/i14/{Path(p).name}", Path(p).read_bytes())
+    glob = ["memory:///i14/*.jsonl*"]
+    assert _gate(contract, glob, tmp_path / "memory.json") == single
+    fingerprints = cli("fingerprint", *paths)
+    assert cli("fingerprint", *glob) == fingerprints
+    mined = cli("mine", "--approved", *paths, "--release", "v1")
+    assert cli("mine", "--approved", *glob, "--release", "v1") == mined
+    # memory:// lives in this process: a cluster whose worker is a thread here can read it (one
+    # thread: fsspec's memory files share one read position between concurrent readers)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0"
+    ) as local:
+        here = ("--dask-scheduler", local.scheduler_address)
+        assert _gate(contract, glob, tmp_path / "memory-dask.json", *here) == single
+        assert cli("fingerprint", *glob, *here) == fingerprints
+        assert cli("mine", "--approved", *glob, "--release", "v1", *here) == mined
+    assert cli("fingerprint", "memory:///i14/none-*.jsonl")[2].endswith("no file matches this pattern\n")
+
+
+def test_input_errors_exit_1_with_the_place_never_a_verdict(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(Path(paths[0]).read_bytes() + b'{"resourceSpans": 7}\n' + b"\n")
+    lines = Path(paths[0]).read_bytes().count(b"\n") + 1
+    for extra in ((), ("--dask-scheduler", cluster.scheduler_address)):
+        code, out, err = cli("gate", "check", "--contract", contract, "--release", "v1", str(bad), *extra)
+        assert code == 1 and out == "" and f"bad.jsonl:{lines}:" in err
+
+
+def test_the_address_can_come_from_dask_config(cluster, scattered, tmp_path) -> None:
+    paths, _ = scattered
+    expected = cli("fingerprint", *paths)
+    with dask.config.set({"scheduler-address": cluster.scheduler_address}):
+        assert cli("fingerprint", *paths, "--dask-scheduler", "config") == expected
+    code, _, err = cli("fingerprint", *paths, "--dask-scheduler", "config")
+    assert code == 1 and "DASK_SCHEDULER_ADDRESS" in err
+
+
+def test_without_the_extra_the_flag_exits_1_with_the_install_line(scattered) -> None:
+    paths, contract = scattered
+    commands = [
+        ["fingerprint", *paths],
+        ["mine", "--approved", *paths],
+        ["gate", "check", "--contract", contract, "--release", "v1", *paths],
+    ]
+    script = (
+        "import sys; sys.modules['dask'] = sys.modules['distributed'] = None  # import dask fails\n"
+        "from otel_provenance.cli import run\n"
+        f"for argv in {commands!r}:\n"
+        "    print('exit', run([*argv, '--dask-scheduler', 'tcp://127.0.0.1:1']))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines() == ["exit 1"] * 3, done.stderr
+    assert done.stderr.count("Dask is not installed (dask): pip install 'otel-provenance[dask]'") == 3
+
+
+class _KillAlways(_KillOnce):
+    def transition(self, key, start, finish, **kwargs) -> None:
+        if finish == "executing" and str(key).startswith(self.stage):
+            os._exit(1)
+
+
+def test_a_task_that_cannot_be_recovered_exits_1_without_a_verdict(cluster, scattered, tmp_path) -> None:
+    paths, contract = scattered
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    scheduler = cluster.scheduler
+    allowed, scheduler.allowed_failures = scheduler.allowed_failures, 0  # the first lost worker is final
+    with distributed.Client(cluster.scheduler_address, set_as_default=False) as client:
+        client.register_plugin(_KillAlways("", "otel-provenance-fold-"), name="kill-always")
+        try:
+            code, out, err = cli(
+                "gate", "check", "--contract", contract, "--release", "v1", *paths,
+                "--report-json", str(tmp_path / "r.json"), "--dask-scheduler", cluster.scheduler_address,
+            )  # fmt: skip
+        finally:
+            client.unregister_worker_plugin("kill-always")
+            scheduler.allowed_failures = allowed
+            client.wait_for_workers(2, timeout=60)
+    assert code == 1 and out == "" and not (tmp_path / "r.json").exists()
+    assert "a Dask task failed (KilledWorker" in err and "no result" in err
+
+
+def test_every_source_is_a_trace_source(cluster, scattered) -> None:
+    from otel_provenance.offline.readers.dask_source import DaskSource
+    from otel_provenance.offline.readers.source import FileSource, SigNozSource, TraceSource
+
+    paths, _ = scattered
+    sources = [FileSource(paths), SigNozSource("http://x", "v1", 0, 1), DaskSource(paths, "tcp://x:1")]
+    assert all(isinstance(source, TraceSource) for source in sources)
+    by_file = sorted(run.run_id for run in sources[0].runs())
+    on_cluster = DaskSource(paths, cluster.scheduler_address)
+    assert sorted(run.run_id for run in on_cluster.runs()) == by_file
+    assert on_cluster.report.spans == sources[0].report.spans > 0 and on_cluster.report.files == 3
+
+
+def test_a_file_named_with_glob_characters_is_that_file(scattered, tmp_path) -> None:
+    paths, _ = scattered
+    odd = tmp_path / "release[v1].jsonl"
+    odd.write_bytes(Path(paths[0]).read_bytes())
+    assert cli("fingerprint", str(odd)) == cli("fingerprint", paths[0])
+
+
+def test_an_unreachable_scheduler_exits_1_naming_it(scattered) -> None:
+    paths, _ = scattered
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        code, out, err = cli("fingerprint", *paths, "--dask-scheduler", "tcp://127.0.0.1:9")
+    assert code == 1 and out == "" and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in err
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_on_a_terminal_and_leaves_stdout_alone(cluster, scattered) -> None:
+    paths, _ = scattered
+    out, err = io.StringIO(), _Terminal()
+    with dask.config.set(PARTITION):
+        code = run(["fingerprint", *paths, "--dask-scheduler", cluster.scheduler_address], out, err)
+    assert code == 0, err.getvalue()[-600:]
+    assert out.getvalue() == cli("fingerprint", *paths)[1]
+    shown = err.getvalue()
+    for stage in ("planning", "indexing", "reading", "evaluating"):
+        assert f"\rdask: {stage}: 100%" in shown
+    assert shown.endswith("\r\x1b[K")  # the line is cleared when done
+
+
+def test_a_link_the_byte_scan_misses_is_joined_on_the_cluster_too(cluster, tmp_path) -> None:
+    """A run id under an escaped key (``agent.run\\u002eid``) is invisible to the index's byte scan;
+    the parsed span still names its run, so both paths join its trace to that run."""
+    records = _records(3, "v1", 9, "")
+    moved = {r.trace_id for r in records if r.parent_id == "" and r.name.startswith("execute_tool customer")}
+    assert moved  # runs 0, 4 and 8 sent a span out in a trace of its own
+    rng = random.Random(3)
+    late = _lines([r for r in records if r.trace_id in moved], "v1", rng)
+    main = _lines([r for r in records if r.trace_id not in moved], "v1", rng)
+    (tmp_path / "late.jsonl").write_text("".join(late).replace('"agent.run.id"', '"agent.run\\u002eid"'))
+    (tmp_path / "main.jsonl").write_text("".join(main))
+    paths = [str(tmp_path / "late.jsonl"), str(tmp_path / "main.jsonl")]
+    one = cli("fingerprint", *paths, "--format", "json")
+    assert one[0] == 0 and one[1].count('"run_id"') == 9  # joined: no run of its own for a moved trace
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    assert cli("fingerprint", *paths, "--format", "json", *address) == one
