@@ -13,7 +13,7 @@ from typing import Any
 from .. import semconv
 from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate, audit_run
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput, add_format
+from ._traces import TraceInput, add_format, add_run_attribute
 
 _EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
 _LABEL = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INSUFFICIENT: "INSUFFICIENT"}
@@ -44,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="ARG",
         help="argument name that may be assumed or invented without counting (repeatable)",
     )
+    add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)
 
@@ -76,7 +77,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
-    source = TraceInput(io, args.traces, args.release)
+    source = TraceInput(io, args.traces, args.release, run_attribute=args.run_attribute)
     report = aggregate(audit_run(run, budgets) for run in source.runs())
     source.warn_incomplete()
     code = source.cap_for_incomplete(_EXIT[report.verdict])

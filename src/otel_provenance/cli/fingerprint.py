@@ -7,7 +7,7 @@ import json
 
 from ..offline.fingerprint import canonical_form, fingerprint
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
-from ._traces import TraceInput, add_format
+from ._traces import TraceInput, add_format, add_run_attribute
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,12 +19,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("traces", nargs="+", metavar="TRACES", help="OTLP JSON(L) or protobuf files, gzip ok")
     p.add_argument("--release", help="only runs whose service.version is RELEASE")
     p.add_argument("--canonical", action="store_true", help="also print each run's canonical form")
+    add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)
 
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
-    source = TraceInput(io, args.traces, args.release)
+    source = TraceInput(io, args.traces, args.release, run_attribute=args.run_attribute)
     rows = []
     for run in source.runs():
         form = canonical_form(run)

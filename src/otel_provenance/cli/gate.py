@@ -30,7 +30,7 @@ from ..offline.gate import (
 from ..offline.readers import ReadReport, iter_runs
 from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import SigNozInput, TraceInput
+from ._traces import SigNozInput, TraceInput, add_run_attribute, read_limits
 from ._writefile import write_text
 from .fetch import add_signoz_window_arguments, window_ms
 
@@ -55,6 +55,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "traces", nargs="*", metavar="TRACES", help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine)"
     )
     add_signoz_window_arguments(check, standalone=False)
+    add_run_attribute(check)
     check.add_argument(
         "--jobs",
         type=int,
@@ -106,13 +107,16 @@ def trace_input(args: argparse.Namespace, io: IO, shard: Shard | None = None) ->
             args.release,
             start,
             end,
+            run_attribute=args.run_attribute,
             service=args.service,
             timeout_s=args.timeout,
             deadline_s=args.deadline,
         )
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate, or --signoz URL")
-    return TraceInput(io, args.traces, keep=shard.owns if shard is not None else None)
+    return TraceInput(
+        io, args.traces, keep=shard.owns if shard is not None else None, run_attribute=args.run_attribute
+    )
 
 
 def _check(args: argparse.Namespace, io: IO) -> int:
@@ -155,9 +159,10 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate")
     jobs = [
-        (args.contract, args.traces, args.release, args.completed_at, i, args.jobs)
+        (args.contract, args.traces, args.release, args.completed_at, i, args.jobs, args.run_attribute)
         for i in range(1, args.jobs + 1)
     ]
+    read_limits()  # a bad limit variable is a usage error here, before any process starts
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         parts = list(pool.map(_shard_job, *zip(*jobs, strict=True)))
     errors = [error for _, _, error in parts if error]
@@ -166,23 +171,37 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     aggregate = Aggregate.from_json(parts[0][0], "shard 1")
     for i, (text, _, _) in enumerate(parts[1:], 2):
         aggregate = aggregate.merge(Aggregate.from_json(text, f"shard {i}"))
-    incomplete = sorted({item for _, items, _ in parts for item in items})
+    incomplete = sorted({item for _, items, _ in parts for item in items if item.startswith("incomplete")})
     for item in incomplete:
-        io.warn(f"incomplete input: {item} — the complete records before it were read")
+        io.warn(f"{item} — the complete records before it were read")
+    for note in parts[0][1]:  # every shard reads every file: the first one's notes stand for all
+        if not note.startswith("incomplete"):
+            io.warn(note)
+    incomplete = [item.removeprefix("incomplete input: ") for item in incomplete]
     return _decide_and_report(aggregate.with_incomplete_inputs(incomplete), contract, args, io)
 
 
 def _shard_job(
-    contract_path: str, traces: list[str], release: str, completed_at: str | None, index: int, count: int
+    contract_path: str,
+    traces: list[str],
+    release: str,
+    completed_at: str | None,
+    index: int,
+    count: int,
+    run_attribute: str,
 ) -> tuple[str, list[str], str | None]:
-    """One process of ``--jobs``: (partial result as JSON, incomplete inputs, or an error message)."""
+    """One process of ``--jobs``: (partial result as JSON, incomplete inputs and read notes, or an
+    error message)."""
     try:
         contract = load_contract(contract_path)
         shard = Shard(index, count)
         report = ReadReport()
-        runs = iter_runs(traces, report=report, keep=shard.owns)
+        runs = iter_runs(
+            traces, report=report, keep=shard.owns, limits=read_limits(), run_attribute=run_attribute
+        )
         aggregate = check_release(runs, contract, release, completed_at, shard)
-        return aggregate.to_json(), [str(item) for item in report.incomplete], None
+        incomplete = [f"incomplete input: {item}" for item in report.incomplete]
+        return aggregate.to_json(), incomplete + report.notes(), None
     except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
         return "", [], str(exc)
 

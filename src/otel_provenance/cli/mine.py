@@ -8,7 +8,7 @@ from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
 from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, mine_contract
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput
+from ._traces import TraceInput, add_run_attribute
 from ._writefile import write_text
 from .routes import print_families
 
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=str(DEFAULT_MAX_INSUFFICIENT),
         help="fraction of runs per rule allowed to lack evidence (default: 1/20)",
     )
+    add_run_attribute(p)
     p.set_defaults(handler=_handle)
 
 
@@ -47,7 +48,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         raise UsageError("mine: --similarity and --max-insufficient must be between 0 and 1")
     if args.min_runs < 1:
         raise UsageError("mine: --min-runs must be at least 1")
-    source = TraceInput(io, args.approved, args.release)
+    source = TraceInput(io, args.approved, args.release, run_attribute=args.run_attribute)
     runs = list(source.runs())
     source.warn_incomplete()
     if not source.report.complete:  # a contract mined from a gap would encode the gap as approved

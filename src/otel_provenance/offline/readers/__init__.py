@@ -54,7 +54,7 @@ from typing import IO, Any, Final
 from ... import semconv
 from ...errors import TraceReadError
 from ..model import Run, Span
-from ..runs import RunKeys, in_release, make_run
+from ..runs import RunKeys, in_release, make_run, run_value
 from . import _convert, _json, otlp_json, otlp_proto
 from ._compressed import ZSTD_MAGIC, ReadLimits, open_input, position, truncated, zstd_decompress_record
 
@@ -373,17 +373,14 @@ class _TraceFile:
             )
             raise TraceReadError(self.source, problem, unit.line) from None
 
-    def links(self, unit: _Unit) -> set[tuple[str, str | None]]:
-        """(trace id, agent.run.id or None) pairs in a unit, for the run index."""
+    def links(self, unit: _Unit, run_attribute: str = semconv.RUN_ID) -> set[tuple[str, str | None]]:
+        """(trace id, run attribute value or None) pairs in a unit, for the run index. The byte scan
+        knows only ``agent.run.id``; another run attribute (it may sit on the resource) is parsed."""
         if unit.signal != _TRACES:
             return set()
-        if unit.kind == _JSON_RAW:
+        if unit.kind == _JSON_RAW and run_attribute == semconv.RUN_ID:
             return otlp_json.raw_links(unit.payload)
-        out: set[tuple[str, str | None]] = set()
-        for span in self.spans(unit):
-            run_id = span.attributes.get(semconv.RUN_ID)
-            out.add((span.trace_id, run_id if isinstance(run_id, str) and run_id else None))
-        return out
+        return {(span.trace_id, run_value(span, run_attribute)) for span in self.spans(unit)}
 
 
 def _cut_message(compression: str) -> str:
@@ -497,8 +494,11 @@ def iter_runs(
     report: ReadReport | None = None,
     keep: Callable[[str], bool] | None = None,
     limits: ReadLimits | None = None,
+    run_attribute: str = semconv.RUN_ID,
 ) -> Iterator[Run]:
     """Validated runs of ``release`` (all when None), each emitted once its last line is read.
+
+    ``run_attribute`` names the attribute that joins traces into runs (see ``offline.runs``).
 
     ``keep(run_id)`` is a parallelism hook: spans of runs it rejects are not even converted, so N
     processes each keeping a disjoint share (e.g. by a hash of the run id) split the work. Every
@@ -513,7 +513,7 @@ def iter_runs(
         before = ordinal
         for unit in tf.units(report, f"indexing {tf.source}", count=True):
             ordinal += 1
-            for trace_id, run_id in tf.links(unit):
+            for trace_id, run_id in tf.links(unit, run_attribute):
                 key = keys.key(trace_id)
                 keys.link_key(key, run_id)
                 trace_last[key] = ordinal
@@ -527,7 +527,10 @@ def iter_runs(
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
-    shard_keep = None if keep is None else (lambda raw_key: keep(keys.resolve(raw_key)))
+    custom = run_attribute != semconv.RUN_ID
+    # A span's raw run key is its agent.run.id: with another run attribute, shards filter whole runs.
+    shard_keep = None if keep is None or custom else (lambda raw_key: keep(keys.resolve(raw_key)))
+    emit_keep = keep if custom else None
 
     pending: dict[str, list[Span]] = {}
     ordinal = 0
@@ -539,8 +542,8 @@ def iter_runs(
             spans = _convert_unit(tf, unit, report, shard_keep)
             for span in spans:
                 key = keys.run_of(span.trace_id)
-                own = span.attributes.get(semconv.RUN_ID)
-                if isinstance(own, str) and own and keys.resolve(own) != key:
+                own = run_value(span, run_attribute)
+                if own and keys.resolve(own) != key:
                     # The byte scan missed this link (an unusual key order): join the two runs now.
                     key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at)
                     if key is None:
@@ -566,9 +569,9 @@ def iter_runs(
                 members = pending.pop(key, None)
                 if members:
                     run = make_run(key, members, tf.source)
-                    if in_release(run, release):
+                    if in_release(run, release) and (emit_keep is None or emit_keep(key)):
                         yield run
     for key in sorted(pending):  # keys the index did not see: held to the end
         run = make_run(key, pending.pop(key), files[-1].source if files else None)
-        if in_release(run, release):
+        if in_release(run, release) and (emit_keep is None or emit_keep(key)):
             yield run

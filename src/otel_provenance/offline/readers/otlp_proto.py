@@ -182,15 +182,16 @@ def resource_span_records(data: bytes) -> Iterator[tuple[int, memoryview]]:
 
 def spans_from_record(record: bytes | memoryview, keep: Callable[[str], bool] | None = None) -> list[Span]:
     """Spans of one serialised ``ResourceSpans`` (``keep`` as in ``otlp_json.spans_from_request``)."""
+    data = bytes(record)
     try:
-        rs = ResourceSpans.FromString(bytes(record))
+        rs = ResourceSpans.FromString(data)
     except (DecodeError, RecursionError, ValueError) as exc:
         raise _Bad(f"not a valid ResourceSpans protobuf ({type(exc).__name__})") from None
     resource = _attributes(rs.resource.attributes, 0)
     out: list[Span] = []
     scope_spans = list(rs.scope_spans)
-    if _LEGACY_SCOPE_TAG_BYTES in record:
-        scope_spans += _legacy_scope_spans(record)
+    if _LEGACY_SCOPE_TAG_BYTES in data:  # cheap test first; only the top level is then scanned
+        scope_spans += _legacy_scope_spans(data)
     for si, ss in enumerate(scope_spans):
         for pi, sp in enumerate(ss.spans):
             try:
