@@ -4,8 +4,9 @@ A 1 MB gzip file can hold a gigabyte of newlines; read naively it costs minutes 
 decompressed stream here counts what it produced against what it consumed and stops with a
 ``TraceReadError`` as soon as the output passes ``ReadLimits.max_bytes``, or passes
 ``ReadLimits.ratio_floor`` bytes while being more than ``max_ratio`` times the compressed bytes
-read so far. OTLP JSON compresses 10-50×; a bomb compresses 1000×, so it is refused after about
-``ratio_floor`` bytes: quickly, and with memory bounded by that floor.
+read so far. OTLP JSON with its random ids compresses 5-30×; a bomb compresses 400-1000×, so it is
+refused after a few MiB of output: quickly, and with memory bounded accordingly. The compressed file
+is read in small chunks so that "consumed so far" is not inflated by the decompressor's read-ahead.
 
 zstd needs a zstd library: ``compression.zstd`` (Python 3.14+) or ``zstandard``, installed by the
 ``zstd`` extra (``pip install 'otel-provenance[zstd]'``). Without one, a zstd file is refused with
@@ -35,7 +36,7 @@ class ReadLimits:
     """Decompressed bytes allowed per file (or per compressed record)."""
     max_ratio: float = 200.0
     """Decompressed bytes allowed per compressed byte, checked past ``ratio_floor``."""
-    ratio_floor: int = 32 * _MIB
+    ratio_floor: int = _MIB // 2
     """Output below this size is never refused for its ratio (small test files compress very well)."""
 
     def __post_init__(self) -> None:
@@ -83,12 +84,36 @@ def _zstd_reader(raw: IO[bytes]) -> IO[bytes]:
     return module.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=False)
 
 
+class _SmallReads:
+    """The compressed file, handed to the decompressor a little at a time (see the module doc)."""
+
+    CHUNK: Final = 4 * 1024
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw = raw
+
+    def read(self, size: int = -1) -> bytes:
+        return self.raw.read(self.CHUNK if size < 0 else min(size, self.CHUNK))
+
+    def readable(self) -> bool:
+        return True
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        return self.raw.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def close(self) -> None:
+        pass  # the raw file is closed by its owner
+
+
 class _Limited(io.RawIOBase):
     """A decompressing stream that counts and enforces ``ReadLimits``."""
 
     def __init__(self, make: Any, raw: IO[bytes], source: str, limits: ReadLimits) -> None:
         self.make = make
-        self.inner = make(raw)
+        self.inner = make(_SmallReads(raw))
         self.raw = raw
         self.source = source
         self.limits = limits
@@ -108,7 +133,7 @@ class _Limited(io.RawIOBase):
             raise io.UnsupportedOperation("compressed input can only be rewound to its start")
         self.inner.close()
         self.raw.seek(0)
-        self.inner = self.make(self.raw)
+        self.inner = self.make(_SmallReads(self.raw))
         self.produced = 0
         self.truncated = False
         return 0

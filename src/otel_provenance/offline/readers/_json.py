@@ -88,7 +88,7 @@ def loads(raw: bytes | str) -> Any:
 
     ``DuplicateMember`` carries no line: callers reading a multi-line document use ``line_of``."""
     try:
-        doc = json.loads(raw, object_pairs_hook=_unique)
+        doc = _DECODER.decode(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
     except json.JSONDecodeError as exc:
         raise _Bad(f"invalid JSON ({exc.msg}, column {exc.colno})") from None
     except DuplicateMember:
