@@ -144,6 +144,10 @@ def test_mixed_signal_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     path.write_text(metrics + "\n" + logs + "\n")
     with pytest.raises(TraceReadError, match="holds no traces: 1 logs line, 1 metrics line"):
         list(read_spans([path]))
+    path.write_text(logs + "\n{}\n")  # an empty request is no trace either
+    for read in (read_spans, iter_runs):
+        with pytest.raises(TraceReadError, match=r"a logs file \(resourceLogs\), not traces"):
+            list(read([path]))
 
 
 def test_a_malformed_logs_line_is_still_an_error(tmp_path: Path) -> None:

@@ -315,20 +315,23 @@ class _TraceFile:
         if signal not in (_TRACES, _EMPTY):
             yield _Unit(None, 0, _SKIP, None, signal)
             return
-        yield from self._records(data, 0, report)
+        yield from self._records(data, None, report)
 
-    def _records(self, data: bytes, base: int, report: ReadReport | None) -> Iterator[_Unit]:
+    def _records(self, data: bytes, frame: int | None, report: ReadReport | None) -> Iterator[_Unit]:
+        """The ``ResourceSpans`` records of one request: a whole file, or a length-prefixed record
+        that starts at byte ``frame``."""
+        base = frame or 0
         try:
             for offset, record in otlp_proto.resource_span_records(data):
-                yield _Unit(None, base + offset, _PB_RECORD, record)
+                # errors name the length-prefixed record in a framed file, else the byte in the file
+                yield _Unit(None, base if frame is not None else offset, _PB_RECORD, record)
         except otlp_proto.Truncated as exc:
             self._incomplete(
                 report, None, f"the protobuf data ends inside the record at byte {base + exc.offset}"
             )
         except _convert._Bad as exc:
-            raise TraceReadError(
-                self.source, str(exc) if not base else f"record at byte {base}: {exc}"
-            ) from None
+            where = "" if frame is None else f"record at byte {frame}: "
+            raise TraceReadError(self.source, f"{where}{exc}") from None
 
     def _framed_units(self, f: IO[bytes], report: ReadReport | None, label: str) -> Iterator[_Unit]:
         progress = report.progress if report is not None else None

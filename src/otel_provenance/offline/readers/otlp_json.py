@@ -94,6 +94,8 @@ def raw_signal(line: bytes) -> str:
     then says precisely what is wrong."""
     if b'"resourceSpans"' in line or b'"resource_spans"' in line:
         return SIGNAL_TRACES
+    if len(line) < 16 and line.strip() == b"{}":
+        return SIGNAL_EMPTY
     for camel, snake, signal in _RAW_SIGNALS:
         if camel in line or snake in line:
             return signal
