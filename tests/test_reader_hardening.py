@@ -333,3 +333,60 @@ def test_duplicate_member_in_a_pretty_document_names_its_line(tmp_path: Path) ->
 def test_protobuf_files_still_read(tmp_path: Path) -> None:
     spans = _recorded(3)
     assert len(list(read_spans([write_proto(spans, tmp_path / "t.pb")]))) == 3
+
+
+# --- through the CLI --------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "foreign"
+
+
+def _cli(*argv: object) -> tuple[int, str, str]:
+    import io
+
+    from otel_provenance.cli import run
+
+    out, err = io.StringIO(), io.StringIO()
+    code = run([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_commands_say_what_they_skipped(tmp_path: Path) -> None:
+    mixed = FIXTURES / "python-sdk-mixed.jsonl"
+    note = f"warning: {mixed}: skipped 4 logs lines, 4 metrics lines (not traces)"
+    code, _, err = _cli("fingerprint", mixed)
+    assert code == 0 and note in err
+    contract = tmp_path / "c.yaml"
+    code, _, err = _cli("mine", "--approved", mixed, "-o", contract)
+    assert code == 0 and note in err
+    for jobs in ("1", "2"):
+        code, _, err = _cli(
+            "gate", "check", "--contract", contract, "--release", "py-1", mixed, "--jobs", jobs
+        )
+        assert code == 0 and err.count(note) == 1, err
+
+
+def test_a_duplicate_member_cannot_turn_a_failing_gate_into_a_pass(tmp_path: Path) -> None:
+    """#18 point 8: with last-wins, the second ``value`` made the gate pass (exit 0)."""
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "version: 1\nname: approvals\nrules:\n"
+        "  - id: approved_refunds\n    type: allowed_values\n    select: {step: refund}\n"
+        "    attribute: approved\n    values: [true]\n"
+    )
+
+    def line(value: str, extra: str = "") -> str:
+        attrs = '{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},'
+        attrs += '{"key":"gen_ai.tool.name","value":{"stringValue":"refund"}},'
+        attrs += '{"key":"approved","value":' + value + extra + "}"
+        span = json.dumps({**SPAN}).replace("}", ',"attributes":[' + attrs + "]}")
+        resource = '{"attributes":[{"key":"service.version","value":{"stringValue":"v1"}}]}'
+        return '{"resourceSpans":[{"resource":' + resource + ',"scopeSpans":[{"spans":[' + span + "]}]}]}\n"
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(line('{"boolValue":false}'))
+    assert _cli("gate", "check", "--contract", contract, "--release", "v1", path)[0] == 2
+    path.write_text(line('{"boolValue":true}'))
+    assert _cli("gate", "check", "--contract", contract, "--release", "v1", path)[0] == 0
+    path.write_text(line('{"boolValue":false}', ',"value":{"boolValue":true}'))
+    code, _, err = _cli("gate", "check", "--contract", contract, "--release", "v1", path)
+    assert code == 1 and f"{path}:1: duplicate JSON member name 'value'" in err
