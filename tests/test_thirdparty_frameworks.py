@@ -240,3 +240,30 @@ def test_run_attribute_groups_a_session_of_traces_into_one_run(
             assert f"{SESSIONS} evaluated" in out
     code, out, _ = cli("audit", approved, "--run-attribute", attribute)
     assert code == 3
+
+
+def test_run_attribute_reads_span_then_resource_and_keeps_agent_run_id_semantics() -> None:
+    from otel_provenance.offline.model import Attributes, Span
+    from otel_provenance.offline.runs import group_runs
+
+    def span(trace: int, sid: int, attributes: dict, resource: dict | None = None) -> Span:
+        return Span(
+            f"{trace:032x}",
+            f"{sid:016x}",
+            None,
+            "s",
+            attributes=Attributes(attributes),
+            resource=Attributes(resource or {}),
+        )
+
+    spans = [
+        span(1, 1, {"session.id": "a"}),
+        span(2, 2, {}, {"session.id": "a"}),  # on the resource only
+        span(3, 3, {"session.id": 7}),  # an integer value names a run too
+        span(4, 4, {"session.id": 7, semconv.RUN_ID: 7}),
+        span(5, 5, {semconv.RUN_ID: 7}),  # a non-string agent.run.id joins nothing, as before
+        span(6, 6, {}),
+    ]
+    by_session = {r.run_id: len(r.spans) for r in group_runs(spans, run_attribute="session.id")}
+    assert by_session == {"a": 2, "7": 2, f"{5:032x}": 1, f"{6:032x}": 1}
+    assert len(group_runs(spans)) == 6  # by default: agent.run.id, strings only

@@ -100,13 +100,14 @@ class RunKeys:
 
 
 def run_value(span: Span, run_attribute: str = semconv.RUN_ID) -> str | None:
-    """The value that names ``span``'s run: ``run_attribute`` on the span (for any attribute but
-    ``agent.run.id``, else on its resource), when it is a non-empty string or an integer."""
+    """The value that names ``span``'s run: a non-empty string ``agent.run.id``; for another
+    ``run_attribute``, its value on the span, else on its resource, a non-empty string or an integer."""
     value = span.attributes.get(run_attribute)
-    if value is None and run_attribute != semconv.RUN_ID:
-        value = span.resource.get(run_attribute)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
+    if run_attribute != semconv.RUN_ID:
+        if value is None:
+            value = span.resource.get(run_attribute)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
     return value if isinstance(value, str) and value else None
 
 
