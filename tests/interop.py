@@ -25,6 +25,7 @@ MODULES = (
     "agents",
     "langchain.agents",
     "pydantic_ai",
+    "openinference.instrumentation.openai_agents",
 )
 TEST_SET_ENV = "OTEL_PROVENANCE_TEST_SET"
 

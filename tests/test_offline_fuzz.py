@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
+import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,19 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
         "jsonl": write_jsonl(spans, d / "a.jsonl", batch=2).read_bytes(),
         "proto": write_proto(spans, d / "a.pb").read_bytes(),
         "gzip": write_jsonl(spans, d / "a.jsonl.gz", batch=2, compress=True).read_bytes(),
+        # the Collector file exporter's length-prefixed records: plain, each zstd-compressed, one stream
+        "framed": _framed(spans, d),
+        "framed-zstd": _framed(spans, d, zstandard.ZstdCompressor().compress),
+        "zstd": zstandard.ZstdCompressor().compress(write_jsonl(spans, d / "z.jsonl", batch=2).read_bytes()),
     }
+
+
+def _framed(spans, d: Path, compress=lambda b: b) -> bytes:
+    out = b""
+    for i in range(0, len(spans), 2):
+        record = compress(write_proto(spans[i : i + 2], d / "f.pb").read_bytes())
+        out += len(record).to_bytes(4, "big") + record
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +95,7 @@ def mutations(draw: st.DrawFn, data: bytes) -> bytes:
     return bytes(out)
 
 
-@pytest.mark.parametrize("kind", ["jsonl", "proto", "gzip"])
+@pytest.mark.parametrize("kind", ["jsonl", "proto", "gzip", "framed", "framed-zstd", "zstd"])
 def test_mutated_input_never_crashes(corpus: dict[str, bytes], workdir: Path, kind: str) -> None:
     @FUZZ
     @given(st.data())

@@ -14,12 +14,15 @@ A new backend is one more entry in ``_BACKENDS`` (its flags, when it is chosen, 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Final
+from typing import Any, Final
 
+from .. import semconv
+from ..offline.readers import ReadLimits
 from ..offline.readers.source import FileSource, SigNozSource, TraceSource
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ._common import UsageError
@@ -63,6 +66,7 @@ class _SigNoz:
             args.release,
             start,
             end,
+            run_attribute=run_attribute(args),
             service=args.service,
             timeout_s=args.timeout,
             deadline_s=args.deadline,
@@ -97,6 +101,10 @@ class _Dask:
 
         if keep is not None:
             raise UsageError("--dask-scheduler splits the work itself; it cannot be combined with --shard")
+        if run_attribute(args) != semconv.RUN_ID:
+            raise UsageError(
+                "--run-attribute is not supported with --dask-scheduler yet (runs join by agent.run.id)"
+            )
         if not paths:
             raise UsageError("give trace files (paths, globs or URLs) for --dask-scheduler to read")
         import_distributed()  # without the extra: exit 1 with the install line, before anything else
@@ -129,7 +137,13 @@ class _Files:
         if not paths:
             raise UsageError("give trace files to read")
         return FileSource(
-            paths, release, keep=keep, progress=progress, release_attribute=release_attribute(args)
+            paths,
+            release,
+            keep=keep,
+            progress=progress,
+            release_attribute=release_attribute(args),
+            run_attribute=run_attribute(args),
+            limits=read_limits(),
         )
 
 
@@ -161,6 +175,33 @@ def open_source(
     """The source the arguments choose, reading ``paths`` unless a backend reads elsewhere."""
     backend = _BACKENDS.get(chosen_backend(args), _Files)
     return backend.open(args, list(paths), release, keep, progress)
+
+
+_LIMIT_VARIABLES: Final = {
+    "OTEL_PROVENANCE_READ_MAX_BYTES": ("max_bytes", int),
+    "OTEL_PROVENANCE_READ_MAX_RATIO": ("max_ratio", float),
+}
+
+
+def read_limits(environ: Mapping[str, str] = os.environ) -> ReadLimits:
+    """Decompression limits, from ``OTEL_PROVENANCE_READ_MAX_BYTES`` / ``_MAX_RATIO`` when set."""
+    values: dict[str, Any] = {}
+    for variable, (name, kind) in _LIMIT_VARIABLES.items():
+        text = environ.get(variable)
+        if text:
+            try:
+                values[name] = kind(text)
+            except ValueError:
+                raise UsageError(f"{variable} must be a number, got {text[:40]!r}") from None
+    try:
+        return ReadLimits(**values)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def run_attribute(args: argparse.Namespace) -> str:
+    """The attribute that joins traces into runs (``--run-attribute``; ``agent.run.id`` by default)."""
+    return getattr(args, "run_attribute", None) or semconv.RUN_ID
 
 
 def release_attribute(args: argparse.Namespace) -> str:

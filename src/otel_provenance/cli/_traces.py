@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
+from .. import semconv
 from ..offline.fold import RunFold
 from ..offline.model import Run
 from ..offline.readers import ReadReport
@@ -81,8 +82,11 @@ class TraceInput:
             self._progress.clear()
 
     def warn_incomplete(self) -> None:
+        """Warn about what the read found short of an error: cut-off files, skipped other signals."""
         for incomplete in self.report.incomplete:
             self.io.warn(f"incomplete input: {incomplete} — the complete records before it were read")
+        for note in self.report.notes():
+            self.io.warn(note)
 
     def cap_for_incomplete(self, code: int) -> int:
         """A pass on incomplete input becomes insufficient data (3); fail and error stand."""
@@ -99,6 +103,16 @@ def add_release_attribute(parser) -> None:  # argparse.ArgumentParser
         metavar="KEY",
         help="resource (or span) attribute that names a run's release, read from the agent's own "
         f"spans (default: {DEFAULT_RELEASE_ATTRIBUTE})",
+    )
+
+
+def add_run_attribute(parser) -> None:  # argparse.ArgumentParser
+    parser.add_argument(
+        "--run-attribute",
+        default=semconv.RUN_ID,
+        metavar="KEY",
+        help="attribute whose value joins traces into one run, e.g. gen_ai.conversation.id or "
+        f"session.id (span, else resource; default {semconv.RUN_ID}: one run per trace otherwise)",
     )
 
 

@@ -16,7 +16,7 @@ from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget,
 from ..offline.report.audit_html import render_audit_html
 from ..offline.report.witnesses import SmallestRuns
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._traces import TraceInput, add_format, add_release_attribute
+from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 
 _EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
@@ -52,6 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--report-html", metavar="FILE", help="write a self-contained HTML page drawing failing runs"
     )
+    add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)
 

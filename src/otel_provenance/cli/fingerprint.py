@@ -8,7 +8,7 @@ import json
 from ..offline.fold import fingerprint_fold
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_format, add_release_attribute
+from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -27,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_release_attribute(p)
     p.add_argument("--canonical", action="store_true", help="also print each run's canonical form")
     add_source_arguments(p, "dask")
+    add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)
 

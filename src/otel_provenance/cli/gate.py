@@ -40,8 +40,8 @@ from ..offline.report import (
 )
 from ..offline.report.witnesses import WitnessKeeper, witness_run_ids
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
-from ._sources import add_source_arguments, chosen_backend
-from ._traces import TraceInput, add_release_attribute
+from ._sources import add_source_arguments, chosen_backend, read_limits
+from ._traces import TraceInput, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 
 EXIT_CODES = {
@@ -85,6 +85,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine): paths, globs or fsspec URLs",
     )
     add_source_arguments(check, "signoz", "dask")
+    add_run_attribute(check)
     check.add_argument(
         "--jobs",
         type=int,
@@ -197,9 +198,19 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     if not args.traces:
         raise UsageError("gate check: give trace files to evaluate")
     jobs = [
-        (args.contract, args.traces, args.release, args.completed_at, i, args.jobs, args.release_attribute)
+        (
+            args.contract,
+            args.traces,
+            args.release,
+            args.completed_at,
+            i,
+            args.jobs,
+            args.release_attribute,
+            args.run_attribute,
+        )
         for i in range(1, args.jobs + 1)
     ]
+    read_limits()  # a bad limit variable is a usage error here, before any process starts
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         parts = list(pool.map(_shard_job, *zip(*jobs, strict=True)))
     errors = [error for _, _, error in parts if error]
@@ -208,9 +219,13 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     aggregate = Aggregate.from_json(parts[0][0], "shard 1")
     for i, (text, _, _) in enumerate(parts[1:], 2):
         aggregate = aggregate.merge(Aggregate.from_json(text, f"shard {i}"))
-    incomplete = sorted({item for _, items, _ in parts for item in items})
+    incomplete = sorted({item for _, items, _ in parts for item in items if item.startswith("incomplete")})
     for item in incomplete:
-        io.warn(f"incomplete input: {item} — the complete records before it were read")
+        io.warn(f"{item} — the complete records before it were read")
+    for note in parts[0][1]:  # every shard reads every file: the first one's notes stand for all
+        if not note.startswith("incomplete"):
+            io.warn(note)
+    incomplete = [item.removeprefix("incomplete input: ") for item in incomplete]
     aggregate = aggregate.with_incomplete_inputs(incomplete)
     runs = _witness_runs(args, aggregate, contract) if args.report_html else None
     return _decide_and_report(aggregate, contract, args, io, runs)
@@ -219,7 +234,13 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
 def _witness_runs(args: argparse.Namespace, aggregate: Aggregate, contract: Contract) -> dict[str, Run]:
     """Read again just the runs the HTML report draws (when they were evaluated elsewhere)."""
     wanted = set(witness_run_ids(decide(aggregate, contract)))
-    source = FileSource(args.traces, keep=wanted.__contains__, release_attribute=args.release_attribute)
+    source = FileSource(
+        args.traces,
+        keep=wanted.__contains__,
+        release_attribute=args.release_attribute,
+        run_attribute=args.run_attribute,
+        limits=read_limits(),
+    )
     return {run.run_id: run for run in source.runs()}
 
 
@@ -231,16 +252,25 @@ def _shard_job(
     index: int,
     count: int,
     release_attribute: str,
+    run_attribute: str,
 ) -> tuple[str, list[str], str | None]:
-    """One process of ``--jobs``: (partial result as JSON, incomplete inputs, or an error message)."""
+    """One process of ``--jobs``: (partial result as JSON, incomplete inputs and read notes, or an
+    error message)."""
     try:
         contract = load_contract(contract_path)
         shard = Shard(index, count)
-        source = FileSource(traces, keep=shard.owns, release_attribute=release_attribute)
+        source = FileSource(
+            traces,
+            keep=shard.owns,
+            release_attribute=release_attribute,
+            run_attribute=run_attribute,
+            limits=read_limits(),
+        )
         aggregate = source.fold(
             gate_fold(contract, release, completed_at, shard, release_attribute=release_attribute)
         )
-        return aggregate.to_json(), [str(item) for item in source.report.incomplete], None
+        incomplete = [f"incomplete input: {item}" for item in source.report.incomplete]
+        return aggregate.to_json(), incomplete + source.report.notes(), None
     except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
         return "", [], str(exc)
 

@@ -9,7 +9,7 @@ from ..offline.contracts.rational import parse_rational
 from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, NO_TOOL_SPANS, mine_contract
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_release_attribute
+from ._traces import TraceInput, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 from .routes import print_families
 
@@ -41,6 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="fraction of runs per rule allowed to lack evidence (default: 1/20)",
     )
     add_source_arguments(p, "dask")
+    add_run_attribute(p)
     p.set_defaults(handler=_handle)
 
 

@@ -6,6 +6,11 @@ run of its own, named by its trace id. So spans that carry no run id — the age
 before the tools, a downstream service's server span in another process — stay in the run of their
 trace instead of splitting it (see :class:`RunKeys`).
 
+``run_attribute`` (``--run-attribute KEY`` on the CLI) puts another attribute in ``agent.run.id``'s
+place for traces this package did not write: e.g. ``gen_ai.conversation.id`` or ``session.id`` groups
+the traces of one multi-turn session into one run. Its value is read from the span's attributes,
+else from its resource; traces that carry none stay runs of their own, as always.
+
 A run's spans are sorted by ``(start_ns, span_id)`` so that equal input gives equal runs whatever
 order the spans arrived in. A run is *invalid evidence* when a span id occurs twice in it (span ids
 name data-flow sources run-wide, so they must be unique run-wide), a span is its own parent, or
@@ -74,9 +79,8 @@ class RunKeys:
                 low, high = (a, b) if a < b else (b, a)
                 self._alias[high] = low
 
-    def link_span(self, span: Span) -> None:
-        value = span.attributes.get(semconv.RUN_ID)
-        self.link(span.trace_id, value if isinstance(value, str) else None)
+    def link_span(self, span: Span, run_attribute: str = semconv.RUN_ID) -> None:
+        self.link(span.trace_id, run_value(span, run_attribute))
 
     def run_of(self, trace_id: str) -> str:
         run_id = self._trace_run.get(self.key(trace_id))
@@ -94,6 +98,18 @@ class RunKeys:
         if trace_key in self._trace_run:
             return self.run_of_key(trace_key)
         return self._root(key)
+
+
+def run_value(span: Span, run_attribute: str = semconv.RUN_ID) -> str | None:
+    """The value that names ``span``'s run: a non-empty string ``agent.run.id``; for another
+    ``run_attribute``, its value on the span, else on its resource, a non-empty string or an integer."""
+    value = span.attributes.get(run_attribute)
+    if run_attribute != semconv.RUN_ID:
+        if value is None:
+            value = span.resource.get(run_attribute)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+    return value if isinstance(value, str) and value else None
 
 
 def _order(span: Span) -> tuple[int, str]:
@@ -147,13 +163,16 @@ def in_release(run: Run, release: str | None, key: str = DEFAULT_RELEASE_ATTRIBU
 
 
 def group_runs(
-    spans: Iterable[Span], release: str | None = None, key: str = DEFAULT_RELEASE_ATTRIBUTE
+    spans: Iterable[Span],
+    release: str | None = None,
+    key: str = DEFAULT_RELEASE_ATTRIBUTE,
+    run_attribute: str = semconv.RUN_ID,
 ) -> list[Run]:
     """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id."""
     spans = list(spans)
     keys = RunKeys()
     for span in spans:
-        keys.link_span(span)
+        keys.link_span(span, run_attribute)
     groups: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         groups[keys.run_of(span.trace_id)].append(span)

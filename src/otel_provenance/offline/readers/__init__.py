@@ -1,12 +1,24 @@
 """Read OTLP trace files into the span model, streaming.
 
-Formats, sniffed per file from its bytes (never from its name), gzip undone transparently:
+Formats, sniffed per file from its bytes (never from its name); gzip and zstd undone transparently
+(zstd needs the ``zstd`` extra), within ``ReadLimits`` on how far they may expand:
 
 - **OTLP JSON Lines** — one ``ExportTraceServiceRequest`` per line: the official
   ``FileSpanExporter`` and the Collector file exporter. Streamed line by line.
 - **A single OTLP JSON document** (e.g. pretty-printed). Read whole: memory ~ that file.
 - **OTLP protobuf** — a serialised ``ExportTraceServiceRequest`` (or several concatenated). Read
   whole, parsed one ``ResourceSpans`` at a time.
+- **Length-prefixed records** — the Collector file exporter with ``format: proto`` or with
+  ``compression: zstd``: each request preceded by its length in 4 big-endian bytes, each protobuf or
+  (compressed) JSON, each possibly zstd-compressed on its own (the exporter's legacy compression).
+  Streamed record by record.
+
+JSON may use the OTLP/JSON lowerCamelCase names or proto3's snake_case names, and the pre-1.0
+``instrumentationLibrarySpans``/``instrumentationLibrary``; a duplicate member name is an error.
+``{}`` is an empty request. A file the Collector shared between pipelines holds logs and metrics
+requests too: those are skipped and counted in ``ReadReport.skipped`` (never silently), but a file
+holding no traces at all is an error — it is the wrong file. Attribute values of an unknown kind
+(``stringValueStrindex``) leave the attribute out and are counted in ``ReadReport.unknown_values``.
 
 ``read_spans`` yields spans in file order. ``iter_runs`` yields whole runs with memory bounded by
 the largest run, not the file: a first pass indexes, per run key, the last line that mentions it
@@ -33,7 +45,7 @@ import gzip
 import json
 import re
 import zlib
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,10 +54,19 @@ from typing import IO, Any, Final
 from ... import semconv
 from ...errors import TraceReadError
 from ..model import Run, Span
-from ..runs import RunKeys, in_release, make_run
-from . import _convert, locations, otlp_json, otlp_proto
+from ..runs import RunKeys, in_release, make_run, run_value
+from . import _convert, _json, locations, otlp_json, otlp_proto
+from ._compressed import ZSTD_MAGIC, ReadLimits, open_input, position, truncated, zstd_decompress_record
 
-__all__ = ["IncompleteFile", "ReadReport", "iter_runs", "read_spans", "sniff_format"]
+__all__ = [
+    "IncompleteFile",
+    "ReadLimits",
+    "ReadReport",
+    "SkippedRecords",
+    "iter_runs",
+    "read_spans",
+    "sniff_format",
+]
 
 Progress = Callable[[str, int, int], None]
 """``progress(label, bytes_done, bytes_total)``, called now and then while a file is read."""
@@ -54,13 +75,23 @@ _JSON_START: Final = re.compile(rb'\s*\{\s*(?:"[^"\\\x00-\x1f]*"\s*:|\})')
 _SNIFF_BYTES: Final = 4096
 _PROGRESS_EVERY: Final = 2048
 _EMITTED: Final = -1
+_DEFAULT_LIMITS: Final = ReadLimits()
 
 FORMAT_JSONL: Final = "otlp-json-lines"
 FORMAT_JSON: Final = "otlp-json"
 FORMAT_PROTO: Final = "otlp-protobuf"
+FORMAT_FRAMED: Final = "otlp-length-prefixed"
 FORMAT_EMPTY: Final = "empty"
 FORMAT_BOM: Final = "json-with-bom"  # not readable: named so the error can say why
 FORMAT_TEXT: Final = "text"  # not readable: text that is not OTLP JSON
+
+_TRACES: Final = otlp_json.SIGNAL_TRACES
+_EMPTY: Final = otlp_json.SIGNAL_EMPTY
+# How a unit's payload is held
+_JSON_RAW: Final = "json-raw"  # bytes of one JSON request
+_JSON_DOC: Final = "json-doc"  # a parsed JSON request
+_PB_RECORD: Final = "pb-record"  # one serialised ResourceSpans
+_SKIP: Final = "skip"  # a request of another signal (payload None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +107,22 @@ class IncompleteFile:
         return f"{where}: {self.problem}"
 
 
+@dataclass(frozen=True, slots=True)
+class SkippedRecords:
+    """Requests of another signal (logs, metrics) in a trace file, skipped: e.g. a Collector file
+    exporter shared by the traces, logs and metrics pipelines."""
+
+    source: str
+    counts: tuple[tuple[str, int], ...]  # (signal, requests), sorted by signal
+    unit: str  # "lines" or "records"
+
+    def __str__(self) -> str:
+        parts = ", ".join(
+            f"{n} {signal} {self.unit if n != 1 else self.unit[:-1]}" for signal, n in self.counts
+        )
+        return f"{self.source}: skipped {parts} (not traces)"
+
+
 @dataclass(slots=True)
 class ReadReport:
     """What a read found short of an error. Passing one also opts in to reading incomplete files."""
@@ -84,84 +131,132 @@ class ReadReport:
     incomplete: list[IncompleteFile] = field(default_factory=list)
     files: int = 0
     spans: int = 0
+    skipped: list[SkippedRecords] = field(default_factory=list)
+    unknown_values: int = 0
+    """Attributes left out because their value was of a kind the reader does not know."""
 
     @property
     def complete(self) -> bool:
         return not self.incomplete
 
+    def notes(self) -> list[str]:
+        """What was skipped or left out, one line each, for the user (never an error: counted)."""
+        out = [str(s) for s in self.skipped]
+        if self.unknown_values:
+            out.append(
+                f"{self.unknown_values} attribute value(s) of an unknown kind (e.g. stringValueStrindex) "
+                "were left out"
+            )
+        return out
+
 
 @dataclass(frozen=True, slots=True)
 class _Unit:
     line: int | None  # 1-based line (JSON), None for protobuf records
-    offset: int  # byte offset in the (decompressed) file
-    payload: Any  # raw JSON line bytes, a parsed JSON document, or a protobuf record
-
-
-def _open(path: str) -> IO[bytes]:
-    raw = locations.open_binary(path)  # a local path, or an fsspec URL
-    if raw.read(2) == b"\x1f\x8b":
-        raw.seek(0)
-        return gzip.GzipFile(fileobj=raw, mode="rb")
-    raw.seek(0)
-    return raw
-
-
-def _position(f: IO[bytes]) -> int:
-    inner = getattr(f, "fileobj", None)  # gzip: progress in compressed bytes
-    return (inner or f).tell()
-
-
-def _close(f: IO[bytes]) -> None:
-    inner = getattr(f, "fileobj", None)
-    f.close()
-    if inner is not None:
-        inner.close()
+    offset: int  # byte offset in the (decompressed) file: of the record, or of its length prefix
+    kind: str
+    payload: Any
+    signal: str = _TRACES
 
 
 class _TraceFile:
     """One input file: its format, and its records ("units") for either pass."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, limits: ReadLimits) -> None:
         self.source = path
+        self.limits = limits
         try:
             self.size = locations.size(path)
-            f = _open(path)
+            f = open_input(path, limits)
             try:
                 self.format = _sniff(f)
             finally:
-                _close(f)
+                f.close()
         except OSError as exc:
             raise TraceReadError(path, f"cannot read file ({exc.strerror or type(exc).__name__})") from None
-        except (EOFError, gzip.BadGzipFile, zlib.error, ValueError) as exc:
-            raise TraceReadError(path, f"corrupt or truncated gzip data ({type(exc).__name__})") from None
+        except Exception as exc:
+            if not _is_decompression_error(exc):
+                raise
+            raise TraceReadError(
+                path, f"corrupt or truncated compressed data ({type(exc).__name__})"
+            ) from None
 
-    def units(self, report: ReadReport | None, label: str, limit: int | None = None) -> Iterator[_Unit]:
+    def units(
+        self, report: ReadReport | None, label: str, limit: int | None = None, count: bool = False
+    ) -> Iterator[_Unit]:
+        """The file's units; with ``count``, requests of other signals are counted into ``report``
+        and a file with nothing but other signals is an error."""
         try:
-            f = _open(self.source)
+            f = open_input(self.source, self.limits)
         except OSError as exc:
             raise TraceReadError(
                 self.source, f"cannot read file ({exc.strerror or type(exc).__name__})"
             ) from None
+        skipped: Counter[str] = Counter()
+        traces = 0
         try:
             if self.format == FORMAT_JSONL:
-                yield from self._jsonl_units(f, report, label, limit)
+                units = self._jsonl_units(f, report, label)
             elif self.format == FORMAT_JSON:
-                yield from self._document_units(f, limit)
+                units = self._document_units(f)
             elif self.format == FORMAT_PROTO:
-                yield from self._proto_units(f, report, limit)
+                units = self._proto_units(f, report)
+            elif self.format == FORMAT_FRAMED:
+                units = self._framed_units(f, report, label)
             elif self.format == FORMAT_BOM:
                 raise TraceReadError(self.source, "starts with a UTF-8 byte-order mark (remove it)", 1)
             elif self.format == FORMAT_TEXT:
                 raise TraceReadError(self.source, "text that is neither OTLP JSON nor OTLP protobuf", 1)
-        except EOFError:  # gzip stream cut off: the lines before the cut were read
-            self._incomplete(report, None, "the gzip data ends early (was the writer stopped mid-write?)")
-        except (gzip.BadGzipFile, zlib.error, OSError) as exc:
-            problem = "corrupt gzip data" if isinstance(f, gzip.GzipFile) else "read failed"
+            else:
+                units = iter(())
+            if limit == 0:
+                return
+            for seen, unit in enumerate(units, 1):
+                if unit.signal == _TRACES:
+                    traces += 1
+                elif unit.signal != _EMPTY:
+                    skipped[unit.signal] += 1
+                yield unit
+                if seen == limit:  # the second pass stops where the first one did, without reading on
+                    return
+            cut = truncated(f)
+            if cut:  # a compressed stream cut off: the records before the cut were read
+                self._incomplete(report, None, _cut_message(cut) + " (was the writer stopped mid-write?)")
+        except TraceReadError:
+            raise
+        except Exception as exc:
+            if not isinstance(exc, OSError) and not _is_decompression_error(exc):
+                raise
+            problem = (
+                "read failed"
+                if isinstance(exc, OSError) and not _is_decompression_error(exc)
+                else "corrupt compressed data"
+            )
             raise TraceReadError(self.source, f"{problem} ({type(exc).__name__})") from None
         finally:
-            _close(f)
+            f.close()
+        if count:
+            self._count(report, skipped, traces)
         if report is not None and report.progress is not None:
             report.progress(label, self.size, self.size)
+
+    def _count(self, report: ReadReport | None, skipped: Counter[str], traces: int) -> None:
+        if not skipped:
+            return
+        if not traces:
+            if len(skipped) == 1:
+                (signal,) = skipped
+                key = next(k for k, s in otlp_json._OTHER_SIGNALS if s == signal)
+                raise TraceReadError(self.source, f"a {signal} file ({key}), not traces")
+            raise TraceReadError(
+                self.source, "holds no traces: " + str(self._skipped(skipped)).split(": skipped ", 1)[1]
+            )
+        if report is not None:
+            report.skipped.append(self._skipped(skipped))
+
+    def _skipped(self, skipped: Counter[str]) -> SkippedRecords:
+        unit = "lines" if self.format in (FORMAT_JSONL, FORMAT_JSON) else "records"
+        return SkippedRecords(self.source, tuple(sorted(skipped.items())), unit)
 
     def _incomplete(self, report: ReadReport | None, line: int | None, problem: str) -> None:
         if report is None:
@@ -169,14 +264,9 @@ class _TraceFile:
         if all(known.source != self.source for known in report.incomplete):  # once, though read twice
             report.incomplete.append(IncompleteFile(self.source, line, problem))
 
-    def _jsonl_units(
-        self, f: IO[bytes], report: ReadReport | None, label: str, limit: int | None
-    ) -> Iterator[_Unit]:
+    def _jsonl_units(self, f: IO[bytes], report: ReadReport | None, label: str) -> Iterator[_Unit]:
         progress = report.progress if report is not None else None
         offset = 0
-        count = 0
-        if limit == 0:
-            return
         for line_no, raw in enumerate(f, 1):
             here = offset
             offset += len(raw)
@@ -186,69 +276,122 @@ class _TraceFile:
                 try:
                     json.loads(raw)
                 except (ValueError, RecursionError):
-                    self._incomplete(
-                        report, line_no, "the last line is cut off (was the writer stopped mid-write?)"
-                    )
+                    cut = truncated(f)
+                    problem = _cut_message(cut) if cut else "the last line is cut off"
+                    self._incomplete(report, line_no, problem + " (was the writer stopped mid-write?)")
                     return
-            count += 1
-            yield _Unit(line_no, here, raw)
-            if count == limit:  # the second pass stops where the first one did, without reading on
-                return
+            yield _Unit(line_no, here, _JSON_RAW, raw, otlp_json.raw_signal(raw))
             if progress is not None and line_no % _PROGRESS_EVERY == 0:
-                progress(label, _position(f), self.size)
+                progress(label, position(f), self.size)
 
-    def _document_units(self, f: IO[bytes], limit: int | None) -> Iterator[_Unit]:
+    def _document_units(self, f: IO[bytes]) -> Iterator[_Unit]:
+        raw = f.read()
         try:
-            doc = json.loads(f.read())
-        except json.JSONDecodeError as exc:
-            raise TraceReadError(
-                self.source, f"invalid JSON ({exc.msg}, column {exc.colno})", exc.lineno
-            ) from None
-        except (ValueError, RecursionError) as exc:
-            raise TraceReadError(self.source, f"invalid JSON ({type(exc).__name__})") from None
-        if limit is None or limit > 0:
-            yield _Unit(None, 0, doc)
-
-    def _proto_units(self, f: IO[bytes], report: ReadReport | None, limit: int | None) -> Iterator[_Unit]:
-        data = f.read()
-        count = 0
+            doc = _json.loads(raw)
+        except _json.DuplicateMember as exc:
+            line = _json.line_of_duplicate(raw.decode("utf-8", "replace"))
+            raise TraceReadError(self.source, str(exc), line) from None
+        except _convert._Bad as exc:
+            line = None
+            try:
+                json.loads(raw)
+            except json.JSONDecodeError as err:
+                line = err.lineno
+            except (ValueError, RecursionError):
+                pass
+            raise TraceReadError(self.source, str(exc), line) from None
         try:
-            for offset, record in otlp_proto.resource_span_records(data):
-                if count == limit:
-                    return
-                count += 1
-                yield _Unit(None, offset, record)
-        except otlp_proto.Truncated as exc:
-            self._incomplete(report, None, f"the protobuf data ends inside the record at byte {exc.offset}")
+            signal = otlp_json.request_signal(doc)
         except _convert._Bad as exc:
             raise TraceReadError(self.source, str(exc)) from None
+        yield _Unit(None, 0, _JSON_DOC if signal == _TRACES else _SKIP, doc, signal)
+
+    def _proto_units(self, f: IO[bytes], report: ReadReport | None) -> Iterator[_Unit]:
+        data = f.read()
+        try:
+            signal = otlp_proto.signal_of(data)
+        except _convert._Bad:
+            signal = _TRACES  # cut off or malformed: the record reader below says where
+        if signal not in (_TRACES, _EMPTY):
+            yield _Unit(None, 0, _SKIP, None, signal)
+            return
+        yield from self._records(data, None, report)
+
+    def _records(self, data: bytes, frame: int | None, report: ReadReport | None) -> Iterator[_Unit]:
+        """The ``ResourceSpans`` records of one request: a whole file, or a length-prefixed record
+        that starts at byte ``frame``."""
+        base = frame or 0
+        try:
+            for offset, record in otlp_proto.resource_span_records(data):
+                # errors name the length-prefixed record in a framed file, else the byte in the file
+                yield _Unit(None, base if frame is not None else offset, _PB_RECORD, record)
+        except otlp_proto.Truncated as exc:
+            self._incomplete(
+                report, None, f"the protobuf data ends inside the record at byte {base + exc.offset}"
+            )
+        except _convert._Bad as exc:
+            where = "" if frame is None else f"record at byte {frame}: "
+            raise TraceReadError(self.source, f"{where}{exc}") from None
+
+    def _framed_units(self, f: IO[bytes], report: ReadReport | None, label: str) -> Iterator[_Unit]:
+        progress = report.progress if report is not None else None
+        try:
+            for n, (offset, payload) in enumerate(otlp_proto.frames(f), 1):
+                where = f"record at byte {offset}"
+                if payload[:4] == ZSTD_MAGIC:  # the exporter's legacy per-record compression
+                    payload = zstd_decompress_record(payload, self.source, self.limits, where)
+                if payload.lstrip()[:1] == b"{":
+                    yield _Unit(None, offset, _JSON_RAW, payload, otlp_json.raw_signal(payload))
+                else:
+                    try:
+                        signal = otlp_proto.signal_of(payload)
+                    except _convert._Bad as exc:
+                        raise TraceReadError(self.source, f"{where}: {exc}") from None
+                    if signal == _TRACES:
+                        yield from self._records(payload, offset, None)
+                    elif signal != _EMPTY:
+                        yield _Unit(None, offset, _SKIP, None, signal)
+                if progress is not None and n % _PROGRESS_EVERY == 0:
+                    progress(label, position(f), self.size)
+        except otlp_proto.Truncated as exc:
+            self._incomplete(report, None, f"the data ends inside the record at byte {exc.offset}")
 
     def spans(self, unit: _Unit, keep: Callable[[str], bool] | None = None) -> list[Span]:
         try:
-            if self.format == FORMAT_PROTO:
+            if unit.kind == _PB_RECORD:
                 return otlp_proto.spans_from_record(unit.payload, keep)
+            if unit.kind == _SKIP:
+                return []
             doc = unit.payload
-            if self.format == FORMAT_JSONL:
-                try:
-                    doc = json.loads(doc)
-                except json.JSONDecodeError as exc:
-                    raise _convert._Bad(f"invalid JSON ({exc.msg}, column {exc.colno})") from None
-                except (ValueError, RecursionError) as exc:
-                    raise _convert._Bad(f"invalid JSON ({type(exc).__name__})") from None
+            if unit.kind == _JSON_RAW:
+                doc = _json.loads(doc)
+                if otlp_json.request_signal(doc) != _TRACES and unit.signal != _TRACES:
+                    return []  # another signal's request, counted when the file was indexed
             return otlp_json.spans_from_request(doc, keep)
         except _convert._Bad as exc:
-            problem = str(exc) if self.format != FORMAT_PROTO else f"record at byte {unit.offset}: {exc}"
+            problem = (
+                str(exc)
+                if unit.line is not None or self.format == FORMAT_JSON
+                else (f"record at byte {unit.offset}: {exc}")
+            )
             raise TraceReadError(self.source, problem, unit.line) from None
 
-    def links(self, unit: _Unit) -> set[tuple[str, str | None]]:
-        """(trace id, agent.run.id or None) pairs in a unit, for the run index."""
-        if self.format == FORMAT_JSONL:
+    def links(self, unit: _Unit, run_attribute: str = semconv.RUN_ID) -> set[tuple[str, str | None]]:
+        """(trace id, run attribute value or None) pairs in a unit, for the run index. The byte scan
+        knows only ``agent.run.id``; another run attribute (it may sit on the resource) is parsed."""
+        if unit.signal != _TRACES:
+            return set()
+        if unit.kind == _JSON_RAW and run_attribute == semconv.RUN_ID:
             return otlp_json.raw_links(unit.payload)
-        out: set[tuple[str, str | None]] = set()
-        for span in self.spans(unit):
-            run_id = span.attributes.get(semconv.RUN_ID)
-            out.add((span.trace_id, run_id if isinstance(run_id, str) and run_id else None))
-        return out
+        return {(span.trace_id, run_value(span, run_attribute)) for span in self.spans(unit)}
+
+
+def _cut_message(compression: str) -> str:
+    return f"the {compression} data ends early"
+
+
+def _is_decompression_error(exc: BaseException) -> bool:
+    return isinstance(exc, (gzip.BadGzipFile, zlib.error)) or type(exc).__name__ in ("ZstdError",)
 
 
 def _sniff(f: IO[bytes]) -> str:
@@ -257,6 +400,8 @@ def _sniff(f: IO[bytes]) -> str:
         return FORMAT_EMPTY if not f.read(1) else FORMAT_JSONL
     if head.startswith(b"\xef\xbb\xbf"):
         return FORMAT_BOM
+    if otlp_proto.looks_framed(head):
+        return FORMAT_FRAMED
     if not _JSON_START.match(head):
         first = head.lstrip()[:1]
         if first in (b"{", b"["):  # JSON, just not an OTLP object: let the JSON reader say what is wrong
@@ -289,9 +434,18 @@ def _looks_like_text(head: bytes) -> bool:
     return all(ch.isprintable() or ch in "\t\r\n" for ch in text)
 
 
-def sniff_format(path: str | Path) -> str:
+def sniff_format(path: str | Path, limits: ReadLimits | None = None) -> str:
     """The format ``read_spans`` would read ``path`` as (one of the ``FORMAT_*`` names)."""
-    return _TraceFile(str(path)).format
+    return _TraceFile(str(path), limits or _DEFAULT_LIMITS).format
+
+
+def _convert_unit(tf: _TraceFile, unit: _Unit, report: ReadReport | None, keep) -> list[Span]:
+    before = _convert.unknown_values
+    spans = tf.spans(unit, keep)
+    if report is not None:
+        report.spans += len(spans)
+        report.unknown_values += _convert.unknown_values - before
+    return spans
 
 
 def read_spans(
@@ -299,17 +453,15 @@ def read_spans(
     *,
     report: ReadReport | None = None,
     keep: Callable[[str], bool] | None = None,
+    limits: ReadLimits | None = None,
 ) -> Iterator[Span]:
     """Every span of every file, in file order; with ``keep``, only spans whose run key it accepts."""
     for path in paths:
-        tf = _TraceFile(str(path))
+        tf = _TraceFile(str(path), limits or _DEFAULT_LIMITS)
         if report is not None:
             report.files += 1
-        for unit in tf.units(report, f"reading {tf.source}"):
-            spans = tf.spans(unit, keep)
-            if report is not None:
-                report.spans += len(spans)
-            yield from spans
+        for unit in tf.units(report, f"reading {tf.source}", count=True):
+            yield from _convert_unit(tf, unit, report, keep)
 
 
 def _late_link(
@@ -344,23 +496,27 @@ def iter_runs(
     *,
     report: ReadReport | None = None,
     keep: Callable[[str], bool] | None = None,
+    limits: ReadLimits | None = None,
+    run_attribute: str = semconv.RUN_ID,
 ) -> Iterator[Run]:
     """Validated runs of ``release`` (all when None), each emitted once its last line is read.
+
+    ``run_attribute`` names the attribute that joins traces into runs (see ``offline.runs``).
 
     ``keep(run_id)`` is a parallelism hook: spans of runs it rejects are not even converted, so N
     processes each keeping a disjoint share (e.g. by a hash of the run id) split the work. Every
     line is still parsed in every process, and a malformed span is reported by the process whose
     share it falls in (or by all, when its run key cannot be told)."""
-    files = [_TraceFile(str(p)) for p in paths]
+    files = [_TraceFile(str(p), limits or _DEFAULT_LIMITS) for p in paths]
     keys = RunKeys()
     trace_last: dict[int | str, int] = {}  # trace -> ordinal of the last unit that mentions it
     unit_counts: list[int] = []
     ordinal = 0
     for tf in files:
         before = ordinal
-        for unit in tf.units(report, f"indexing {tf.source}"):
+        for unit in tf.units(report, f"indexing {tf.source}", count=True):
             ordinal += 1
-            for trace_id, run_id in tf.links(unit):
+            for trace_id, run_id in tf.links(unit, run_attribute):
                 key = keys.key(trace_id)
                 keys.link_key(key, run_id)
                 trace_last[key] = ordinal
@@ -374,7 +530,10 @@ def iter_runs(
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
-    shard_keep = None if keep is None else (lambda raw_key: keep(keys.resolve(raw_key)))
+    custom = run_attribute != semconv.RUN_ID
+    # A span's raw run key is its agent.run.id: with another run attribute, shards filter whole runs.
+    shard_keep = None if keep is None or custom else (lambda raw_key: keep(keys.resolve(raw_key)))
+    emit_keep = keep if custom else None
 
     pending: dict[str, list[Span]] = {}
     ordinal = 0
@@ -383,13 +542,11 @@ def iter_runs(
             report.files += 1
         for unit in tf.units(report, f"reading {tf.source}", limit=count):
             ordinal += 1
-            spans = tf.spans(unit, shard_keep)
-            if report is not None:
-                report.spans += len(spans)
+            spans = _convert_unit(tf, unit, report, shard_keep)
             for span in spans:
                 key = keys.run_of(span.trace_id)
-                own = span.attributes.get(semconv.RUN_ID)
-                if isinstance(own, str) and own and keys.resolve(own) != key:
+                own = run_value(span, run_attribute)
+                if own and keys.resolve(own) != key:
                     # The byte scan missed this link (an unusual key order): join the two runs now.
                     key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at)
                     if key is None:
@@ -415,9 +572,9 @@ def iter_runs(
                 members = pending.pop(key, None)
                 if members:
                     run = make_run(key, members, tf.source)
-                    if in_release(run, release):
+                    if in_release(run, release) and (emit_keep is None or emit_keep(key)):
                         yield run
     for key in sorted(pending):  # keys the index did not see: held to the end
         run = make_run(key, pending.pop(key), files[-1].source if files else None)
-        if in_release(run, release):
+        if in_release(run, release) and (emit_keep is None or emit_keep(key)):
             yield run

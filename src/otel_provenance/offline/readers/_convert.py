@@ -36,6 +36,28 @@ class _Bad(Exception):
     """A problem inside one record; the caller adds file and line."""
 
 
+class _Unknown:
+    """The value of an attribute the readers cannot interpret but must not fail on: the attribute is
+    left out and counted (``unknown_values``), e.g. ``stringValueStrindex``, which ``common.proto``
+    tells receivers other than profiling ones to treat as a non-fatal unknown value."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN_VALUE"
+
+
+UNKNOWN_VALUE: Final = _Unknown()
+unknown_values = 0
+"""Attributes left out as unknown so far in this process; readers report the difference per read."""
+
+
+def unknown_value() -> _Unknown:
+    global unknown_values
+    unknown_values += 1
+    return UNKNOWN_VALUE
+
+
 def _b64_to_hex(text: str) -> str:
     try:
         return base64.b64decode(text.replace("-", "+").replace("_", "/"), validate=True).hex()

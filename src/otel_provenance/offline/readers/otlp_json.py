@@ -25,9 +25,10 @@ from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, SpanKind, S
 from . import _convert as c
 
 _Bad = c._Bad
+UNKNOWN: Final = c.UNKNOWN_VALUE
 
 # Pass-1 index (see readers.iter_runs): the run keys a raw line mentions, found without parsing it.
-_TRACE_ID_RE: Final = re.compile(rb'"traceId"\s*:\s*"([^"\\]*)"')
+_TRACE_ID_RE: Final = re.compile(rb'"trace(?:Id|_id)"\s*:\s*"([^"\\]*)"')
 _RUN_ID_KEY: Final = b'"' + semconv.RUN_ID.encode() + b'"'
 _STR = rb'"((?:[^"\\]|\\.)*)"'
 _RUN_ID_THEN_VALUE: Final = re.compile(
@@ -74,21 +75,64 @@ def raw_links(line: bytes) -> set[tuple[str, str | None]]:
     return links
 
 
+SIGNAL_TRACES: Final = "traces"
+SIGNAL_EMPTY: Final = "empty"
+_OTHER_SIGNALS: Final = (
+    ("resourceLogs", "logs"),
+    ("resourceMetrics", "metrics"),
+    ("resourceProfiles", "profiles"),
+)
+_RAW_SIGNALS: Final = tuple(
+    (b'"' + key.encode() + b'"', b'"resource_' + key[8:].lower().encode() + b'"', signal)
+    for key, signal in _OTHER_SIGNALS
+)
+
+
+def raw_signal(line: bytes) -> str:
+    """The signal a raw JSON line holds, by a byte search (``"resourceSpans"`` can only appear as a
+    member name: inside a string its quotes would be escaped). ``traces`` when unsure: the parse
+    then says precisely what is wrong."""
+    if b'"resourceSpans"' in line or b'"resource_spans"' in line:
+        return SIGNAL_TRACES
+    if len(line) < 16 and line.strip() == b"{}":
+        return SIGNAL_EMPTY
+    for camel, snake, signal in _RAW_SIGNALS:
+        if camel in line or snake in line:
+            return signal
+    return SIGNAL_TRACES
+
+
+def request_signal(doc: Any) -> str:
+    """``traces``, ``logs``, ``metrics``, ``profiles`` or ``empty`` (``{}``: what the Collector
+    writes for an empty request) for one parsed OTLP JSON request; ``_Bad`` when it is none."""
+    if type(doc) is not dict:
+        raise _Bad("not a JSON object (expected an OTLP ExportTraceServiceRequest)")
+    others = [(key, signal) for key, signal in _OTHER_SIGNALS if key in doc]
+    if "resourceSpans" in doc:
+        if others:
+            raise _Bad(f"resourceSpans and {others[0][0]} in one request")
+        return SIGNAL_TRACES
+    if others:
+        return others[0][1]
+    if not doc:
+        return SIGNAL_EMPTY
+    raise _Bad("no resourceSpans: not an OTLP ExportTraceServiceRequest")
+
+
 def spans_from_request(doc: Any, keep: Callable[[str], bool] | None = None) -> list[Span]:
     """Spans of one parsed ``ExportTraceServiceRequest``. Raises ``_Bad`` with the span's position.
 
     ``keep(run_key)``, when given, skips converting spans whose run key (``agent.run.id``, else the
-    trace id, found by a cheap look at the raw span) it rejects — a shard reads only its own runs."""
-    if type(doc) is not dict:
-        raise _Bad("not a JSON object (expected an OTLP ExportTraceServiceRequest)")
-    resource_spans = doc.get("resourceSpans", ())
-    if "resourceSpans" not in doc and doc:
-        other = next((k for k in ("resourceLogs", "resourceMetrics") if k in doc), None)
-        raise _Bad(
-            f"a {other[8:].lower()} file ({other}), not traces"
-            if other
-            else "no resourceSpans: not an OTLP ExportTraceServiceRequest"
-        )
+    trace id, found by a cheap look at the raw span) it rejects — a shard reads only its own runs.
+    ``{}`` (an empty request) has no spans; another signal's request is an error here (the file
+    reader skips and counts those before they get here)."""
+    signal = request_signal(doc)
+    if signal == SIGNAL_EMPTY:
+        return []
+    if signal != SIGNAL_TRACES:
+        key = next(key for key, other in _OTHER_SIGNALS if other == signal)
+        raise _Bad(f"a {signal} request ({key}), not traces")
+    resource_spans = doc["resourceSpans"]
     if type(resource_spans) is not list:
         raise _Bad("resourceSpans is not an array")
     out: list[Span] = []
@@ -248,7 +292,9 @@ def _attributes(kvs: Any) -> Attributes:
                 continue
             if key.__class__ is not str:
                 raise _Bad("attribute key is not a string")
-            data[key] = _value(value, key)
+            converted = _value(value, key)
+            if converted is not UNKNOWN:
+                data[key] = converted
         elif key.__class__ is not str:
             raise _Bad("attribute key is not a string")
         # else: an empty AnyValue carries nothing — the attribute is absent
@@ -284,12 +330,15 @@ def _value(value: dict, key: str) -> Value:
                 pass
     elif typ == "arrayValue":
         if type(raw) is dict:
-            return tuple(_value(v, key) if v else _bad_empty(key) for v in raw.get("values") or ())
+            items = tuple(_value(v, key) if v else _bad_empty(key) for v in raw.get("values") or ())
+            return UNKNOWN if any(v is UNKNOWN for v in items) else items
     elif typ == "kvlistValue":
         if type(raw) is dict:
             return _attributes(raw.get("values"))
     elif typ == "bytesValue":
         return c.b64_bytes(raw, f"attribute {key!r} bytesValue")
+    elif typ == "stringValueStrindex":  # profiling dictionaries only: non-fatal elsewhere, counted
+        return c.unknown_value()
     else:
         raise _Bad(f"attribute {key!r}: value of unknown type {typ[:40]!r}")
     raise _Bad(f"attribute {key!r}: {typ} has the wrong JSON type")

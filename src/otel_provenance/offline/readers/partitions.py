@@ -20,6 +20,7 @@ not worker crashes, so the cluster never retries them.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 from collections.abc import Iterator
@@ -28,7 +29,8 @@ from dataclasses import dataclass, field
 from ... import semconv
 from ...errors import OtelProvenanceError, TraceReadError
 from ..model import Span
-from . import FORMAT_JSONL, IncompleteFile, ReadReport, _TraceFile, _Unit, locations
+from . import FORMAT_JSONL, IncompleteFile, ReadLimits, ReadReport, _TraceFile, _Unit, locations
+from ._compressed import ZSTD_MAGIC
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,11 @@ class Split:
     missed: set[tuple[str, str | None]] = field(default_factory=set)  # links the index did not have
 
 
+# Workers read with the default decompression limits (OTEL_PROVENANCE_READ_* apply in the client's
+# process only; compressed files are read whole by one worker).
+_LIMITS = ReadLimits()
+
+
 def bucket_of(run_key: str, buckets: int) -> int:
     digest = hashlib.blake2b(run_key.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") % buckets
@@ -67,11 +74,12 @@ def bucket_of(run_key: str, buckets: int) -> int:
 def plan(source: str, block_size: int) -> list[Partition] | Failed:
     """The partitions of one file: byte ranges of a large uncompressed JSON Lines file, else whole."""
     try:
-        tf = _TraceFile(source)
+        tf = _TraceFile(source, _LIMITS)
         if tf.format != FORMAT_JSONL or tf.size <= block_size:
             return [Partition(source)]
         with locations.open_binary(source) as f:
-            if f.read(2) == b"\x1f\x8b":
+            head = f.read(4)
+            if head[:2] == b"\x1f\x8b" or head == ZSTD_MAGIC:  # compressed: read whole
                 return [Partition(source)]
     except OtelProvenanceError as exc:
         return Failed(str(exc))
@@ -108,7 +116,7 @@ def _units(tf: _TraceFile, part: Partition, report: ReadReport, limit: int | Non
         yield from tf.units(report, tf.source, limit)
         return
     try:
-        yield from tf._jsonl_units(_Counted(part, limit), report, tf.source, None)  # type: ignore[arg-type]
+        yield from tf._jsonl_units(_Counted(part, limit), report, tf.source)  # type: ignore[arg-type]
     except OSError as exc:
         raise TraceReadError(tf.source, f"read failed ({type(exc).__name__})") from None
 
@@ -116,7 +124,7 @@ def _units(tf: _TraceFile, part: Partition, report: ReadReport, limit: int | Non
 def index_partition(part: Partition) -> Indexed | Failed:
     report = ReadReport()
     try:
-        tf = _TraceFile(part.source)
+        tf = _TraceFile(part.source, _LIMITS)
         links: set[tuple[str, str | None]] = set()
         units = 0
         if part.start is None:
@@ -125,7 +133,7 @@ def index_partition(part: Partition) -> Indexed | Failed:
                 links |= tf.links(unit)
         else:
             lines = _Counted(part, None)
-            for unit in tf._jsonl_units(lines, report, tf.source, None):  # type: ignore[arg-type]
+            for unit in tf._jsonl_units(lines, report, tf.source):  # type: ignore[arg-type]
                 links |= tf.links(unit)
             units = lines.count
     except OtelProvenanceError as exc:
@@ -148,10 +156,10 @@ def split_partition(
     missed) is reported in ``missed``, and the caller redoes this pass with the joined runs."""
     split = Split()
     try:
-        tf = _TraceFile(part.source)
+        tf = _TraceFile(part.source, _LIMITS)
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
-                unit = _Unit(unit.line + first_line, unit.offset, unit.payload)
+                unit = dataclasses.replace(unit, line=unit.line + first_line)
             spans = tf.spans(unit)
             split.spans += len(spans)
             for span in spans:

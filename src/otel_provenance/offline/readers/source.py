@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
+from ... import semconv
 from ..fold import RunFold
 from ..model import Run
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..runs import group_runs, in_release
-from . import ReadReport, iter_runs, locations
+from . import ReadLimits, ReadReport, iter_runs, locations
 
 P = TypeVar("P")
 
@@ -50,19 +51,24 @@ class FileSource:
         keep: Callable[[str], bool] | None = None,
         progress: Callable[[str, int, int], None] | None = None,
         release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
+        run_attribute: str = semconv.RUN_ID,
+        limits: ReadLimits | None = None,
     ) -> None:
         self.paths = list(paths)
         self.release = release
         self.release_attribute = release_attribute
+        self.run_attribute = run_attribute
+        self.limits = limits
         self.keep = keep  # a shard's filter on run ids: other shards' spans are never converted
         self.report = ReadReport(progress=progress)
 
     def runs(self) -> Iterator[Run]:
+        read = dict(report=self.report, keep=self.keep, limits=self.limits, run_attribute=self.run_attribute)
         paths = locations.expand(self.paths)
         if self.release_attribute == DEFAULT_RELEASE_ATTRIBUTE:
-            yield from iter_runs(paths, self.release, report=self.report, keep=self.keep)
+            yield from iter_runs(paths, self.release, **read)
             return
-        runs = iter_runs(paths, report=self.report, keep=self.keep)
+        runs = iter_runs(paths, **read)
         yield from (r for r in runs if in_release(r, self.release, self.release_attribute))
 
     def fold(self, fold: RunFold[P]) -> P:
@@ -75,8 +81,17 @@ class SigNozSource:
     A query API answer has no torn last line, so the report is always complete; anything the reader
     cannot trust (auth, bad query, a server it cannot read absence from) raises instead."""
 
-    def __init__(self, url: str, release: str, start_ms: int, end_ms: int, **options: Any) -> None:
+    def __init__(
+        self,
+        url: str,
+        release: str,
+        start_ms: int,
+        end_ms: int,
+        run_attribute: str = semconv.RUN_ID,
+        **options: Any,
+    ) -> None:
         self.url = url
+        self.run_attribute = run_attribute
         self.release = release
         self.window = (start_ms, end_ms)
         self.options = options
@@ -89,7 +104,7 @@ class SigNozSource:
         spans = list(read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options))
         self.report.spans += len(spans)
         # Not filtered by release: a run that also holds other releases' spans is counted as such.
-        yield from group_runs(spans)
+        yield from group_runs(spans, run_attribute=self.run_attribute)
 
     def fold(self, fold: RunFold[P]) -> P:
         return fold.over(self.runs())

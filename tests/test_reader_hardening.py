@@ -1,0 +1,392 @@
+"""Readers: what real pipelines write (#12) and what hostile files try (#18 points 7 and 8).
+
+Empty requests, ``stringValueStrindex``, snake_case names, mixed signals, cut and corrupt
+length-prefixed records, zstd without a zstd library, decompression bombs (gzip, zstd stream, zstd
+record), and duplicate JSON member names — each refused or counted, never silently misread.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import sys
+import tracemalloc
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from offline_helpers import Recorder, write_jsonl, write_proto
+from otel_provenance.errors import TraceReadError
+from otel_provenance.offline.readers import ReadLimits, ReadReport, iter_runs, read_spans, sniff_format
+
+SPAN = {
+    "traceId": "0af7651916cd43dd8448eb211c80319c",
+    "spanId": "b7ad6b7169203331",
+    "name": "execute_tool refund",
+    "kind": 1,
+    "startTimeUnixNano": "1",
+    "endTimeUnixNano": "2",
+}
+
+
+def _request(*spans: dict) -> dict:
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}]}
+
+
+def _line(**fields) -> str:
+    return json.dumps(_request({**SPAN, **fields})) + "\n"
+
+
+def test_empty_request_is_an_empty_request(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("{}\n" + _line() + "{}\n")
+    assert [s.span_id for s in read_spans([path])] == [SPAN["spanId"]]
+    path.write_text("{}\n")
+    assert list(read_spans([path])) == [] and list(iter_runs([path])) == []
+
+
+def test_string_value_strindex_is_a_counted_unknown_value(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    attributes = [
+        {"key": "kept", "value": {"stringValue": "x"}},
+        {"key": "indexed", "value": {"stringValueStrindex": 3}},
+        {"key": "in_array", "value": {"arrayValue": {"values": [{"stringValueStrindex": 1}]}}},
+    ]
+    path.write_text(_line(attributes=attributes))
+    report = ReadReport()
+    (span,) = read_spans([path], report=report)
+    assert dict(span.attributes) == {"kept": "x"}
+    assert report.unknown_values == 2 and "2 attribute value(s) of an unknown kind" in report.notes()[0]
+    report = ReadReport()
+    (_run,) = iter_runs([path], report=report)
+    assert report.unknown_values == 2
+
+
+def test_string_value_strindex_in_protobuf(tmp_path: Path) -> None:
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    request = ExportTraceServiceRequest()
+    sp = request.resource_spans.add().scope_spans.add().spans.add()
+    sp.trace_id, sp.span_id, sp.name = bytes.fromhex(SPAN["traceId"]), bytes.fromhex(SPAN["spanId"]), "x"
+    kv = sp.attributes.add()
+    kv.key, kv.value.string_value_strindex = "indexed", 4
+    path = tmp_path / "t.pb"
+    path.write_bytes(request.SerializeToString())
+    report = ReadReport()
+    (span,) = read_spans([path], report=report)
+    assert "indexed" not in span.attributes and report.unknown_values == 1
+
+
+def test_snake_case_names_read_like_camel_case(tmp_path: Path) -> None:
+    snake = {
+        "resource_spans": [
+            {
+                "scope_spans": [
+                    {
+                        "spans": [
+                            {
+                                "trace_id": SPAN["traceId"],
+                                "span_id": SPAN["spanId"],
+                                "parent_span_id": "b7ad6b7169203332",
+                                "name": "n",
+                                "start_time_unix_nano": "5",
+                                "end_time_unix_nano": "6",
+                                "attributes": [{"key": "gen_ai.tool.name", "value": {"string_value": "t"}}],
+                            }
+                        ]
+                    }
+                ]
+            }
+        ]
+    }
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(snake) + "\n")
+    (span,) = read_spans([path])
+    assert span.parent_span_id == "b7ad6b7169203332" and span.start_ns == 5 and span.tool_name == "t"
+    snake["resource_spans"][0]["scope_spans"][0]["spans"][0]["traceId"] = SPAN["traceId"]
+    path.write_text(json.dumps(snake) + "\n")
+    with pytest.raises(TraceReadError, match="'traceId' is given twice"):
+        list(read_spans([path]))
+
+
+def test_legacy_instrumentation_library_names(tmp_path: Path) -> None:
+    doc = {
+        "resourceSpans": [
+            {
+                "instrumentationLibrarySpans": [
+                    {"instrumentationLibrary": {"name": "old-lib", "version": "0.9"}, "spans": [SPAN]}
+                ]
+            }
+        ]
+    }
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    (span,) = read_spans([path])
+    assert (span.scope_name, span.scope_version) == ("old-lib", "0.9")
+
+
+def test_mixed_signal_lines_are_skipped_and_counted(tmp_path: Path) -> None:
+    logs = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [{"traceId": SPAN["traceId"]}]}]}]})
+    metrics = json.dumps({"resourceMetrics": []})
+    path = tmp_path / "t.jsonl"
+    path.write_text(
+        logs + "\n" + _line() + (logs + "\n") * 11 + metrics + "\n" + metrics + "\n" + metrics + "\n"
+    )
+    report = ReadReport()
+    assert len(list(read_spans([path], report=report))) == 1
+    assert report.notes() == [f"{path}: skipped 12 logs lines, 3 metrics lines (not traces)"]
+    report = ReadReport()
+    assert len(list(iter_runs([path], report=report))) == 1
+    assert [str(s) for s in report.skipped] == [
+        f"{path}: skipped 12 logs lines, 3 metrics lines (not traces)"
+    ]
+    path.write_text(metrics + "\n" + logs + "\n")
+    with pytest.raises(TraceReadError, match="holds no traces: 1 logs line, 1 metrics line"):
+        list(read_spans([path]))
+    path.write_text(logs + "\n{}\n")  # an empty request is no trace either
+    for read in (read_spans, iter_runs):
+        with pytest.raises(TraceReadError, match=r"a logs file \(resourceLogs\), not traces"):
+            list(read([path]))
+
+
+def test_a_malformed_logs_line_is_still_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() + '{"resourceLogs": [}\n')
+    with pytest.raises(TraceReadError, match="invalid JSON") as info:
+        list(iter_runs([path]))
+    assert info.value.line == 2
+
+
+def _framed(*payloads: bytes) -> bytes:
+    return b"".join(len(p).to_bytes(4, "big") + p for p in payloads)
+
+
+def _proto_request(spans) -> bytes:
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    return encode_spans(spans).SerializeToString()
+
+
+def _recorded(n: int = 2):
+    rec = Recorder("v1")
+    for i in range(n):
+        with rec.span(f"step {i}"):
+            pass
+    return rec.spans()
+
+
+def test_length_prefixed_records_cut_off_are_incomplete(tmp_path: Path) -> None:
+    spans = _recorded()
+    data = _framed(_proto_request(spans[:1]), _proto_request(spans[1:]))
+    path = tmp_path / "t.bin"
+    path.write_bytes(data[:-3])
+    assert sniff_format(path) == "otlp-length-prefixed"
+    with pytest.raises(TraceReadError, match="incomplete file"):
+        list(read_spans([path]))
+    report = ReadReport()
+    assert [s.name for s in read_spans([path], report=report)] == ["step 0"] and not report.complete
+
+
+def test_a_bad_length_prefixed_record_names_its_offset(tmp_path: Path) -> None:
+    good = _proto_request(_recorded(1))
+    path = tmp_path / "t.bin"
+    path.write_bytes(_framed(good, b"\x0a\x05\x12\x03\x0a\x01\xff"))
+    with pytest.raises(TraceReadError, match=f"record at byte {4 + len(good)}"):
+        list(read_spans([path]))
+    path.write_bytes(_framed(good, b"\x10\x01"))
+    with pytest.raises(TraceReadError, match=f"record at byte {4 + len(good)}: unexpected protobuf field 2"):
+        list(read_spans([path]))
+
+
+def test_zstd_without_a_zstd_library_names_the_extra(tmp_path: Path, monkeypatch) -> None:
+    spans = _recorded()
+    stream = tmp_path / "t.jsonl.zst"
+    stream.write_bytes(zstandard.ZstdCompressor().compress(write_jsonl(spans, tmp_path / "t").read_bytes()))
+    record = tmp_path / "t.bin"
+    record.write_bytes(_framed(zstandard.ZstdCompressor().compress(_proto_request(spans))))
+    assert len(list(read_spans([stream]))) == len(list(read_spans([record]))) == 2
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # as if the extra were not installed
+    monkeypatch.setitem(sys.modules, "compression", None)
+    for path in (stream, record):
+        with pytest.raises(
+            TraceReadError, match=r"install the 'zstd' extra \(pip install 'otel-provenance\[zstd\]'\)"
+        ):
+            list(read_spans([path]))
+
+
+# --- #18 point 7: decompression limits -------------------------------------------------------------
+
+_GIB = 1 << 30
+
+
+def _bounded(read, measure: bool = True) -> tuple[BaseException, int]:
+    """Run ``read``; the exception it raised and the peak of Python memory it allocated (traced
+    only with ``measure``: tracing slows the many-small-lines bombs tenfold)."""
+    if not measure:
+        try:
+            read()
+        except TraceReadError as exc:
+            return exc, 0
+        pytest.fail("the bomb was read")
+    tracemalloc.start()
+    try:
+        read()
+    except TraceReadError as exc:
+        error = exc
+    else:
+        pytest.fail("the bomb was read")
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return error, peak
+
+
+@pytest.mark.parametrize(
+    ("head", "body"),
+    [(b"", b"\n"), (b'{"resourceSpans":"', b"a")],
+    ids=["newlines", "one-endless-line"],
+)
+def test_gzip_bomb_is_refused_quickly_in_bounded_memory(tmp_path: Path, head: bytes, body: bytes) -> None:
+    member = gzip.compress(body * ((1 << 20) // len(body)), compresslevel=9)  # 1 MiB → ~1 KB
+    path = tmp_path / "bomb.jsonl.gz"
+    # a ~1 MB file of 1 GiB: gzip reads concatenated members as one stream
+    path.write_bytes(gzip.compress(head) + member * 1024)
+    assert path.stat().st_size < 3 << 20
+    error, peak = _bounded(lambda: list(read_spans([path])), measure=bool(head))
+    assert "expands more than 200 times" in str(error) and str(path) in str(error)
+    assert peak < 200 << 20  # never near the 1 GiB it would expand to
+
+
+def test_zstd_stream_and_record_bombs_are_refused(tmp_path: Path) -> None:
+    compressor = zstandard.ZstdCompressor(level=19)
+    frame = compressor.compress(b"a" * (1 << 20))  # 1 MiB → a few dozen bytes
+    stream = tmp_path / "bomb.jsonl.zst"
+    stream.write_bytes(compressor.compress(b'{"resourceSpans":"') + frame * 1024)  # one endless line
+    error, peak = _bounded(lambda: list(read_spans([stream])))
+    assert "expands more than" in str(error) and peak < 200 << 20
+    record = tmp_path / "bomb.bin"
+    record.write_bytes(_framed(frame * 1024))
+    error, peak = _bounded(lambda: list(read_spans([record])))
+    assert "record at byte 0 expands more than" in str(error) and peak < 200 << 20
+
+
+def test_decompression_limits_are_configurable(tmp_path: Path) -> None:
+    path = write_jsonl(_recorded(50), tmp_path / "t.jsonl.gz", compress=True)
+    assert len(list(read_spans([path]))) == 50
+    with pytest.raises(TraceReadError, match="decompresses to more than 1000 bytes"):
+        list(read_spans([path], limits=ReadLimits(max_bytes=1000)))
+    with pytest.raises(TraceReadError, match="expands more than 2 times"):
+        list(iter_runs([path], limits=ReadLimits(max_ratio=2, ratio_floor=0)))
+    with pytest.raises(ValueError):
+        ReadLimits(max_ratio=0)
+
+
+def test_cli_reads_limits_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    from otel_provenance.cli import run
+
+    path = write_jsonl(_recorded(5), tmp_path / "t.jsonl.gz", compress=True)
+    monkeypatch.setenv("OTEL_PROVENANCE_READ_MAX_BYTES", "100")
+    assert run(["fingerprint", str(path)]) == 1
+    monkeypatch.setenv("OTEL_PROVENANCE_READ_MAX_BYTES", "lots")
+    assert run(["fingerprint", str(path)]) == 1
+    monkeypatch.delenv("OTEL_PROVENANCE_READ_MAX_BYTES")
+    assert run(["fingerprint", str(path)]) == 0
+
+
+# --- #18 point 8: duplicate JSON member names ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    [
+        '{"key":"approved","value":{"boolValue":false},"value":{"boolValue":true}}',
+        '{"key":"approved","value":{"boolValue":false,"boolValue":true}}',
+        '{"key":"approved","key":"other","value":{"boolValue":true}}',
+    ],
+)
+def test_duplicate_member_names_are_refused_with_file_and_line(tmp_path: Path, attribute: str) -> None:
+    line = _line().replace('"kind": 1', '"kind": 1, "attributes": [' + attribute + "]")
+    assert attribute in line
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line(spanId="b7ad6b7169203332") + line)
+    for read in (read_spans, iter_runs):
+        with pytest.raises(TraceReadError, match="duplicate JSON member name") as info:
+            list(read([path]))
+        assert info.value.source == str(path) and info.value.line == 2
+
+
+def test_duplicate_member_in_a_pretty_document_names_its_line(tmp_path: Path) -> None:
+    text = json.dumps(_request(SPAN), indent=2).replace(
+        '"name": "execute_tool refund"', '"name": "a",\n"name": "b"'
+    )
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    assert sniff_format(path) == "otlp-json"
+    with pytest.raises(TraceReadError, match="duplicate JSON member name 'name'") as info:
+        list(read_spans([path]))
+    lines = text.splitlines()
+    opening = next(i for i, ln in enumerate(lines) if ln.strip() == '"spans": [') + 1  # the span's "{"
+    assert lines[opening].strip() == "{" and info.value.line == opening + 1  # 1-based: the object's line
+
+
+def test_protobuf_files_still_read(tmp_path: Path) -> None:
+    spans = _recorded(3)
+    assert len(list(read_spans([write_proto(spans, tmp_path / "t.pb")]))) == 3
+
+
+# --- through the CLI --------------------------------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "foreign"
+
+
+def _cli(*argv: object) -> tuple[int, str, str]:
+    import io
+
+    from otel_provenance.cli import run
+
+    out, err = io.StringIO(), io.StringIO()
+    code = run([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_commands_say_what_they_skipped(tmp_path: Path) -> None:
+    mixed = FIXTURES / "python-sdk-mixed.jsonl"
+    note = f"warning: {mixed}: skipped 4 logs lines, 4 metrics lines (not traces)"
+    code, _, err = _cli("fingerprint", mixed)
+    assert code == 0 and note in err
+    contract = tmp_path / "c.yaml"
+    code, _, err = _cli("mine", "--approved", mixed, "-o", contract)
+    assert code == 0 and note in err
+    for jobs in ("1", "2"):
+        code, _, err = _cli(
+            "gate", "check", "--contract", contract, "--release", "py-1", mixed, "--jobs", jobs
+        )
+        assert code == 0 and err.count(note) == 1, err
+
+
+def test_a_duplicate_member_cannot_turn_a_failing_gate_into_a_pass(tmp_path: Path) -> None:
+    """#18 point 8: with last-wins, the second ``value`` made the gate pass (exit 0)."""
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "version: 1\nname: approvals\nrules:\n"
+        "  - id: approved_refunds\n    type: allowed_values\n    select: {step: refund}\n"
+        "    attribute: approved\n    values: [true]\n"
+    )
+
+    def line(value: str, extra: str = "") -> str:
+        attrs = '{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},'
+        attrs += '{"key":"gen_ai.tool.name","value":{"stringValue":"refund"}},'
+        attrs += '{"key":"approved","value":' + value + extra + "}"
+        span = json.dumps({**SPAN}).replace("}", ',"attributes":[' + attrs + "]}")
+        resource = '{"attributes":[{"key":"service.version","value":{"stringValue":"v1"}}]}'
+        return '{"resourceSpans":[{"resource":' + resource + ',"scopeSpans":[{"spans":[' + span + "]}]}]}\n"
+
+    path = tmp_path / "t.jsonl"
+    path.write_text(line('{"boolValue":false}'))
+    assert _cli("gate", "check", "--contract", contract, "--release", "v1", path)[0] == 2
+    path.write_text(line('{"boolValue":true}'))
+    assert _cli("gate", "check", "--contract", contract, "--release", "v1", path)[0] == 0
+    path.write_text(line('{"boolValue":false}', ',"value":{"boolValue":true}'))
+    code, _, err = _cli("gate", "check", "--contract", contract, "--release", "v1", path)
+    assert code == 1 and f"{path}:1: duplicate JSON member name 'value'" in err
