@@ -32,6 +32,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
+from . import metrics as _metrics
 from .budget import RULE_FAULT, Budget
 from .classify import classify_arguments
 from .ledger import safe_names
@@ -81,9 +82,15 @@ def tool(
 class _Call:
     """Everything decided before a call: attributes, block decision, ledger to remember into."""
 
-    __slots__ = ("arguments", "attributes", "blocked", "essential", "ledger", "violations")
+    __slots__ = (
+        "arguments", "attributes", "blocked", "classification", "essential", "ledger", "started", "violations"
+    )
 
-    def __init__(self, arguments, attributes, essential, ledger, violations, blocked) -> None:
+    def __init__(
+        self, arguments, attributes, essential, ledger, violations, blocked, classification=None
+    ) -> None:
+        self.classification = classification  # for the metrics (#19); None if classifying failed
+        self.started = 0.0
         self.arguments = arguments
         self.attributes = attributes
         self.essential = essential
@@ -303,6 +310,7 @@ class _ToolSpec:
         if scope is not None:
             essential[sc.RUN_ID] = scope.run_id
         arguments: dict[str, Any] = {}
+        classification = None
         try:
             settings = get_settings()
             arguments = self.bind(wrapped, args, kwargs)
@@ -334,7 +342,7 @@ class _ToolSpec:
         essential[sc.GEN_AI_TOOL_NAME] = self.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
         per_arg.update(essential)  # essentials last: the SDK evicts oldest keys first
-        return _Call(arguments, per_arg, essential, ledger, violations, blocked)
+        return _Call(arguments, per_arg, essential, ledger, violations, blocked, classification)
 
     def bind(self, wrapped: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
         """Passed arguments by parameter name; ``*args`` as ``name.0``..., ``**kwargs`` by their keys."""
@@ -390,6 +398,7 @@ class _ToolSpec:
     def start(self, call: _Call) -> Span:
         """Open the span; a blocked call's span is ended here and ProvenanceError raised."""
         span = self.tracer.start_span(self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes)
+        call.started = _metrics.now()
         if call.blocked:
             error = ProvenanceError(self.name, call.violations)
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
@@ -412,6 +421,7 @@ class _ToolSpec:
         span.set_attribute(sc.TOOL_STATUS, sc.TOOL_STATUS_OK)
         _restore_essentials(span, call)
         span.end()
+        self.record_metrics(span, call, sc.TOOL_STATUS_OK, None)
 
     def finish_error(
         self, span: Span, call: _Call, exc: BaseException, *, status: str = sc.TOOL_STATUS_ERROR
@@ -423,6 +433,23 @@ class _ToolSpec:
         span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
         _restore_essentials(span, call)
         span.end()
+        self.record_metrics(span, call, status, error_type)
+
+    def record_metrics(self, span: Span, call: _Call, status: str, error_type: str | None) -> None:
+        """The call's counters and duration (:mod:`.metrics`); a no-op without a MeterProvider."""
+        classification = call.classification
+        _metrics.record_tool_call(
+            self.name,
+            status=status,
+            side_effect=self.side_effect,
+            kinds=(a.kind for a in classification.arguments) if classification is not None else (),
+            violations=call.violations,
+            retry=call.essential.get(sc.RETRY_NUMBER, 0),
+            ledger_full=classification is not None and classification.ledger_full,
+            duration=_metrics.now() - call.started,
+            error_type=error_type,
+            context=trace.set_span_in_context(span),
+        )
 
 
 def _restore_essentials(span: Span, call: _Call) -> None:

@@ -201,6 +201,7 @@ class ForeignToolClassifier:
             if span.status.status_code is StatusCode.ERROR
             else semconv.TOOL_STATUS_OK
         )
+        classification = verdict = None
         if call.arguments is not None:
             classification = classify_arguments(call.tool, call.arguments, ledger)
             budget = self._budgets.get(call.tool, self._default_budget)
@@ -211,4 +212,27 @@ class ForeignToolClassifier:
         if call.result is not _ABSENT:
             span_id = format_span_id(span.context.span_id) if span.context is not None else ""
             ledger.remember(call.tool, call.result, span_id, call_arguments=call.arguments)
+        _record_metrics(span, call, attributes, classification, verdict)
         return attributes
+
+
+def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, classification, verdict) -> None:
+    """The same counters as ``@op.tool`` (:mod:`.metrics`); the duration only where the library
+    does not record ``gen_ai.execute_tool.duration`` itself (``opentelemetry-util-genai`` does)."""
+    from .metrics import record_tool_call
+
+    duration = None
+    if call.library != GENAI and span.start_time is not None and span.end_time is not None:
+        duration = (span.end_time - span.start_time) / 1e9
+    error_type = (span.attributes or {}).get(semconv.ERROR_TYPE)
+    record_tool_call(
+        call.tool,
+        status=attributes[semconv.TOOL_STATUS],
+        side_effect=attributes.get(semconv.SIDE_EFFECT),
+        kinds=(a.kind for a in classification.arguments) if classification is not None else (),
+        violations=verdict.violations if verdict is not None else (),
+        retry=attributes.get(semconv.RETRY_NUMBER, 0),
+        ledger_full=classification is not None and classification.ledger_full,
+        duration=duration,
+        error_type=error_type if isinstance(error_type, str) else None,
+    )
