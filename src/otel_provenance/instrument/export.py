@@ -1,7 +1,8 @@
 """Where stripped spans go: an OTLP JSON Lines file (the embedded default) or OTLP over HTTP/gRPC.
 
 The file format is the official ``opentelemetry-exporter-otlp-json-file`` one — one
-``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``) JSON object per line, the shape the
+``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``, ``ExportMetricsServiceRequest``) JSON
+object per line, the shape the
 Collector's file exporter also writes — and the encoding is done by that package, not by us.
 
 What we add is the write path. The official exporter opens the file as a buffered text stream: a
@@ -24,8 +25,10 @@ from typing import Final
 
 from opentelemetry.exporter.otlp.json.file import FileSpanExporter
 from opentelemetry.exporter.otlp.json.file._log_exporter import FileLogExporter
+from opentelemetry.exporter.otlp.json.file.metric_exporter import FileMetricExporter
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -128,6 +131,22 @@ class JsonLinesLogExporter(_JsonLinesFile, LogRecordExporter):
         return self._exporter.export(batch)
 
 
+class JsonLinesMetricExporter(_JsonLinesFile, MetricExporter):
+    """OTLP JSON Lines metrics file: one ``ExportMetricsServiceRequest`` per collection, same writer."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        MetricExporter.__init__(self)  # cumulative temporality, default aggregations
+        _JsonLinesFile.__init__(self, path, FileMetricExporter)
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: object
+    ) -> MetricExportResult:
+        return self._exporter.export(metrics_data)
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs) -> None:
+        _JsonLinesFile.shutdown(self)
+
+
 def _check_protocol(protocol: str) -> None:
     if protocol not in PROTOCOLS:
         raise ConfigurationError(
@@ -164,6 +183,26 @@ def otlp_span_exporter(
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
     return HttpExporter(endpoint=_signal_url(endpoint, "v1/traces") if endpoint else None, **kwargs)
+
+
+def otlp_metric_exporter(
+    protocol: str = PROTOCOL_HTTP,
+    *,
+    endpoint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> MetricExporter:
+    """The real OTLP metric exporter for ``protocol``; arguments as in :func:`otlp_span_exporter`."""
+    _check_protocol(protocol)
+    kwargs: dict[str, object] = {}
+    if headers is not None:
+        kwargs["headers"] = dict(headers)
+    if protocol == PROTOCOL_GRPC:
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
+
+        return GrpcExporter(endpoint=endpoint, **kwargs)
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpExporter
+
+    return HttpExporter(endpoint=_signal_url(endpoint, "v1/metrics") if endpoint else None, **kwargs)
 
 
 def otlp_log_exporter(
