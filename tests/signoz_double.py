@@ -1,19 +1,29 @@
-"""A faithful SigNoz test double: real HTTP on loopback, SigNoz's storage and query-API behaviour.
+"""A faithful SigNoz test double: real HTTP on loopback, SigNoz v0.129.0's storage and query-API behaviour.
 
-- ``POST /v1/traces`` takes OTLP/HTTP (protobuf or JSON, optionally gzip) and stores each span the way
-  SigNoz does: string / bool / one Float64 map for attributes, arrays as JSON text, nested maps flattened
-  to dotted keys, every resource attribute as a string. Keys are catalogued for ``/api/v1/fields/keys``.
+As strict as the server where the reader depends on it, so a reader bug shows up here as it would there.
+Each behaviour follows a file of SigNoz's source (listed in docs/signoz.md, "Where these behaviours come
+from"); ingest follows the collector (see ``signoz_collector``).
+
+- ``POST /v1/traces`` takes OTLP/HTTP (protobuf or JSON, optionally gzip) and stores each span as the
+  collector does: string / bool / one Float64 map for attributes, NaN/±Inf doubles dropped, top-level
+  arrays as JSON text, maps flattened to dotted keys and arrays inside them to ``key.N``, every resource
+  attribute as a string. Keys are catalogued for ``/api/v1/fields/keys`` (which ignores the window).
 - ``POST /api/v5/query_range`` answers raw traces builder queries: strict unknown-field rejection at every
-  level (400), auth (``SIGNOZ-API-KEY`` or ``Authorization: Bearer``; 401 without), a filter subset
+  level (400; ``materialized`` is no field), auth by ``SIGNOZ-API-KEY`` only (``Authorization`` goes to
+  the session-token resolver: 401), the filter grammar's key tokens and a subset of its operators
   (``= != IN NOT IN EXISTS NOT EXISTS AND OR NOT ( )``, quoted strings, ``context.key:type`` keys), the
-  ``[start, end)`` window, order + offset paging, ``limit`` ≤ 10000 (400 above), millisecond
-  ``nextCursor`` on timestamp-ordered full pages, ``rows: null`` when nothing matches, float rounding
-  (3 decimals, 3 significant digits below 1), and absence as the map default (``""``/``0``/``false``,
-  versions before v0.134) or ``null`` (v0.134+), chosen by ``version``.
-- A filter on a key that is not catalogued is a 400 "key not found" before v0.134, a warning after.
+  ``[start, end)`` window, order (direction required) + offset paging, ``limit`` ≤ 10000 (400 above;
+  10000 by default when ordered by timestamp, else 100), millisecond ``nextCursor`` on timestamp-ordered
+  full pages, ``rows: null`` when nothing matches, Go's float rounding (3 decimals, 3 significant digits
+  below 1, half away from zero; ``"NaN"``/``"Inf"``/``"-Inf"``), and absence as the map default
+  (``""``/``0``/``false``, versions before v0.134) or ``null`` (v0.134+), chosen by ``version``.
+- Errors as SigNoz renders them: ``{status: "error", error: {type, code, message, url, errors:
+  [{message}]}}``; a filter on a key that is not catalogued is a 400 "Found 1 errors while parsing the
+  search expression." (the key in ``errors``) before v0.134, and a warning ``{"message": "Encountered
+  warnings", "url", "warnings": [{"message"}]}`` after.
 - ``GET /api/v1/health``, ``GET /api/v1/version``, ``GET /api/v1/fields/keys``.
-- Faults: :meth:`SigNozDouble.inject` queues per-path faults (status codes with optional Retry-After,
-  delays) consumed one per request.
+- Faults: :meth:`SigNozDouble.inject` queues per-path :class:`Fault` s (statuses with optional
+  Retry-After and SigNoz's messages, delays, dripping answers, huge answers) consumed one per request.
 
 Only raw traces queries are implemented; anything else is a 400 naming the double's limit.
 """
@@ -23,7 +33,6 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-import math
 import re
 import secrets
 import threading
@@ -41,7 +50,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
 )
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+from signoz_collector import go_v, resource_attribute, round_like_signoz, span_attribute
+
+__all__ = ["Fault", "SigNozDouble", "export_spans", "round_like_signoz", "window_around_now"]
 
 NULL_SINCE = (0, 134, 0)
 MAX_LIMIT = 10_000
@@ -59,7 +71,9 @@ INTRINSIC_TYPES = {
     "status_message": "string",
     "has_error": "bool",
 }
-_KEY_FIELDS = {"name", "description", "unit", "signal", "fieldContext", "fieldDataType", "materialized"}
+# TelemetryFieldKey (pkg/types/telemetrytypes/field.go): ``materialized`` is ``json:"-"``, so sending it is an
+# unknown field under the spec's DisallowUnknownFields.
+_KEY_FIELDS = {"name", "description", "unit", "signal", "fieldContext", "fieldDataType"}
 _TOP_FIELDS = {
     "schemaVersion",
     "start",
@@ -102,19 +116,94 @@ _KIND_STRINGS = ["Unspecified", "Internal", "Server", "Client", "Producer", "Con
 _STATUS_STRINGS = ["Unset", "Ok", "Error"]
 
 
+_TYPES = {
+    400: "invalid-input",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not-found",
+    429: "too-many-requests",
+    499: "canceled",
+    501: "unsupported",
+    504: "timeout",
+}
+_CODES = {
+    400: "invalid_input",
+    401: "unauthenticated",
+    403: "forbidden",
+    404: "not_found",
+    429: "too_many_requests",
+    499: "canceled",
+    501: "unsupported",
+    504: "timeout",
+}
+SEARCH_GUIDE = "https://signoz.io/docs/userguide/search-troubleshooting/"
+KEY_NOT_FOUND_URL = SEARCH_GUIDE + "#key-fieldname-not-found"
+# pkg/querier/builder_query.go: any ClickHouse failure other than a timeout or a cancel.
+CLICKHOUSE_FAILED = (
+    "Something went wrong on our end. It's not you, it's us. Our team is notified about it. "
+    "Reach out to support if issue persists."
+)
+
+
+def error_body(
+    status: int, message: str, *, url: str = "", errors: list[str] | None = None, code: str | None = None
+) -> dict[str, Any]:
+    """``render.Error``'s body (pkg/http/render/render.go, pkg/errors/http.go ``AsJSON``): type from the
+    status, ``url`` and ``errors`` omitted when empty, each ``errors`` entry's empty message omitted."""
+    error: dict[str, Any] = {
+        "type": _TYPES.get(status, "internal"),
+        "code": code or _CODES.get(status, "internal"),
+        "message": message,
+    }
+    if url:
+        error["url"] = url
+    if errors:
+        error["errors"] = [{"message": m} if m else {} for m in errors]
+    return {"status": "error", "error": error}
+
+
 class BadRequest(Exception):
-    def __init__(self, message: str, status: int = 400, code: str = "invalid_input") -> None:
+    """A refusal rendered as SigNoz renders it: ``message``, and the details in ``errors``."""
+
+    def __init__(
+        self, message: str, status: int = 400, *, url: str = "", errors: list[str] | None = None
+    ) -> None:
         super().__init__(message)
-        self.status, self.code = status, code
+        self.status, self.url, self.errors = status, url, list(errors or [])
+
+    def body(self) -> dict[str, Any]:
+        return error_body(self.status, str(self), url=self.url, errors=self.errors)
 
 
 @dataclass
 class Fault:
-    """One injected answer: an HTTP ``status`` (with ``retry_after`` seconds) and/or a ``delay_s`` first."""
+    """One injected answer, consumed by one request to its path.
+
+    - ``delay_s`` first, then ``status`` (with ``retry_after`` seconds), rendered as SigNoz renders it:
+      ``message`` (default: what SigNoz says for that status; a 500 is its ClickHouse-failure text) and
+      ``errors`` as the details;
+    - ``drip_s``: answer 200 but send one byte every ``drip_s`` seconds, forever (``drip_headers``: the
+      status line and headers too; otherwise headers at once, the body running to the connection's end);
+    - ``huge_bytes``: answer 200 with a JSON body of that many bytes (``chunked``: without a length).
+    """
 
     status: int | None = None
     delay_s: float = 0.0
     retry_after: float | None = None
+    message: str | None = None
+    errors: list[str] | None = None
+    drip_s: float = 0.0
+    drip_headers: bool = False
+    huge_bytes: int = 0
+    chunked: bool = False
+
+
+_STATUS_MESSAGES = {
+    401: "unauthenticated",
+    403: "only viewers/editors/admins can access this resource",
+    500: CLICKHOUSE_FAILED,
+    504: "Query timed out",
+}
 
 
 @dataclass
@@ -134,53 +223,12 @@ class StoredSpan:
     resource: dict[str, str] = field(default_factory=dict)
 
 
-def round_like_signoz(value: float) -> Any:
-    """3 decimals when |v| ≥ 1, 3 significant digits below 1; whole numbers as ints; NaN/Inf as strings."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    if value == 0:
-        return 0
-    rounded = round(value, 3) if abs(value) >= 1 else float(f"{value:.3g}")
-    return int(rounded) if rounded.is_integer() else rounded
-
-
 def rfc3339_nano(ns: int) -> str:
     """Go's RFC3339Nano in UTC: trailing zeros of the fraction trimmed."""
     seconds, frac = divmod(ns, 1_000_000_000)
     head = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
     fraction = f"{frac:09d}".rstrip("0")
     return f"{head}.{fraction}Z" if fraction else f"{head}Z"
-
-
-def _plain(value: AnyValue) -> Any:
-    kind = value.WhichOneof("value")
-    if kind == "array_value":
-        return [_plain(v) for v in value.array_value.values]
-    if kind == "kvlist_value":
-        return {kv.key: _plain(kv.value) for kv in value.kvlist_value.values}
-    if kind == "bytes_value":
-        return base64.b64encode(value.bytes_value).decode()
-    return getattr(value, kind) if kind else None
-
-
-def _go_string(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    if isinstance(value, list | dict):
-        return json.dumps(value, separators=(",", ":"))
-    return str(value)
-
-
-def _flatten(prefix: str, value: AnyValue, out: list[tuple[str, AnyValue]]) -> None:
-    if value.WhichOneof("value") == "kvlist_value":
-        for kv in value.kvlist_value.values:
-            _flatten(f"{prefix}.{kv.key}", kv.value, out)
-    else:
-        out.append((prefix, value))
 
 
 # --- filter expressions -------------------------------------------------------------------------------
@@ -200,52 +248,93 @@ class Key:
     text: str = ""
 
 
+_TEXT_TYPES = {
+    "string": "string",
+    "str": "string",
+    "bool": "bool",
+    "number": "number",
+    "float64": "number",
+    "int64": "number",
+    "int": "number",
+    "float": "number",
+    "double": "number",
+}
+
+
 def parse_key(text: str) -> Key:
-    """``[context.]name[:type]`` — the same re-parsing SigNoz applies to a key text."""
-    parts = text.split(".")
-    context = _CONTEXTS.get(parts[0].lower()) if len(parts) > 1 else None
-    if context is not None:
-        parts = parts[1:]
-    data_type = None
-    last, colon, suffix = parts[-1].rpartition(":")
-    if colon and suffix.lower() in ("string", "bool", "number", "float64", "int64"):
-        parts[-1] = last
-        data_type = "number" if suffix.lower() in ("float64", "int64") else suffix.lower()
-    return Key(".".join(parts), context, data_type, text)
+    """``GetFieldKeyFromKeyText`` (pkg/types/telemetrytypes/field.go): the type after the last ``:`` if it
+    is a known type name (case-sensitive), then the context before the first ``.`` if it is one."""
+    name, colon, suffix = text.rpartition(":")
+    data_type = _TEXT_TYPES.get(suffix) if colon else None
+    if data_type is None:
+        name = text
+    head, dot, rest = name.partition(".")
+    context = _CONTEXTS.get(head) if dot else None
+    return Key(rest if context else name, context, data_type, text)
 
 
-_TOKEN = re.compile(
-    r"""\s*(?:(?P<str>'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")|(?P<op>!=|=|\(|\)|,)"""
-    r"|(?P<num>-?\d+(?:\.\d+)?)(?![\w.:])|(?P<word>[A-Za-z_][\w.:$-]*))"
+# The lexer of grammar/FilterQuery.g4 (v0.129.0): a KEY is SEGMENT ('.' SEGMENT | '[]' | '[*]' | '.' DIGIT+)*,
+# and anything longer that FREETEXT matches wins (longest match), which the parser then refuses.
+_SEGMENT = r"[a-zA-Z$_@{#][a-zA-Z0-9$_@#{}:\-/]*"
+KEY_TOKEN = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT}|\[\]|\[\*\]|\.[0-9]+)*")
+_FREETEXT = re.compile(r"""[^ \t\r\n=()'"<>!,\[\]]+""")
+_QUOTED = re.compile(r"'(?:[^'\\]|\\.)*'" + r'|"(?:[^"\\]|\\.)*"')
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)")
+_OPS = ("==", "!=", "<>", "<=", ">=", "=", "<", ">", "(", ")", "[", "]", ",")
+_KEYWORDS = re.compile(
+    r"(?i:(and|or|not|in|exists?|like|ilike|between|regexp|contains?|hastoken|has|hasany|hasall)"
+    r"|(true|false))"
 )
 
 
-def _tokens(text: str) -> list[tuple[str, Any]]:
-    out: list[tuple[str, Any]] = []
+def _syntax_error(pos: int, got: str) -> FilterError:
+    return FilterError(
+        "Found 1 syntax errors while parsing the search expression.",
+        url=SEARCH_GUIDE,
+        # where_clause_visitor.go builds the details with make([]string, n) and then appends: n empty
+        # entries come first, rendered as {}.
+        errors=["", f"line 1:{pos} mismatched input {got}"],
+    )
+
+
+def _tokens(text: str) -> list[tuple[str, Any, int]]:
+    out: list[tuple[str, Any, int]] = []
     pos = 0
-    while pos < len(text):
-        if text[pos:].strip() == "":
-            break
-        match = _TOKEN.match(text, pos)
-        if not match:
-            raise FilterError(f"syntax error in filter at position {pos}")
-        pos = match.end()
-        if match["str"] is not None:
-            out.append(("value", re.sub(r"\\(.)", r"\1", match["str"][1:-1])))
-        elif match["op"] is not None:
-            out.append(("op", match["op"]))
-        elif match["num"] is not None:
-            out.append(("value", float(match["num"])))
-        else:
-            word = match["word"]
-            upper = word.upper()
-            if upper in ("AND", "OR", "NOT", "IN", "EXISTS"):
-                out.append(("kw", upper))
-            elif upper in ("TRUE", "FALSE"):
-                out.append(("value", upper == "TRUE"))
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n":
+            pos += 1
+        if pos >= len(text):
+            return out
+        quoted = _QUOTED.match(text, pos)
+        if quoted:
+            out.append(("value", re.sub(r"\\(.)", r"\1", quoted[0][1:-1]), pos))
+            pos = quoted.end()
+            continue
+        op = next((o for o in _OPS if text.startswith(o, pos)), None)
+        key = KEY_TOKEN.match(text, pos)
+        free = _FREETEXT.match(text, pos)
+        number = _NUMBER.match(text, pos)
+        longest = max(len(m[0]) if m else 0 for m in (key, free, number))
+        if op and len(op) >= longest:
+            out.append(("op", "=" if op == "==" else op, pos))
+            pos += len(op)
+        elif number and len(number[0]) == longest:
+            out.append(("value", float(number[0]), pos))
+            pos = number.end()
+        elif key and len(key[0]) == longest:
+            word = key[0]
+            keyword = _KEYWORDS.fullmatch(word)
+            if keyword and keyword[1]:
+                upper = word.upper()
+                out.append(("kw", "EXISTS" if upper.startswith("EXIST") else upper, pos))
+            elif keyword:
+                out.append(("value", word.upper() == "TRUE", pos))
             else:
-                out.append(("key", word))
-    return out
+                out.append(("key", word, pos))
+            pos = key.end()
+        else:  # FREETEXT: a full-text search term, never a key
+            out.append(("freetext", free[0] if free else text[pos], pos))
+            pos += len(free[0]) if free else 1
 
 
 @dataclass(frozen=True)
@@ -263,16 +352,23 @@ class Node:
 
 class _Parser:
     def __init__(self, text: str) -> None:
+        self.text = text
         self.items = _tokens(text)
         self.pos = 0
 
     def peek(self) -> tuple[str, Any] | None:
-        return self.items[self.pos] if self.pos < len(self.items) else None
+        return self.items[self.pos][:2] if self.pos < len(self.items) else None
+
+    def fail(self) -> FilterError:
+        if self.pos >= len(self.items):
+            return _syntax_error(len(self.text), "<EOF>")
+        _kind, value, at = self.items[self.pos]
+        return _syntax_error(at, f"'{value}'")
 
     def take(self, kind: str, value: Any = None) -> Any:
         item = self.peek()
         if item is None or item[0] != kind or (value is not None and item[1] != value):
-            raise FilterError(f"syntax error in filter: expected {value or kind} at token {self.pos + 1}")
+            raise self.fail()
         self.pos += 1
         return item[1]
 
@@ -316,11 +412,9 @@ class _Parser:
                 values.append(self.take("value"))
             self.take("op", ")")
             return Node("in", key=key, values=tuple(values), negate=negate)
-        if negate:
-            raise FilterError("syntax error in filter: NOT must be followed by IN or EXISTS here")
+        if negate or self.peek() not in (("op", "="), ("op", "!=")):
+            raise self.fail()
         op = self.take("op")
-        if op not in ("=", "!="):
-            raise FilterError(f"syntax error in filter: unexpected {op!r}")
         return Node("in", key=key, values=(self.take("value"),), negate=op == "!=")
 
 
@@ -330,7 +424,7 @@ def parse_filter(text: str) -> Node | None:
     parser = _Parser(text)
     node = parser.expr()
     if parser.peek() is not None:
-        raise FilterError(f"syntax error in filter: unexpected token {parser.pos + 1}")
+        raise parser.fail()
     return node
 
 
@@ -339,7 +433,7 @@ def _equal(stored: Any, wanted: Any) -> bool:
         return stored is wanted if isinstance(stored, bool) else str(stored).lower() == str(wanted).lower()
     if isinstance(stored, int | float) and isinstance(wanted, int | float):
         return float(stored) == float(wanted)
-    return str(stored) == (wanted if isinstance(wanted, str) else _go_string(wanted))
+    return str(stored) == (wanted if isinstance(wanted, str) else go_v(wanted))
 
 
 def evaluate(node: Node, lookup: Callable[[Key], Any]) -> bool:
@@ -371,6 +465,7 @@ class SigNozDouble:
         self._faults: dict[str, deque[Fault]] = {}
         self.ignore_offset = False  # fault: a server that pages wrongly
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server: ThreadingHTTPServer | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------------
@@ -387,6 +482,7 @@ class SigNozDouble:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -420,14 +516,13 @@ class SigNozDouble:
     # --- ingest ------------------------------------------------------------------------------------
 
     def ingest(self, request: ExportTraceServiceRequest) -> None:
+        """Store spans as the collector's ClickHouse exporter does (see signoz_collector)."""
         with self._lock:
             for rs in request.resource_spans:
                 resource = {}
                 for kv in rs.resource.attributes:
-                    flat: list[tuple[str, AnyValue]] = []
-                    _flatten(kv.key, kv.value, flat)
-                    for key, value in flat:
-                        resource[key] = _go_string(_plain(value))
+                    for key, text in resource_attribute(kv.key, kv.value):
+                        resource[key] = text
                         self.catalogue.add((key, "resource", "string"))
                 for ss in rs.scope_spans:
                     for span in ss.spans:
@@ -446,46 +541,41 @@ class SigNozDouble:
             status_message=span.status.message,
             resource=dict(resource),
         )
-        flat: list[tuple[str, AnyValue]] = []
+        maps = {"string": stored.strings, "number": stored.numbers, "bool": stored.bools}
         for kv in span.attributes:
-            _flatten(kv.key, kv.value, flat)
-        for key, value in flat:
-            kind = value.WhichOneof("value")
-            if kind == "bool_value":
-                stored.bools[key] = value.bool_value
-                self.catalogue.add((key, "attribute", "bool"))
-            elif kind in ("int_value", "double_value"):
-                stored.numbers[key] = float(
-                    getattr(value, kind)
-                )  # one Float64 map: ints > 2^53 lose precision
-                self.catalogue.add((key, "attribute", "number"))
-            else:
-                stored.strings[key] = _go_string(_plain(value))
-                self.catalogue.add((key, "attribute", "string"))
+            for key, kind, value in span_attribute(kv.key, kv.value):
+                maps[kind][key] = value
+                self.catalogue.add((key, "attribute", kind))
         return stored
 
     # --- query_range -------------------------------------------------------------------------------
 
     def query_range(self, body: Any) -> dict[str, Any]:
         spec, start, end = _decode(body)
-        limit = spec.get("limit") or 100
-        if not isinstance(limit, int) or limit < 0 or limit > MAX_LIMIT:
-            raise BadRequest(f"limit must be between 0 and {MAX_LIMIT}, got {limit}")
+        order = [(_field(o.get("key", {}), "order key"), o["direction"]) for o in spec.get("order") or []]
+        # pkg/querier/builder_query.go: a raw query ordered by timestamp first takes the window-list path,
+        # whose default limit is 10000; any other raw query gets the statement builder's LIMIT 100.
+        window_list = bool(order) and order[0][0].name == "timestamp"
+        limit = spec.get("limit") or (MAX_LIMIT if window_list else 100)
         offset = 0 if self.ignore_offset else spec.get("offset") or 0
         warnings: list[str] = []
         tree = parse_filter((spec.get("filter") or {}).get("expression", ""))
-        for key in tree.all_keys() if tree else ():
-            if not self._catalogued(key):
-                if not self.null_for_absent:
-                    raise BadRequest(f"key `{key.text}` not found")
-                warnings.append(f"key `{key.text}` not found")
+        missing = [
+            f"key `{key.name}` not found"
+            for key in (tree.all_keys() if tree else ())
+            if not self._catalogued(key)
+        ]
+        if missing and not self.null_for_absent:
+            # where_clause_visitor.go (VisitKey, PrepareWhereClause): one summary, the keys in ``errors``.
+            raise BadRequest(
+                f"Found {len(missing)} errors while parsing the search expression.",
+                url=KEY_NOT_FOUND_URL,
+                errors=missing,
+            )
+        warnings.extend(missing)
         select = [_field(s, "selectFields entry") for s in spec.get("selectFields") or []]
         if not select:
             select = [Key("name", "span", "string"), Key("duration_nano", "span", "number")]
-        order = [
-            (_field(o.get("key", {}), "order key"), o.get("direction", "desc"))
-            for o in spec.get("order") or []
-        ]
         with self._lock:
             matched = [
                 s
@@ -513,24 +603,31 @@ class SigNozDouble:
                 ]
             },
         }
-        if warnings:
-            data["warning"] = {"message": "; ".join(warnings)}
+        if warnings:  # pkg/querier/querier.go: QueryWarnData
+            data["warning"] = {
+                "message": "Encountered warnings",
+                "url": KEY_NOT_FOUND_URL,
+                "warnings": [{"message": w} for w in dict.fromkeys(warnings)],
+            }
         return {"status": "success", "data": data}
 
     def field_keys(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """``getTracesKeys`` (pkg/telemetrymetadata/metadata.go): the time window is ignored for traces
+        (the ``unix_milli`` conditions are commented out), ``searchText`` is an ILIKE, ``limit`` (default
+        1000) counts catalogue rows only, and the intrinsic span fields are added on top."""
         if query.get("signal", ["traces"])[0] != "traces":
             raise BadRequest("the double only catalogues traces")
-        limit = int(query.get("limit", ["1000"])[0])
-        search = query.get("searchText", [""])[0]
-        keys: dict[str, list[dict[str, str]]] = {}
+        limit = int(query.get("limit", ["1000"])[0] or 1000)
+        search = query.get("searchText", [""])[0].lower()
         with self._lock:
-            entries = sorted(self.catalogue) + [(n, "span", t) for n, t in INTRINSIC_TYPES.items()]
+            rows = [entry for entry in sorted(self.catalogue) if search in entry[0].lower()]
+        entries = rows[:limit] + [(n, "span", t) for n, t in INTRINSIC_TYPES.items() if search in n.lower()]
+        keys: dict[str, list[dict[str, str]]] = {}
         for name, context, data_type in entries:
-            if (search in name and len(keys) < limit) or name in keys:
-                keys.setdefault(name, []).append(
-                    {"name": name, "signal": "traces", "fieldContext": context, "fieldDataType": data_type}
-                )
-        return {"status": "success", "data": {"keys": keys, "complete": len(keys) < limit}}
+            keys.setdefault(name, []).append(
+                {"name": name, "signal": "traces", "fieldContext": context, "fieldDataType": data_type}
+            )
+        return {"status": "success", "data": {"keys": keys, "complete": len(rows) <= limit}}
 
     def _catalogued(self, key: Key) -> bool:
         if key.context in ("span", None) and key.name in INTRINSIC_TYPES:
@@ -595,9 +692,10 @@ def _strict(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise BadRequest(f"{where} must be an object")
     for name in obj:
-        if name not in allowed:
+        if name not in allowed:  # pkg/http/binding/json.go, req.go UnmarshalJSON
             raise BadRequest(
-                f"unknown field {name!r} in {where}; valid fields are: {', '.join(sorted(allowed))}"
+                f"unknown field {json.dumps(name)} in {where}",
+                errors=["Valid fields are: " + ", ".join(sorted(allowed))],
             )
     return obj
 
@@ -641,15 +739,26 @@ def _decode(body: Any) -> tuple[dict[str, Any], int, int]:
         raise BadRequest(f"invalid signal {spec.get('signal')!r}")
     if "filter" in spec:
         _strict(spec["filter"], {"expression"}, "filter")
-    for item in spec.get("order") or []:
-        _strict(item, {"key", "direction"}, "order")
-        if item.get("direction", "asc") not in ("asc", "desc"):
-            raise BadRequest(f"invalid order direction {item.get('direction')!r}")
     for name in ("limit", "offset"):
         if name in spec and (
             not isinstance(spec[name], int) or isinstance(spec[name], bool) or spec[name] < 0
         ):
-            raise BadRequest(f"{name} must be a non-negative integer")
+            raise BadRequest(f"{name} must be non-negative, got {spec[name]}")
+    if spec.get("limit", 0) > MAX_LIMIT:  # validation.go: validateLimitAndPagination
+        raise BadRequest(
+            f"limit exceeds maximum allowed value of {MAX_LIMIT}", errors=[f"Provided limit: {spec['limit']}"]
+        )
+    for number, item in enumerate(spec.get("order") or [], 1):
+        _strict(item, {"key", "direction"}, "order")
+        direction = item.get("direction")
+        # validation.go validateOrderBy: a missing direction is the empty OrderDirection, which is refused.
+        if not isinstance(direction, str) or direction.lower() not in ("asc", "desc"):
+            raise BadRequest(
+                f"invalid direction for order by clause #{number} in query '{spec.get('name', '')}': "
+                f"{direction if isinstance(direction, str) else ''}",
+                errors=["Valid directions are: asc, desc"],
+            )
+        item["direction"] = direction.lower()
     return spec, top["start"], top["end"]
 
 
@@ -703,8 +812,62 @@ class _Handler(BaseHTTPRequestHandler):
     def _json(self, status: int, obj: Any, headers: dict[str, str] | None = None) -> None:
         self._send(status, json.dumps(obj).encode(), headers=headers)
 
-    def _error(self, status: int, code: str, message: str, headers: dict[str, str] | None = None) -> None:
-        self._json(status, {"status": "error", "error": {"code": code, "message": message}}, headers)
+    def _error(
+        self,
+        status: int,
+        message: str,
+        headers: dict[str, str] | None = None,
+        *,
+        url: str = "",
+        errors: list[str] | None = None,
+    ) -> None:
+        self._json(status, error_body(status, message, url=url, errors=errors), headers)
+
+    def _refuse(self, exc: BadRequest) -> None:
+        self._json(exc.status, exc.body())
+
+    def _raw(self, data: bytes) -> bool:
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+            return True
+        except OSError:  # the client gave up
+            self.close_connection = True
+            return False
+
+    def _drip(self, fault: Fault) -> None:
+        head = (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"  # body to EOF
+        )
+        if not fault.drip_headers and not self._raw(head):
+            return
+        start = (head if fault.drip_headers else b"") + b'{"status":"success","data":'
+        self.close_connection = True
+        sent = 0
+        while not self.owner._stopping.wait(fault.drip_s):
+            if not self._raw(start[sent : sent + 1] if sent < len(start) else b" "):
+                return
+            sent += 1
+
+    def _huge(self, fault: Fault) -> None:
+        head, tail = b'{"status":"success","data":{"pad":"', b'"}}'
+        size = max(fault.huge_bytes, len(head) + len(tail))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header(
+            "Transfer-Encoding" if fault.chunked else "Content-Length",
+            "chunked" if fault.chunked else str(size),
+        )
+        self.end_headers()
+        self.close_connection = True
+        parts = [head, *[b"x" * 65536] * ((size - len(head) - len(tail)) // 65536)]
+        parts += [b"x" * ((size - len(head) - len(tail)) % 65536), tail]
+        for part in parts:
+            data = b"%x\r\n%s\r\n" % (len(part), part) if fault.chunked else part
+            if part and not self._raw(data):
+                return
+        if fault.chunked:
+            self._raw(b"0\r\n\r\n")
 
     def _body(self) -> bytes:
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -718,21 +881,26 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         if fault.delay_s:
             time.sleep(fault.delay_s)
+        if fault.drip_s:
+            self._drip(fault)
+            return True
+        if fault.huge_bytes:
+            self._huge(fault)
+            return True
         if fault.status is None:
             return False
         headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
-        self._error(fault.status, "injected", f"injected fault {fault.status}", headers)
+        message = fault.message or _STATUS_MESSAGES.get(fault.status, f"injected fault {fault.status}")
+        self._error(fault.status, message, headers, errors=fault.errors)
         return True
 
     def _authorised(self) -> bool:
-        key = self.headers.get("SIGNOZ-API-KEY")
-        bearer = self.headers.get("Authorization", "")
-        if key == self.owner.api_key or bearer == f"Bearer {self.owner.api_key}":
+        """pkg/identn: the tokenizer resolver is tried first and takes any request with an
+        ``Authorization`` header (an API key is not a session token there); only without one does the
+        API-key resolver read ``SIGNOZ-API-KEY``. Anything unresolved is 401 "unauthenticated"."""
+        if not self.headers.get("Authorization") and self.headers.get("SIGNOZ-API-KEY") == self.owner.api_key:
             return True
-        if key is None and not bearer:
-            self._error(401, "unauthenticated", "missing authentication")
-        else:
-            self._error(401, "unauthenticated", "invalid API key")
+        self._error(401, "unauthenticated")
         return False
 
     def do_GET(self) -> None:
@@ -749,9 +917,9 @@ class _Handler(BaseHTTPRequestHandler):
                 try:
                     self._json(200, self.owner.field_keys(parse_qs(parts.query)))
                 except BadRequest as exc:
-                    self._error(exc.status, exc.code, str(exc))
+                    self._refuse(exc)
         else:
-            self._error(404, "not_found", f"no route {parts.path}")
+            self._error(404, f"no route {parts.path}")
 
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
@@ -761,21 +929,22 @@ class _Handler(BaseHTTPRequestHandler):
             self._ingest(body)
             return
         if path != "/api/v5/query_range":
-            self._error(404, "not_found", f"no route {path}")
+            self._error(404, f"no route {path}")
             return
         try:
             parsed = json.loads(body)
         except ValueError:
-            self.owner.requests.append(("POST", path, None))
-            self._error(400, "invalid_input", "request body is not JSON")
-            return
+            parsed = None
         self.owner.requests.append(("POST", path, parsed))
         if self._fault(path) or not self._authorised():
             return
+        if parsed is None:
+            self._error(400, "request body is not JSON")
+            return
         try:
             self._json(200, self.owner.query_range(parsed))
-        except (BadRequest, FilterError) as exc:
-            self._error(400, "invalid_input", str(exc))
+        except BadRequest as exc:
+            self._refuse(exc)
 
     def _ingest(self, body: bytes) -> None:
         content_type = self.headers.get("Content-Type", "")
@@ -786,7 +955,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 request.ParseFromString(body)
         except Exception as exc:  # malformed OTLP is a 400, as in the collector
-            self._error(400, "invalid_input", f"bad OTLP payload: {type(exc).__name__}")
+            self._error(400, f"bad OTLP payload: {type(exc).__name__}")
             return
         self.owner.ingest(request)
         if content_type.startswith("application/json"):

@@ -160,7 +160,11 @@ def test_digest_key_id_reaches_the_spans(monkeypatch):
 
     memory = InMemorySpanExporter()
     provider = op.configure(
-        set_global=False, exporter=memory, batch=False, digest_key="k" * 32, digest_key_id="ci-key-1"
+        set_global=False,
+        exporter=memory,
+        batch=False,
+        digest_key="7f" * 8 + bytes(range(24)).hex(),
+        digest_key_id="ci-key-1",
     )
     with TelemetryHandler(tracer_provider=provider).tool("t") as call:
         call.arguments = {"a": "value-1"}

@@ -134,8 +134,9 @@ def test_configure_ships_stripped_spans_over_otlp(
     for value in values:
         assert value.encode() not in wire
     read_file = spans["execute_tool read_file"]
-    assert read_file.attributes[sc.arg_attr("path", sc.ARG_KIND_SUFFIX)] == sc.KIND_OBSERVED
-    assert read_file.attributes[sc.arg_attr("path", sc.ARG_SOURCE_TOOL_SUFFIX)] == "list_files"
+    # util-genai spans carry no parameter schema: the argument is exported by position (#18 point 9)
+    assert read_file.attributes[sc.arg_attr("arguments.0", sc.ARG_KIND_SUFFIX)] == sc.KIND_OBSERVED
+    assert read_file.attributes[sc.arg_attr("arguments.0", sc.ARG_SOURCE_TOOL_SUFFIX)] == "list_files"
     assert read_file.resource[sc.SERVICE_VERSION] == "2.0.0"
     assert read_file.resource[sc.SERVICE_NAME] == "refund-agent"
     assert sc.GEN_AI_TOOL_CALL_ARGUMENTS not in read_file.attributes

@@ -16,7 +16,7 @@ from otel_provenance.instrument.classify import classify_arguments
 from otel_provenance.instrument.ledger import Ledger
 from otel_provenance.instrument.settings import configure_settings
 
-SETTINGS = configure_settings(digest_key=b"k" * 32, environ={})
+SETTINGS = configure_settings(digest_key=bytes(range(32)), environ={})
 
 
 @pytest.fixture
@@ -170,7 +170,7 @@ def test_short_value_floor_and_field_name_exemption():
 def test_short_value_floor_is_configurable():
     ledger = Ledger(100)
     ledger.remember("page", {"code": "ab"}, "s1")
-    low = configure_settings(digest_key=b"k" * 32, min_value_length=2, environ={})
+    low = configure_settings(digest_key=bytes(range(32)), min_value_length=2, environ={})
     got = classify_arguments("t", {"x": "ab"}, ledger, settings=low)
     assert got.arguments[0].kind == "observed"
     assert classify(ledger, x="ab")["x"].kind == "assumed"
@@ -290,8 +290,8 @@ def test_no_false_observed_for_values_that_normalise_differently(observed, argum
 
 
 def test_digests_are_keyed_and_change_with_the_key():
-    a = configure_settings(digest_key=b"a" * 32, environ={})
-    b = configure_settings(digest_key=b"b" * 32, environ={})
+    a = configure_settings(digest_key=bytes(range(32)), environ={})
+    b = configure_settings(digest_key=bytes(range(32, 64)), environ={})
     value = "482916"
     da = classify_arguments("t", {"pin": value}, None, settings=a).arguments[0].digest
     db = classify_arguments("t", {"pin": value}, None, settings=b).arguments[0].digest

@@ -16,7 +16,7 @@ from otel_provenance.instrument.settings import (
     reset_settings,
 )
 
-KEY = "0123456789abcdef0123456789abcdef"  # 32 hex digits = 16 bytes
+KEY = bytes(range(100, 132)).hex()  # 64 hex digits = 32 bytes, all distinct
 
 
 def test_defaults_use_an_ephemeral_random_key():
@@ -40,11 +40,11 @@ def test_environment_then_argument_precedence():
         enforce=True,
         min_value_length=3,
         ledger_max_entries=7,
-        digest_key=b"another key, 16+ bytes",
+        digest_key=bytes(range(200, 232)),
         key_id="prod-2026",
     )
     assert (overridden.enforce, overridden.min_value_length, overridden.ledger_max_entries) == (True, 3, 7)
-    assert overridden.key_id == "prod-2026" and overridden.digest_key == b"another key, 16+ bytes"
+    assert overridden.key_id == "prod-2026" and overridden.digest_key == bytes(range(200, 232))
     assert configure_settings(environ={**env, ENV_DIGEST_KEY_ID: "ops-key"}).key_id == "ops-key"
     assert get_settings().key_id == "ops-key"
     reset_settings()

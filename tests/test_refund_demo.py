@@ -118,7 +118,9 @@ def test_the_same_verdict_read_back_from_signoz(demo, tmp_path, monkeypatch, ver
     common += ["--completed-at", "2026-01-01T00:00:00Z"]
     from_files, from_signoz = tmp_path / "files.json", tmp_path / "signoz.json"
     stdout_files = io.StringIO()
-    assert run([*common, "--report-json", str(from_files), *files], stdout_files, io.StringIO()) == 2
+    html_files, html_signoz = tmp_path / "files.html", tmp_path / "signoz.html"
+    argv = [*common, "--report-json", str(from_files), "--report-html", str(html_files), *files]
+    assert run(argv, stdout_files, io.StringIO()) == 2
 
     with SigNozDouble(version=version) as double:
         exporter = OTLPSpanExporter(endpoint=double.otlp_url, timeout=10)
@@ -129,9 +131,11 @@ def test_the_same_verdict_read_back_from_signoz(demo, tmp_path, monkeypatch, ver
         end = max(s.end_ns for s in spans) // 1_000_000 + 1_000
         stdout_signoz, stderr = io.StringIO(), io.StringIO()
         window = ["--signoz", double.url, "--start", str(start), "--end", str(end)]
-        code = run([*common, *window, "--report-json", str(from_signoz)], stdout_signoz, stderr)
+        argv = [*common, *window, "--report-json", str(from_signoz), "--report-html", str(html_signoz)]
+        code = run(argv, stdout_signoz, stderr)
     assert code == 2, stderr.getvalue()
     assert from_signoz.read_bytes() == from_files.read_bytes()
+    assert html_signoz.read_bytes() == html_files.read_bytes()  # the same runs drawn, byte for byte
     assert stdout_signoz.getvalue() == stdout_files.getvalue()
     assert double.api_key not in stdout_signoz.getvalue() + stderr.getvalue()
 

@@ -93,26 +93,42 @@ def test_select_field_without_context_or_type_is_rejected(double: SigNozDouble) 
     assert response.status_code == 400 and "fieldContext and fieldDataType" in response.text
 
 
-def test_auth(double: SigNozDouble) -> None:
-    assert _post(double, _query(), headers={}).status_code == 401
+def test_auth_takes_the_api_key_header_only(double: SigNozDouble) -> None:
+    """pkg/identn: an API key is read from SIGNOZ-API-KEY; Authorization goes to the session-token
+    resolver (tried first), where an API key is no token — even beside a valid SIGNOZ-API-KEY."""
+    unauthenticated = {
+        "status": "error",
+        "error": {"type": "unauthenticated", "code": "unauthenticated", "message": "unauthenticated"},
+    }
+    assert _post(double, _query(), headers={}).json() == unauthenticated
     assert _post(double, _query(), headers={"SIGNOZ-API-KEY": "nope"}).status_code == 401
-    assert _post(double, _query(), headers={"Authorization": f"Bearer {double.api_key}"}).status_code == 200
+    assert _post(double, _query(), headers={"Authorization": f"Bearer {double.api_key}"}).status_code == 401
+    both = {"SIGNOZ-API-KEY": double.api_key, "Authorization": f"Bearer {double.api_key}"}
+    assert _post(double, _query(), headers=both).status_code == 401
+    assert _post(double, _query(), headers={"SIGNOZ-API-KEY": double.api_key}).status_code == 200
     assert httpx.get(double.url + "/api/v1/fields/keys").status_code == 401
 
 
 def test_limit_cap_rows_null_and_rounding(double: SigNozDouble) -> None:
-    assert _post(double, _query(limit=10_001)).status_code == 400
+    refused = _post(double, _query(limit=10_001))
+    assert refused.status_code == 400 and refused.json()["error"] == {
+        "type": "invalid-input",
+        "code": "invalid_input",
+        "message": "limit exceeds maximum allowed value of 10000",
+        "errors": [{"message": "Provided limit: 10001"}],
+    }
     assert _rows(_post(double, _query(limit=10_000))) is None  # nothing stored yet: null, not []
     export_spans(
         double,
         {"service.name": "s", "service.version": "v1"},
         lambda t: t.start_span(
-            "x", attributes={"f": 1234.56789, "g": 0.000123456, "i": 3, "w": 2.0, "n": float("nan")}
+            "x", attributes={"f": 1234.56789, "g": 0.000123456, "i": 3, "w": 2.0, "h": 1.2345, "q": 0.1235}
         ).end(),
     )
-    select = [{"name": k, "fieldContext": "attribute", "fieldDataType": "number"} for k in "fgiwn"]
+    select = [{"name": k, "fieldContext": "attribute", "fieldDataType": "number"} for k in "fgiwhq"]
     data = _rows(_post(double, _query(select=select)))[0]["data"]
-    assert data["f"] == 1234.568 and data["g"] == 0.000123 and data["i"] == 3 and data["n"] == "NaN"
+    assert data["f"] == 1234.568 and data["g"] == 0.000123 and data["i"] == 3
+    assert (data["h"], data["q"]) == (1.235, 0.124)  # Go's math.Round: half away from zero
     assert isinstance(data["w"], int)  # whole numbers come back as JSON integers
     assert set(data) >= {"trace_id", "span_id", "timestamp"}
 
@@ -152,11 +168,25 @@ def test_absent_key_answer_depends_on_version(version: str, absent: tuple) -> No
 
 
 def test_filter_on_uncatalogued_key(double: SigNozDouble) -> None:
+    """v0.129: one summary message, the key in ``errors`` (where_clause_visitor.go); v0.134: a warning."""
     response = _post(double, _query("resource.service.version = 'v2'"))
-    assert response.status_code == 400 and "not found" in response.text
+    assert response.status_code == 400 and response.json() == {
+        "status": "error",
+        "error": {
+            "type": "invalid-input",
+            "code": "invalid_input",
+            "message": "Found 1 errors while parsing the search expression.",
+            "url": "https://signoz.io/docs/userguide/search-troubleshooting/#key-fieldname-not-found",
+            "errors": [{"message": "key `service.version` not found"}],
+        },
+    }
     with SigNozDouble(version="v0.134.0") as new:
         response = _post(new, _query("resource.service.version = 'v2'"))
-        assert response.status_code == 200 and response.json()["data"]["warning"]
+        assert response.status_code == 200 and response.json()["data"]["warning"] == {
+            "message": "Encountered warnings",
+            "url": "https://signoz.io/docs/userguide/search-troubleshooting/#key-fieldname-not-found",
+            "warnings": [{"message": "key `service.version` not found"}],
+        }
 
 
 def test_filter_subset(double: SigNozDouble) -> None:
@@ -171,7 +201,20 @@ def test_filter_subset(double: SigNozDouble) -> None:
     assert names("k NOT IN ('a') AND NOT k = 'b'") == ["c"]
     assert names("(k = 'a' OR k = 'b') AND q = 'it\\'s'") == ["a", "b"]
     assert names("k NOT EXISTS") == []
-    assert _post(double, _query("k = = 'a'")).status_code == 400
+    refused = _post(double, _query("k = = 'a'"))
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert error["message"] == "Found 1 syntax errors while parsing the search expression."
+    assert error["errors"][0] == {} and "line 1:4" in error["errors"][1]["message"]
+
+
+@pytest.mark.parametrize("key", ["attribute.http.2xx:number", "attribute.a b:string", "attribute.é:string"])
+def test_a_key_the_grammar_cannot_lex_is_a_syntax_error(double: SigNozDouble, key: str) -> None:
+    """grammar/FilterQuery.g4: a KEY segment starts with a letter (or $_@{#); ``.2`` may follow only as
+    digits, so ``http.2xx`` lexes as FREETEXT; a space ends the key. Keys cannot be quoted."""
+    response = _post(double, _query(f"{key} EXISTS"))
+    assert response.status_code == 400
+    assert "syntax errors" in response.json()["error"]["message"]
 
 
 def test_millisecond_cursor_skips_spans_sharing_the_last_millisecond_offset_does_not(
@@ -260,12 +303,128 @@ def test_otlp_json_ingest_and_field_keys(double: SigNozDouble) -> None:
 
 
 def test_rounding_rule() -> None:
-    assert [round_like_signoz(v) for v in (0.0, 1.0, 1.23449, 0.0012345, -0.98765, 12345.6789)] == [
+    """resp.go roundToNonZeroDecimals: math.Round (half away from zero) of v·10^k, not decimal rounding."""
+    values = (0.0, 1.0, 1.23449, 0.0012345, -0.98765, 12345.6789, 1.2345, 0.1235, -1.2345, 2.5e-7)
+    assert [round_like_signoz(v) for v in values] == [
         0,
         1,
         1.234,
         0.00123,
         -0.988,
         12345.679,
+        1.235,
+        0.124,
+        -1.235,
+        2.5e-7,
     ]
-    assert round_like_signoz(float("inf")) == "+Inf"
+    assert [round_like_signoz(float(v)) for v in ("inf", "-inf", "nan")] == ["Inf", "-Inf", "NaN"]
+
+
+def test_non_finite_numbers_are_dropped_at_ingest(double: SigNozDouble) -> None:
+    """The collector's attributesData.add skips a NaN/±Inf double (also inside a map); a resource
+    double is stored as pdata's AsString, which for NaN is Go's JSON error text."""
+    export_spans(
+        double,
+        {"service.name": "s", "service.version": "v1", "r.nan": float("nan"), "r.half": 0.5},
+        lambda t: t.start_span("x", attributes={"n": float("nan"), "i": float("inf"), "ok": 1.5}).end(),
+    )
+    stored = double.spans[0]
+    assert stored.numbers == {"ok": 1.5}
+    assert ("n", "attribute", "number") not in double.catalogue
+    assert stored.resource["r.nan"] == "json: unsupported value: NaN" and stored.resource["r.half"] == "0.5"
+
+
+def test_arrays_inside_map_attributes_are_flattened_to_indexed_keys(double: SigNozDouble) -> None:
+    """utils/flatten FlattenJSON: map → dotted keys, an array inside a map → key.0, key.1, …; a top-level
+    array stays JSON text; NaN inside a map is dropped too."""
+    span = {
+        "traceId": "5b8efff798038103d269b633813fc60c",
+        "spanId": "eee19b7ec3c1b174",
+        "name": "maps",
+        "startTimeUnixNano": str(window_around_now()[1] * 1_000_000 - 10**9),
+        "endTimeUnixNano": str(window_around_now()[1] * 1_000_000 - 10**8),
+        "attributes": [
+            {
+                "key": "m",
+                "value": {
+                    "kvlistValue": {
+                        "values": [
+                            {
+                                "key": "arr",
+                                "value": {
+                                    "arrayValue": {
+                                        "values": [
+                                            {"stringValue": "a"},
+                                            {"intValue": "7"},
+                                            {
+                                                "kvlistValue": {
+                                                    "values": [{"key": "z", "value": {"boolValue": True}}]
+                                                }
+                                            },
+                                        ]
+                                    }
+                                },
+                            },
+                            {"key": "bad", "value": {"doubleValue": "NaN"}},
+                        ]
+                    }
+                },
+            },
+            {"key": "top", "value": {"arrayValue": {"values": [{"doubleValue": 1.0}, {"stringValue": "b"}]}}},
+        ],
+    }
+    payload = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": [span]}]}]}
+    response = httpx.post(
+        double.otlp_url, content=json.dumps(payload), headers={"Content-Type": "application/json"}
+    )
+    assert response.status_code == 200
+    stored = double.spans[-1]
+    assert stored.strings == {"m.arr.0": "a", "top": '[1,"b"]'}
+    assert stored.numbers == {"m.arr.1": 7.0} and stored.bools == {"m.arr.2.z": True}
+
+
+def test_order_entry_without_direction_is_a_400(double: SigNozDouble) -> None:
+    """validation.go validateOrderBy: the empty OrderDirection is neither asc nor desc."""
+    key = {"name": "timestamp", "fieldContext": "span", "fieldDataType": "number"}
+    response = _post(double, _query(order=[{"key": key}]))
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["message"] == "invalid direction for order by clause #1 in query 'A': "
+    assert error["errors"] == [{"message": "Valid directions are: asc, desc"}]
+
+
+def test_materialized_in_a_key_is_an_unknown_field(double: SigNozDouble) -> None:
+    """TelemetryFieldKey.Materialized is ``json:"-"``: not part of the API, refused by strict decoding."""
+    select = [{"name": "name", "fieldContext": "span", "fieldDataType": "string", "materialized": True}]
+    response = _post(double, _query(select=select))
+    assert response.status_code == 400 and "materialized" in response.json()["error"]["message"]
+
+
+def test_default_limit_is_10000_when_ordered_by_timestamp_else_100(double: SigNozDouble) -> None:
+    """builder_query.go: the window-list path (first order key timestamp) defaults to 10000 rows; the
+    statement builder's LIMIT is 100 otherwise."""
+    export_spans(double, {"service.name": "s"}, lambda t: [t.start_span(f"s{i}").end() for i in range(150)])
+    ordered, plain = _query(), _query(order=[])
+    for body in (ordered, plain):
+        del body["compositeQuery"]["queries"][0]["spec"]["limit"]
+    assert len(_rows(_post(double, ordered))) == 150
+    assert len(_rows(_post(double, plain))) == 100
+
+
+def test_field_keys_ignore_the_time_window_for_traces(double: SigNozDouble) -> None:
+    """metadata.go getTracesKeys: the unix_milli conditions are commented out, so a key seen only long
+    before the window is still listed."""
+    old = (window_around_now()[0] - 30 * 86_400_000) * 1_000_000
+    export_spans(
+        double,
+        {"service.name": "s"},
+        lambda t: t.start_span("old", start_time=old, attributes={"ancient": 1}).end(end_time=old + 10),
+    )
+    start, end = window_around_now()
+    keys = httpx.get(
+        double.url + "/api/v1/fields/keys",
+        params={"signal": "traces", "startUnixMilli": start, "endUnixMilli": end},
+        headers={"SIGNOZ-API-KEY": double.api_key},
+    ).json()["data"]
+    assert "ancient" in keys["keys"] and keys["complete"] is True
+    assert _rows(_post(double, _query())) is None  # the span itself is outside the window

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import logging
+from urllib.parse import quote
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz import read_signoz
+from otel_provenance.offline.readers.signoz_http import echoes_secret
+from otel_provenance.offline.readers.signoz_query import MAX_500_ATTEMPTS
 from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
 
 QUERY = "/api/v5/query_range"
@@ -62,10 +68,58 @@ def test_500s_then_success_are_retried(double: SigNozDouble) -> None:
     assert [s.attributes["agent.retry.number"] for s in read(double)] == [1]
 
 
-def test_persistent_500_ends_at_the_deadline(double: SigNozDouble) -> None:
+def test_a_deterministic_500_is_retried_a_few_times_not_until_the_deadline(double: SigNozDouble) -> None:
+    """A SigNoz 500 is a ClickHouse error (pkg/querier/builder_query.go), the same on every retry."""
     double.inject(QUERY, *[Fault(status=500)] * 1000)
-    with pytest.raises(QueryError, match=r"deadline.*HTTP 500"):
+    with pytest.raises(QueryError, match=r"failed the query 3 times \(HTTP 500 Something went wrong"):
+        read(double, deadline_s=600.0)
+    assert double.query_count() == MAX_500_ATTEMPTS
+
+
+def test_persistent_503_ends_at_the_deadline(double: SigNozDouble) -> None:
+    double.inject(QUERY, *[Fault(status=503)] * 1000)
+    with pytest.raises(QueryError, match=r"deadline.*HTTP 503"):
         read(double, deadline_s=1.0)
+
+
+def test_the_details_of_a_signoz_error_reach_the_message(double: SigNozDouble) -> None:
+    """v0.129 puts the summary in error.message and the cause in error.errors[].message."""
+    double.inject(
+        QUERY,
+        Fault(
+            status=400,
+            message="Found 1 errors while parsing the search expression.",
+            errors=["key `agent.nope` not found"],
+        ),
+    )
+    with pytest.raises(QueryError) as info:
+        read(double)
+    assert "Found 1 errors while parsing the search expression.: key `agent.nope` not found" in str(
+        info.value
+    )
+
+
+@pytest.mark.parametrize(
+    "echo",
+    [
+        lambda k: k.upper(),
+        lambda k: k.replace("-", "_"),
+        lambda k: k.replace("-", ""),
+        lambda k: quote(k, safe=""),
+        lambda k: base64.b64encode(k.encode()).decode(),
+        lambda k: k.encode().hex(),
+        lambda k: k[:-3] + "…",
+        lambda k: " ".join(k),
+    ],
+    ids=["upper", "underscores", "no-dashes", "percent", "base64", "hex", "truncated", "spaced"],
+)
+def test_an_echo_of_the_key_in_any_form_is_withheld(double: SigNozDouble, echo) -> None:
+    shown = echo(double.api_key)
+    double.inject(QUERY, Fault(status=400, message="bad request", errors=[f"unknown key {shown}"]))
+    with pytest.raises(QueryError) as info:
+        read(double)
+    assert "withheld" in str(info.value) and shown not in str(info.value)
+    assert double.api_key not in str(info.value)
 
 
 def test_slow_server_ends_at_the_deadline(double: SigNozDouble) -> None:
@@ -130,3 +184,37 @@ def test_a_server_that_ignores_offset_is_an_error_not_a_loop(double: SigNozDoubl
     double.ignore_offset = True
     with pytest.raises(QueryError, match="ignored the query offset"):
         read(double, page_size=2)
+
+
+_KEYS = st.text(
+    alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_", min_size=20, max_size=48
+)
+_ECHOES = st.sampled_from(
+    [
+        str.upper,
+        str.lower,
+        lambda k: quote(quote(k, safe=""), safe=""),
+        lambda k: base64.urlsafe_b64encode(k.encode()).decode(),
+        lambda k: "-".join(k[i : i + 4] for i in range(0, len(k), 4)),
+        lambda k: k[: len(k) - 4] + "...",
+    ]
+)
+_SIGNOZ_TEXTS = [
+    "unauthenticated",
+    "Found 1 errors while parsing the search expression.: key `agent.retry.number` not found",
+    "limit exceeds maximum allowed value of 10000: Provided limit: 10001",
+    "Something went wrong on our end. It's not you, it's us. Our team is notified about it.",
+]
+
+
+@given(key=_KEYS.filter(lambda k: sum(c.isalnum() for c in k) >= 16), echo=_ECHOES)
+def test_property_echoes_of_a_key_are_caught_and_signoz_texts_are_not(key: str, echo) -> None:
+    assert echoes_secret(f"bad key '{echo(key)}' given", key)
+    for text in _SIGNOZ_TEXTS:  # over-withholding only where the key shares 12 characters with the text
+        squashed, plain = _squash(key), _squash(text)
+        shares = any(squashed[i : i + 12] in plain for i in range(len(squashed) - 11))
+        assert not echoes_secret(text, key) or shares
+
+
+def _squash(text: str) -> str:
+    return "".join(c for c in text.lower() if c.isalnum())

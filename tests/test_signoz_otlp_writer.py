@@ -10,7 +10,7 @@ import math
 from decimal import Decimal
 
 from google.protobuf import json_format
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
@@ -106,6 +106,7 @@ def _hex_to_b64(obj):
     return [_hex_to_b64(v) for v in obj] if isinstance(obj, list) else obj
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow])  # 2 shared cores: generation speed varies
 @given(_spans())
 def test_every_line_parses_as_otlp_and_keeps_every_value(spans: list[Span]) -> None:
     out = io.StringIO()

@@ -230,3 +230,22 @@ def test_key_from_environment(double: SigNozDouble, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("SIGNOZ_API_KEY", double.api_key)
     start, end = window_around_now()
     assert [s.name for s in read_signoz(double.url, release="v2", start_ms=start, end_ms=end)] == ["x"]
+
+
+def test_a_key_catalogued_only_outside_the_window_is_absent_not_a_default(double: SigNozDouble) -> None:
+    """SigNoz lists keys of any time for traces (metadata.go getTracesKeys ignores the window), so the
+    reader selects keys no span in the window has; on v0.129 they come back as map defaults, which the
+    EXISTS check must drop."""
+    old = (window_around_now()[0] - 7 * 86_400_000) * 1_000_000
+    resource = {"service.name": "a", "service.version": "v2"}
+    export_spans(
+        double,
+        resource,
+        lambda t: t.start_span("old", start_time=old, attributes={"agent.old.flag": True, "old.n": 3}).end(
+            end_time=old + 10
+        ),
+    )
+    export_spans(double, resource, lambda t: t.start_span("new", attributes={"k": "v"}).end())
+    (span,) = read(double)
+    assert span.name == "new" and dict(span.attributes) == {"k": "v"}
+    assert span.attributes.get("agent.old.flag", ABSENT) is ABSENT

@@ -97,3 +97,32 @@ def test_scope_attributes_of_log_records_are_stripped():
     [record] = exporter.get_finished_logs()
     scope_attributes = dict(record.instrumentation_scope.attributes or {})
     assert scope_attributes == {"team": "a"}
+
+
+def test_an_exporting_log_processor_beside_the_wrapper_is_warned_about():
+    import warnings
+
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
+    import otel_provenance as op
+    from otel_provenance.instrument.logs import unsafe_log_processors
+    from otel_provenance.instrument.processor import ContentLeakWarning
+
+    class AuditLogProcessor(SimpleLogRecordProcessor):  # a distinct class: one warning per set
+        pass
+
+    provider = LoggerProvider()
+    provider.add_log_record_processor(
+        op.ProvenanceLogRecordProcessor(SimpleLogRecordProcessor(InMemoryLogRecordExporter()))
+    )
+    assert unsafe_log_processors(provider) == []
+    provider.add_log_record_processor(AuditLogProcessor(InMemoryLogRecordExporter()))  # beside: raw
+    assert unsafe_log_processors(provider) == ["AuditLogProcessor"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        provider.get_logger("t").emit(body="hello")
+        provider.get_logger("t").emit(body="again")  # once, not per record
+    leaks = [w for w in caught if issubclass(w.category, ContentLeakWarning)]
+    assert len(leaks) == 1
+    assert "AuditLogProcessor" in str(leaks[0].message) and "log" in str(leaks[0].message)

@@ -28,10 +28,22 @@ from otel_provenance.instrument.thirdparty import foreign_tool_call
 MARKERS = (b"REDACTED", b"Redacted", b"redacted", b"Scrubbed", b"****", b"redaction")
 
 
+#: The parameter names of the tools below (util-genai spans carry no schema; see point 9 of #18).
+NAMES = {
+    "list_files": ["root"],
+    "read_file": ["path"],
+    "close_ticket": ["ticket_id", "customer"],
+    "consume": ["value"],
+    "cat": ["lines"],
+}
+
+
 def _provider():
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
-    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter)))
+    provider.add_span_processor(
+        op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter), foreign_argument_names=NAMES)
+    )
     return provider, exporter
 
 
@@ -105,8 +117,10 @@ def test_util_genai_content_really_is_on_the_raw_span(capture_content):
     [span] = exporter.get_finished_spans()
     assert value in span.attributes[sc.GEN_AI_TOOL_CALL_ARGUMENTS]
     assert value + "-result" in span.attributes[sc.GEN_AI_TOOL_CALL_RESULT]
-    call = foreign_tool_call(span.name, span.attributes)
+    call = foreign_tool_call(span.name, span.attributes, {"read_file": frozenset({"path"})})
     assert call is not None and call.library == "genai" and call.arguments == {"path": value}
+    unnamed = foreign_tool_call(span.name, span.attributes)  # no schema: by position
+    assert unnamed is not None and unnamed.arguments == {"arguments.0": value}
 
 
 @pytest.mark.parametrize("genai_semconv", [False, True])
@@ -245,7 +259,9 @@ def test_foreign_write_tool_gets_violations_but_still_runs(capture_content):
     provider = TracerProvider()
     provider.add_span_processor(
         op.ProvenanceSpanProcessor(
-            SimpleSpanProcessor(exporter), foreign_side_effects={"wire_money": "write"}
+            SimpleSpanProcessor(exporter),
+            foreign_side_effects={"wire_money": "write"},
+            foreign_argument_names={"wire_money": ["iban", "comment"]},
         )
     )
     handler = TelemetryHandler(tracer_provider=provider)
@@ -347,3 +363,30 @@ def test_util_genai_inference_span_and_content_event(monkeypatch):
     with raw_handler.inference("openai", request_model="gpt-x") as call:
         call.input_messages = [InputMessage(role="user", parts=[TextPart(content=prompt)])]
     assert prompt.encode() in encode_logs(raw_logs.get_finished_logs()).SerializeToString()
+
+
+def test_model_chosen_argument_names_are_exported_by_position(capture_content):
+    """A name in the argument JSON that no schema declares may be data: it never becomes a key."""
+    provider, exporter = _provider()
+    handler = TelemetryHandler(tracer_provider=provider)
+    leaky_name = f"john_smith_ssn_{secrets.randbelow(10**9):09d}"
+    with handler.tool("read_file") as call:
+        call.arguments = {"path": "README.md", leaky_name: "x"}
+    tracer = provider.get_tracer("oi")
+    with tracer.start_as_current_span(
+        "lookup",
+        attributes={
+            "openinference.span.kind": "TOOL",
+            "tool.name": "lookup",
+            "tool.parameters": json.dumps({"type": "object", "properties": {"account": {}}}),
+            "input.value": json.dumps({"account": "acc-1", leaky_name: "y"}),
+        },
+    ):
+        pass
+    spans = exporter.get_finished_spans()
+    keys = [k for s in spans for k in s.attributes]
+    assert not any(leaky_name in k for k in keys)
+    assert sc.arg_attr("path", sc.ARG_KIND_SUFFIX) in keys  # named by foreign_argument_names
+    assert sc.arg_attr("arguments.1", sc.ARG_KIND_SUFFIX) in keys
+    assert sc.arg_attr("account", sc.ARG_KIND_SUFFIX) in keys  # named by the span's own schema
+    _assert_clean(spans, [leaky_name])

@@ -28,6 +28,13 @@ SERVICE_VERSION: Final = _service.SERVICE_VERSION
 EXECUTE_TOOL: Final = _gen_ai.GenAiOperationNameValues.EXECUTE_TOOL.value  # "execute_tool"
 TOOL_SPAN_PREFIX: Final = EXECUTE_TOOL + " "  # span name is "execute_tool {gen_ai.tool.name}"
 
+# --- MCP conventions (the client's execute_tool span carries the MCP keys, per the MCP semconv) --------
+MCP_METHOD_NAME: Final = "mcp.method.name"
+MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"
+MCP_SESSION_ID: Final = "mcp.session.id"
+MCP_TOOLS_CALL: Final = "tools/call"
+MCP_TOOL_ERROR: Final = "tool_error"  # error.type of a CallToolResult with isError set
+
 # --- Provenance, per passed argument ---------------------------------------------------------------
 ARG_PREFIX: Final = "agent.arg."
 ARG_KIND_SUFFIX: Final = ".kind"

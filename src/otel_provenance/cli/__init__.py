@@ -20,10 +20,10 @@ from typing import TextIO
 
 from .. import __version__
 from ..errors import OtelProvenanceError
-from . import audit, diff, fetch, fingerprint, gate, mine, routes
+from . import audit, diff, fetch, fingerprint, gate, keygen, mine, routes
 from ._common import EXIT_ERROR, IO, UsageError
 
-_COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch)
+_COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch, keygen)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from .. import semconv
 from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate, audit_run
+from ..offline.report.audit_html import render_audit_html
+from ..offline.report.witnesses import SmallestRuns
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
 from ._traces import TraceInput, add_format, add_release_attribute
+from ._writefile import write_text
 
 _EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
 _LABEL = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INSUFFICIENT: "INSUFFICIENT"}
@@ -44,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="ARG",
         help="argument name that may be assumed or invented without counting (repeatable)",
+    )
+    p.add_argument(
+        "--report-html", metavar="FILE", help="write a self-contained HTML page drawing failing runs"
     )
     add_format(p)
     p.set_defaults(handler=_handle)
@@ -78,9 +85,20 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
     source = TraceInput(io, args.traces, args.release, release_attribute=args.release_attribute)
-    report = aggregate(audit_run(run, budgets) for run in source.runs())
+    kept = SmallestRuns()  # the failing runs --report-html draws
+
+    def audited() -> Iterator[RunAudit]:
+        for run in source.runs():
+            result = audit_run(run, budgets)
+            if args.report_html and result.verdict is Verdict.FAIL:
+                kept.offer(run)
+            yield result
+
+    report = aggregate(audited())
     source.warn_incomplete()
     code = source.cap_for_incomplete(_EXIT[report.verdict])
+    if args.report_html:
+        write_text(args.report_html, render_audit_html(report, kept.runs, source.report.complete))
     if args.format == "json":
         doc = report_json(report, source.report.complete)
         doc["exit_code"] = code  # differs from the verdict's only when incomplete input forbids a pass

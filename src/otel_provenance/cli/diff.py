@@ -13,8 +13,10 @@ from typing import Any
 
 from ..offline.diff import Call, RunDiff, diff_runs
 from ..offline.model import Run
+from ..offline.report.diff_html import render_diff_html
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
 from ._traces import TraceInput, add_format
+from ._writefile import write_text
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("b", metavar="B", help="trace file of the second run")
     p.add_argument("--run-a", metavar="ID", help="run id to use from A when it holds several runs")
     p.add_argument("--run-b", metavar="ID", help="run id to use from B when it holds several runs")
+    p.add_argument("--report-html", metavar="FILE", help="write a self-contained HTML page: B drawn beside A")
     add_format(p)
     p.set_defaults(handler=_handle)
 
@@ -59,6 +62,8 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     result = diff_runs(run_a, run_b)
     if not result.pairs and not result.appeared and not result.disappeared:
         return _nothing(io, args, "neither run has a tool call (gen_ai.operation.name=execute_tool)", result)
+    if args.report_html:
+        write_text(args.report_html, render_diff_html(run_a, run_b, result, args.a, args.b))
     if args.format == "json":
         payload = diff_json(result)
         payload["complete_input"] = source_a.report.complete and source_b.report.complete

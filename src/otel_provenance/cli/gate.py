@@ -17,6 +17,7 @@ from ..errors import OtelProvenanceError
 from ..offline.aggregate import Aggregate
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
+from ..offline.evaluate import evaluate_safely
 from ..offline.gate import (
     DECISION_ERROR,
     DECISION_FAIL,
@@ -27,9 +28,18 @@ from ..offline.gate import (
     check_release,
     decide,
 )
+from ..offline.model import Run
 from ..offline.readers import ReadReport, iter_runs
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
-from ..offline.report import render_json, render_junit, render_markdown, render_sarif, render_text
+from ..offline.report import (
+    render_html,
+    render_json,
+    render_junit,
+    render_markdown,
+    render_sarif,
+    render_text,
+)
+from ..offline.report.witnesses import WitnessKeeper, witness_run_ids
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
 from ._traces import SigNozInput, TraceInput, add_release_attribute
 from ._writefile import write_text
@@ -89,6 +99,11 @@ def _common_options(p: argparse.ArgumentParser, completed_at: bool = True) -> No
     p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
     p.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report")
     p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (for a pull-request comment)")
+    p.add_argument(
+        "--report-html",
+        metavar="FILE",
+        help="write a self-contained HTML report that draws failing runs beside their approved route",
+    )
     p.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default: text)")
 
 
@@ -142,12 +157,15 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     if args.jobs != 1:
         return _check_in_processes(args, io, contract)
     source = trace_input(args, io, shard)
+    keeper = WitnessKeeper() if args.report_html and args.partial is None else None
+    evaluator = keeper or evaluate_safely  # the keeper holds the few runs the HTML report draws
     aggregate = check_release(
         source.runs(),
         contract,
         args.release,
         args.completed_at,
         shard,
+        evaluator,
         release_attribute=args.release_attribute,
     )
     source.warn_incomplete()
@@ -159,7 +177,7 @@ def _check(args: argparse.Namespace, io: IO) -> int:
             f"no decision until `otel-provenance gate merge` combines every shard."
         )
         return EXIT_PASS
-    return _decide_and_report(aggregate, contract, args, io)
+    return _decide_and_report(aggregate, contract, args, io, keeper.runs if keeper else None)
 
 
 def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) -> int:
@@ -188,7 +206,12 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     incomplete = sorted({item for _, items, _ in parts for item in items})
     for item in incomplete:
         io.warn(f"incomplete input: {item} — the complete records before it were read")
-    return _decide_and_report(aggregate.with_incomplete_inputs(incomplete), contract, args, io)
+    aggregate = aggregate.with_incomplete_inputs(incomplete)
+    runs = None
+    if args.report_html:  # read again just the runs the HTML report draws
+        wanted = set(witness_run_ids(decide(aggregate, contract)))
+        runs = {r.run_id: r for r in iter_runs(args.traces, report=ReadReport(), keep=wanted.__contains__)}
+    return _decide_and_report(aggregate, contract, args, io, runs)
 
 
 def _shard_job(
@@ -236,13 +259,22 @@ def _merge(args: argparse.Namespace, io: IO) -> int:
     return _decide_and_report(merged, contract, args, io)
 
 
-def _decide_and_report(aggregate: Aggregate, contract: Contract, args: argparse.Namespace, io: IO) -> int:
+def _decide_and_report(
+    aggregate: Aggregate,
+    contract: Contract,
+    args: argparse.Namespace,
+    io: IO,
+    runs: dict[str, Run] | None = None,
+) -> int:
+    """Decide, write the requested reports, print one to stdout. ``runs`` holds the spans the HTML
+    report draws (``gate merge`` has none: its HTML report names those runs without drawing them)."""
     result: GateResult = decide(aggregate, contract)
     outputs = (
         (args.report_json, lambda: render_json(result)),
         (args.junit, lambda: render_junit(result)),
         (args.sarif, lambda: render_sarif(result, Path(args.contract).as_posix())),
         (args.markdown, lambda: render_markdown(result)),
+        (args.report_html, lambda: render_html(result, runs)),
     )
     for path, render in outputs:
         if path:

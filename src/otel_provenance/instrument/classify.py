@@ -9,8 +9,9 @@ Rules, in order: an argument declared ``invented`` is ``invented`` (never looked
 observed). A scalar is ``observed`` when the ledger matches it (exactly or through a named projection)
 and either its text reaches the short-value floor or the observed field has the argument's own name
 (``limit=5`` matches ``{"limit": 5}``, not any 5). Booleans and None are never evidence by value alone.
-A dict/list/tuple/dataclass argument is ``observed`` when every one of its leaves is (projection
-``structure``; source fields are the first leaf's). Everything else is ``assumed``.
+A dict/list/tuple/dataclass/pydantic-model argument is ``observed`` when every one of its leaves is
+(projection ``structure``; source fields are the first leaf's), each leaf matched by its own field name
+(field by field). Everything else is ``assumed``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,14 @@ class Classification:
 
     def kinds(self) -> dict[str, str]:
         return {a.name: a.kind for a in self.arguments}
+
+    def unsourced(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The values of arguments that are not ``observed`` (for :meth:`Ledger.remember`'s echo rule)."""
+        return {
+            a.name: arguments[a.name]
+            for a in self.arguments
+            if a.kind != sc.KIND_OBSERVED and a.name in arguments
+        }
 
     def signature(self) -> tuple[tuple[str, str], ...]:
         """Argument names and digests, order-free: equal for a retry of the same call."""
@@ -277,6 +286,9 @@ def _children(item: Any) -> list[tuple[Any, Any]] | None:
         return list(enumerate(item))
     if dataclasses.is_dataclass(item) and not isinstance(item, type):
         return [(f.name, getattr(item, f.name, None)) for f in dataclasses.fields(item)]
+    names = pj.model_fields(item)
+    if names is not None:  # a pydantic model: its fields, like a dataclass's
+        return [(name, getattr(item, name, None)) for name in names]
     return None
 
 

@@ -30,6 +30,7 @@ Every setting resolves the same way: **argument > environment variable > default
 ``OTEL_PROVENANCE_STRIP_PREFIXES``          comma-separated extra forbidden key prefixes
 ``OTEL_PROVENANCE_ALLOW_KEYS``              comma-separated exact keys to keep after all
 ``OTEL_PROVENANCE_EXCEPTION_SCOPE``         ``all`` (default) | ``genai``
+``OTEL_PROVENANCE_STRIP``                   ``denylist`` (default) | ``allowlist``
 ``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement: see
                                             :mod:`otel_provenance.instrument.settings`
 ==========================================  =========================================================
@@ -59,7 +60,7 @@ from .export import (
     otlp_span_exporter,
 )
 from .processor import ProvenanceSpanProcessor, unsafe_processors, warn_leaks
-from .redaction import StripOptions
+from .redaction import STRIP_MODES, StripOptions
 
 ENV_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
 ENV_OTLP_TRACES_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
@@ -79,6 +80,7 @@ ENV_STRIP_KEYS: Final = "OTEL_PROVENANCE_STRIP_KEYS"
 ENV_STRIP_PREFIXES: Final = "OTEL_PROVENANCE_STRIP_PREFIXES"
 ENV_ALLOW_KEYS: Final = "OTEL_PROVENANCE_ALLOW_KEYS"
 ENV_EXCEPTION_SCOPE: Final = "OTEL_PROVENANCE_EXCEPTION_SCOPE"
+ENV_STRIP: Final = "OTEL_PROVENANCE_STRIP"
 
 DEFAULT_FILE: Final = "otel-provenance-spans.jsonl"
 DEFAULT_LOGS_FILE: Final = "otel-provenance-logs.jsonl"
@@ -114,8 +116,17 @@ def _env_bool(name: str, default: bool = False) -> bool:
     raise ConfigurationError(f"{name}: expected true or false")
 
 
-def strip_options_from_env() -> StripOptions:
-    """StripOptions from ``OTEL_PROVENANCE_STRIP_*`` / ``ALLOW_KEYS`` / ``EXCEPTION_SCOPE``."""
+def _strip_mode(strip: str | None) -> str:
+    mode = strip if strip is not None else (_env(ENV_STRIP) or "denylist").lower()
+    if mode not in STRIP_MODES:
+        where = "strip" if strip is not None else ENV_STRIP
+        raise ConfigurationError(f"{where}: expected one of {', '.join(STRIP_MODES)}, got {mode!r}")
+    return mode
+
+
+def strip_options_from_env(strip: str | None = None) -> StripOptions:
+    """StripOptions from ``OTEL_PROVENANCE_STRIP`` / ``STRIP_*`` / ``ALLOW_KEYS`` / ``EXCEPTION_SCOPE``
+    (``strip``, when given, wins over ``OTEL_PROVENANCE_STRIP``)."""
     scope = (_env(ENV_EXCEPTION_SCOPE) or "all").lower()
     if scope not in ("genai", "all"):
         raise ConfigurationError(f"{ENV_EXCEPTION_SCOPE}: expected genai or all")
@@ -124,6 +135,7 @@ def strip_options_from_env() -> StripOptions:
         prefixes=_env_list(ENV_STRIP_PREFIXES),
         allow=_env_list(ENV_ALLOW_KEYS),
         exception_scope=scope,  # type: ignore[arg-type]
+        mode=_strip_mode(strip),  # type: ignore[arg-type]
     )
 
 
@@ -184,6 +196,7 @@ def configure(
     headers: Mapping[str, str] | None = None,
     file: str | os.PathLike[str] | None = None,
     options: StripOptions | None = None,
+    strip: str | None = None,
     digest_key: str | bytes | None = None,
     digest_key_id: str | None = None,
     enforce: bool | None = None,
@@ -201,6 +214,8 @@ def configure(
     endpoint like ``OTEL_EXPORTER_OTLP_ENDPOINT``. ``tracer_provider`` adds to an existing provider
     (warning if an exporting processor already sits beside the wrapper). ``batch=False`` exports each
     span as it ends (short scripts, tests). ``logs=True`` also runs :func:`configure_logs`.
+    ``strip="allowlist"`` (or ``OTEL_PROVENANCE_STRIP=allowlist``) keeps only known content-free keys;
+    with ``options`` pass ``StripOptions(mode=...)`` instead (giving both is an error).
     Metrics (:func:`configure_metrics`) follow the same exporter choice; they are on unless
     ``metrics=False`` or ``OTEL_PROVENANCE_METRICS=false`` — and off by default when ``exporter`` is
     a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it
@@ -209,7 +224,9 @@ def configure(
     :class:`ConfigurationError` naming the argument or variable that is wrong.
     """
     _settings.configure_settings(digest_key=digest_key, key_id=digest_key_id, enforce=enforce)
-    strip = options if options is not None else strip_options_from_env()
+    if options is not None and strip is not None:
+        raise ConfigurationError("strip: give the mode in StripOptions(mode=...) when passing options")
+    strip_options = options if options is not None else strip_options_from_env(strip)
     if isinstance(exporter, str) or exporter is None:
         span_exporter = build_span_exporter(
             exporter, endpoint=endpoint, protocol=protocol, headers=headers, file=file
@@ -224,7 +241,7 @@ def configure(
     downstream: Sequence[Any] = ()
     if span_exporter is not None:
         downstream = (BatchSpanProcessor(span_exporter) if batch else SimpleSpanProcessor(span_exporter),)
-    wrapper = ProvenanceSpanProcessor(*downstream, options=strip)
+    wrapper = ProvenanceSpanProcessor(*downstream, options=strip_options)
 
     if tracer_provider is None:
         tracer_provider = TracerProvider(
@@ -259,7 +276,7 @@ def configure(
             endpoint=endpoint,
             protocol=protocol,
             headers=headers,
-            options=strip,
+            options=strip_options,
             set_global=set_global,
         )
     return tracer_provider

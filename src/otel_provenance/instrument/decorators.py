@@ -33,8 +33,10 @@ from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
 from . import metrics as _metrics
+from .adopt import adopt_outer_tool_span
 from .budget import RULE_FAULT, Budget
 from .classify import classify_arguments
+from .frameworks import without_framework_context
 from .ledger import safe_names
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
@@ -43,6 +45,7 @@ _log = logging.getLogger("otel_provenance")
 _SCOPE = "otel_provenance"
 _RESERVED_ATTRIBUTES = 4  # room kept for attributes set after the call (status, error.type, ...)
 _DEFAULT_BUDGET = Budget()
+_NO_ATTRIBUTES: Mapping[str, Any] = types.MappingProxyType({})
 
 
 def tool(
@@ -55,12 +58,16 @@ def tool(
     invented: Iterable[str] = (),
     idempotency_key: str | None = None,
     tracer_provider: trace.TracerProvider | None = None,
+    blocked_error: type[Exception] | None = None,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
     ``invented`` names arguments through which the tool may receive a new, model-proposed value (a new
     file name); they are tagged ``invented``, counted against ``max_invented`` and never matched.
     ``idempotency_key`` names the argument whose non-empty presence sets ``agent.idempotency.present``.
+    ``blocked_error`` is the exception class a blocked call raises instead of :class:`ProvenanceError`
+    (built from the same message, chained to it): the tool-error type of an agent framework, such as
+    LangChain's ``ToolException`` or PydanticAI's ``ToolFailed``, so the model sees the refusal.
     """
     spec_args = dict(
         name=name,
@@ -70,6 +77,7 @@ def tool(
         invented=invented,
         idempotency_key=idempotency_key,
         tracer_provider=tracer_provider,
+        blocked_error=blocked_error,
     )
     if func is None:
         _ToolSpec(None, **spec_args)  # validate the options now, where the mistake is
@@ -83,15 +91,32 @@ class _Call:
     """Everything decided before a call: attributes, block decision, ledger to remember into."""
 
     __slots__ = (
-        "arguments", "attributes", "blocked", "classification", "essential", "ledger", "started", "violations"
+        "arguments",
+        "attributes",
+        "blocked",
+        "classification",
+        "essential",
+        "ledger",
+        "started",
+        "unsourced",
+        "violations",
     )
 
     def __init__(
-        self, arguments, attributes, essential, ledger, violations, blocked, classification=None
+        self,
+        arguments,
+        attributes,
+        essential,
+        ledger,
+        violations,
+        blocked,
+        unsourced=None,
+        classification=None,
     ) -> None:
         self.classification = classification  # for the metrics (#19); None if classifying failed
         self.started = 0.0
         self.arguments = arguments
+        self.unsourced = unsourced  # assumed/invented arguments: their echoes in the result are not evidence
         self.attributes = attributes
         self.essential = essential
         self.ledger = ledger
@@ -100,6 +125,9 @@ class _Call:
 
 
 class _ToolSpec:
+    # Attributes an integration adds to every span of this tool (the MCP wrapper's ``mcp.*`` keys).
+    extra_attributes: Mapping[str, Any] = _NO_ATTRIBUTES
+
     def __init__(
         self,
         func: Any,
@@ -111,6 +139,7 @@ class _ToolSpec:
         invented: Iterable[str],
         idempotency_key: str | None,
         tracer_provider: trace.TracerProvider | None,
+        blocked_error: type[Exception] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         self.name = name if name is not None else getattr(inner, "__name__", "tool" if func is None else None)
@@ -128,7 +157,12 @@ class _ToolSpec:
             raise ConfigurationError(f"op.tool({self.name}): invented must be a collection of argument names")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise ConfigurationError(f"op.tool({self.name}): idempotency_key must be an argument name")
+        if blocked_error is not None and not (
+            isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
+        ):
+            raise ConfigurationError(f"op.tool({self.name}): blocked_error must be an exception class")
         self.side_effect = side_effect
+        self.blocked_error = blocked_error
         self.data_domain = data_domain
         self.budget = budget or _DEFAULT_BUDGET
         self.invented = frozenset(invented)
@@ -298,6 +332,14 @@ class _ToolSpec:
 
     # -- before the call --------------------------------------------------------------------------------
     def prepare(self, wrapped: Callable, args: tuple, kwargs: dict) -> _Call:
+        return self.decide(lambda: without_framework_context(self.bind(wrapped, args, kwargs)))
+
+    def decide(self, arguments_of_call: Callable[[], dict[str, Any]]) -> _Call:
+        """Classify and budget one call's arguments (named by ``arguments_of_call``) before it runs.
+
+        The shared entry point of ``@op.tool`` and the MCP session wrapper: a failure to name the
+        arguments counts as a provenance fault like any other, so it is called inside the guard.
+        """
         scope = current_run()
         ledger = scope.ledger if scope is not None else None
         essential: dict[str, Any] = {
@@ -313,7 +355,7 @@ class _ToolSpec:
         classification = None
         try:
             settings = get_settings()
-            arguments = self.bind(wrapped, args, kwargs)
+            arguments = arguments_of_call()
             classification = classify_arguments(
                 self.name, arguments, ledger, invented=self.invented, settings=settings
             )
@@ -329,20 +371,23 @@ class _ToolSpec:
             essential.update(verdict.attributes())
             per_arg = classification.attributes(self._per_argument_room(len(essential)))
             violations, blocked = verdict.violations, verdict.blocked
+            unsourced = classification.unsourced(arguments)
         except Exception as exc:  # the provenance machinery failed: block writes, record it elsewhere
             violations = (f"{RULE_FAULT}:{type(exc).__name__}",)
             blocked = self.side_effect == "write"
             per_arg = {}
+            unsourced = arguments
             essential[sc.VIOLATIONS] = list(violations)
             essential.setdefault(sc.RETRY_NUMBER, 0)
         if violations and not blocked:
             _log.warning(
                 "%s: provenance budget exceeded, advisory only (%s)", self.name, ", ".join(violations)
             )
+        essential.update(self.extra_attributes)
         essential[sc.GEN_AI_TOOL_NAME] = self.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
         per_arg.update(essential)  # essentials last: the SDK evicts oldest keys first
-        return _Call(arguments, per_arg, essential, ledger, violations, blocked, classification)
+        return _Call(arguments, per_arg, essential, ledger, violations, blocked, unsourced, classification)
 
     def bind(self, wrapped: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
         """Passed arguments by parameter name; ``*args`` as ``name.0``..., ``**kwargs`` by their keys."""
@@ -396,12 +441,17 @@ class _ToolSpec:
 
     # -- the span ---------------------------------------------------------------------------------------
     def start(self, call: _Call) -> Span:
-        """Open the span; a blocked call's span is ended here and ProvenanceError raised."""
-        span = self.tracer.start_span(self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes)
+        """Open the span (or adopt a framework's span for this call, see :mod:`.adopt`); a blocked
+        call's span is ended here and ProvenanceError raised."""
+        span: Any = adopt_outer_tool_span(self.name, call.attributes) or self.tracer.start_span(
+            self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes
+        )
         call.started = _metrics.now()
         if call.blocked:
             error = ProvenanceError(self.name, call.violations)
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
+            if self.blocked_error is not None:
+                raise self.blocked_error(str(error)) from error
             raise error
         return span
 
@@ -410,7 +460,12 @@ class _ToolSpec:
             return
         try:
             call.ledger.remember(
-                self.name, result, span_id, field_prefix=prefix, call_arguments=call.arguments
+                self.name,
+                result,
+                span_id,
+                field_prefix=prefix,
+                call_arguments=call.arguments,
+                unsourced=call.unsourced,
             )
         except Exception as exc:  # remembering is best effort; the tool already succeeded
             _log.warning("%s: could not remember the result (%s)", self.name, type(exc).__name__)
@@ -424,13 +479,24 @@ class _ToolSpec:
         self.record_metrics(span, call, sc.TOOL_STATUS_OK, None)
 
     def finish_error(
-        self, span: Span, call: _Call, exc: BaseException, *, status: str = sc.TOOL_STATUS_ERROR
+        self,
+        span: Span,
+        call: _Call,
+        exc: BaseException | None,
+        *,
+        status: str = sc.TOOL_STATUS_ERROR,
+        error_type: str | None = None,
     ) -> None:
-        """Record the exception by type only: no message, no stack trace, no locals."""
-        error_type = _error_type(exc)
-        span.add_event("exception", {"exception.type": error_type})
+        """Record the exception by type only: no message, no stack trace, no locals.
+
+        Without an exception (a tool that reported its own failure) ``error_type`` names the failure.
+        """
+        if exc is not None:
+            error_type = error_type or _error_type(exc)
+            span.add_event("exception", {"exception.type": error_type})
+        error_type = error_type or "error"
         span.set_attributes({sc.TOOL_STATUS: status, sc.ERROR_TYPE: error_type})
-        span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__))
+        span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__ if exc is not None else error_type))
         _restore_essentials(span, call)
         span.end()
         self.record_metrics(span, call, status, error_type)

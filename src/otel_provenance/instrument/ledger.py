@@ -6,6 +6,16 @@ of the tool span. No digest is computed here: digests are made only for values u
 remembering a large listing costs a dict insertion per leaf. A flat list of plain strings (the typical
 listing) is indexed in bulk with C-level operations; its field paths are resolved only on a match.
 
+Echoes do not launder. A value a tool returns that equals one of the *unsourced* (assumed or
+invented) arguments of that same call keeps the argument's kind: ``remember(..., unsourced=...)``
+leaves the ledger as it was for those values, so ``lookup(account)`` returning
+``{"account": account, "valid": False}`` does not turn an assumed account into an observed one.
+An echo of an *observed* argument is remembered as usual (it was evidence already).
+
+A nested ``op.run`` gives its ledger the enclosing run's as ``parent``: lookups that miss locally
+ask the parent, so values observed by the enclosing run count inside the nested one (not the
+other way round: what the nested run observes stays in its own ledger).
+
 The ledger is bounded: past ``max_entries`` the oldest entries are dropped (down to three quarters of
 the bound, so the cost stays amortised O(1)) and ``full`` turns true, which tool spans report as
 ``agent.ledger.full``.
@@ -123,6 +133,31 @@ def safe_names(values: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
     }
 
 
+_PLAIN_SCALARS: Final = frozenset((str, int, float, bool))
+
+
+def _leaves(name: str, value: Any, depth: int = 0) -> list[tuple[str, Any]]:
+    """(field name, scalar) pairs of an argument value: itself, or the leaves of a structure."""
+    if type(value) in _PLAIN_SCALARS:  # the common case, without the ABC checks below
+        return [(name, value)]
+    if depth > MAX_DEPTH:
+        return []
+    if isinstance(value, Mapping):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple | set | frozenset):
+        items = (("*", item) for item in value)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        items = ((f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value))
+    elif (names := pj.model_fields(value)) is not None:
+        items = ((f, getattr(value, f, None)) for f in names)
+    else:
+        return [(name, value)]
+    out: list[tuple[str, Any]] = []
+    for key, item in islice(items, 4096):
+        out.extend(_leaves(str(key), item, depth + 1))
+    return out
+
+
 def _field(path: tuple, key: Any) -> str:
     return ".".join([*map(safe_segment, path), safe_segment(key)])
 
@@ -147,6 +182,7 @@ class Ledger:
         self._attempts: dict[tuple, int] = {}
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
         self._lock = threading.Lock()
+        self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
     # -- state ----------------------------------------------------------------------------------------
     @property
@@ -166,17 +202,22 @@ class Ledger:
         *,
         field_prefix: tuple = (),
         call_arguments: Mapping[str, Any] | None = None,
+        unsourced: Mapping[str, Any] | None = None,
     ) -> None:
         """Index every non-empty scalar leaf of ``result``. Never raises for odd values.
 
         ``call_arguments`` (the arguments of the call that produced ``result``) enable the ``path_join``
-        projection: a listing's root argument joined with one of its entries.
+        projection: a listing's root argument joined with one of its entries. ``unsourced`` (name ->
+        value of the call's assumed or invented arguments): echoes of these values are not evidence.
         """
         with self._lock:
             before = len(self._index)
             room = self.max_entries
+            echoes = self._echo_snapshot(unsourced) if unsourced else None
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
                 room = self._walk(tool, span_id, result, field_prefix, 0, room)
+            if echoes is not None:
+                self._undo_echoes(*echoes)
             added = len(self._index) != before or room < self.max_entries - 1
             if added and call_arguments:
                 self._remember_call(span_id, call_arguments)
@@ -186,6 +227,35 @@ class Ledger:
                 for old in list(islice(self._flags, len(self._flags) // 2)):
                     del self._flags[old]
                 self.evicted += 1
+
+    def _echo_snapshot(self, unsourced: Mapping[str, Any]) -> tuple[dict, dict]:
+        """What the index and flags hold now for the texts and flags of unsourced argument values."""
+        index: dict[str, Any] = {}
+        flags: dict[tuple[str, bool], Any] = {}
+        for name, value in unsourced.items():
+            for leaf_name, leaf in _leaves(str(name), value):
+                if leaf is True or leaf is False:
+                    key = (leaf_name, leaf)
+                    flags[key] = self._flags.get(key, _MISSING)
+                    continue
+                found = pj.leaf_text(leaf)
+                if found is None or not found[0] or len(found[0]) > pj.MAX_TEXT_LENGTH:
+                    continue
+                for text in {found[0], pj.normalise(found[0])}:
+                    index[text] = self._index.get(text, _MISSING)
+        return index, flags
+
+    def _undo_echoes(self, index: dict, flags: dict) -> None:
+        for text, previous in index.items():
+            if previous is _MISSING:
+                self._index.pop(text, None)
+            else:
+                self._index[text] = previous
+        for key, previous in flags.items():
+            if previous is _MISSING:
+                self._flags.pop(key, None)
+            else:
+                self._flags[key] = previous
 
     def next_attempt(self, tool: str, signature: tuple) -> int:
         """0 on the first call of ``tool`` with these argument digests in this run, then 1, 2, ..."""
@@ -221,6 +291,8 @@ class Ledger:
             items = (("*", item) for item in value)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             items = ((f.name, getattr(value, f.name, _MISSING)) for f in dataclasses.fields(value))
+        elif (names := pj.model_fields(value)) is not None:  # a pydantic model: field by field
+            items = ((name, getattr(value, name, _MISSING)) for name in names)
         else:
             return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
         room -= 1
@@ -334,12 +406,21 @@ class Ledger:
         """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
         entry = self._flags.get((name, value))
         if entry is None:
-            return None
+            return self.parent.flag(name, value) if self.parent is not None else None
         tool, span_id, parent, key = entry
         return Observation(tool, span_id, _field(parent, key), "true" if value else "false", pj.TEXT)
 
     def lookup(self, text: str, kind: int = pj.TEXT) -> Match | None:
-        """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER."""
+        """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER.
+
+        A miss asks the enclosing run's ledger (``parent``) when there is one.
+        """
+        found = self._lookup(text, kind)
+        if found is None and self.parent is not None:
+            return self.parent.lookup(text, kind)
+        return found
+
+    def _lookup(self, text: str, kind: int) -> Match | None:
         if not text or len(text) > pj.MAX_TEXT_LENGTH:
             return None
         key = pj.normalise(text)

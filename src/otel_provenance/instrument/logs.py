@@ -7,21 +7,31 @@ mutable record, so this wrapper builds a new record for the processors it wraps:
 * a record whose event name is a content event is dropped whole (as span events are) — a shell
   with the body removed would still record that a prompt was sent;
 * any other record loses forbidden attribute keys and forbidden keys inside a map body, at any
-  depth. A plain string body is kept: the processor cannot tell a prompt from an ordinary log line
-  by its text, only by its keys and event name.
+  depth. In the default deny-list mode a plain string body is kept: the processor cannot tell a
+  prompt from an ordinary log line by its text, only by its keys and event name. In allow-list mode
+  every body is removed.
 
 Like the span processor it never raises into the application, and drops a record it failed to clean.
+
+Leak warning: an exporting log processor registered on the same ``LoggerProvider`` *beside* this
+wrapper receives every raw record. The SDK gives a log processor no handle on its provider, so the
+wrapper looks at the SDK's multi-processor that is calling it (its caller's frame) whenever that
+processor tuple changes, and warns once (:class:`ContentLeakWarning`, naming the classes);
+:func:`unsafe_log_processors` checks a provider directly.
 """
 
 from __future__ import annotations
 
 import copy
+import sys
+import threading
 from typing import Any
 
 from opentelemetry.sdk._logs import LogRecordProcessor, ReadWriteLogRecord
+from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
 
 from ..errors import ConfigurationError
-from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all
+from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all, warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
     EXCEPTION_DETAIL_KEYS,
@@ -82,6 +92,51 @@ def strip_log_record(
     return rebuilt
 
 
+def _is_exporting(processor: object) -> bool:
+    if isinstance(processor, (BatchLogRecordProcessor, SimpleLogRecordProcessor)):
+        return True
+    return any(hasattr(processor, name) for name in ("_exporter", "exporter", "log_exporter"))
+
+
+def _beside(processors: tuple) -> list[str]:
+    if not any(isinstance(p, ProvenanceLogRecordProcessor) for p in processors):
+        return []
+    return [
+        type(p).__name__
+        for p in processors
+        if not isinstance(p, ProvenanceLogRecordProcessor) and _is_exporting(p)
+    ]
+
+
+def unsafe_log_processors(provider: object) -> list[str]:
+    """Exporting log processors registered on ``provider`` beside a ProvenanceLogRecordProcessor.
+
+    Reads the SDK's private processor list; ``[]`` where it is not exposed or nothing is wrapped.
+    """
+    multi = getattr(provider, "_multi_log_record_processor", None)
+    processors = getattr(multi, "_log_record_processors", None)
+    return _beside(processors) if isinstance(processors, tuple) else []
+
+
+class _LogLeakGuard:
+    """Re-checks the calling multi-processor's tuple only when it changes (the SDK replaces it on add)."""
+
+    def __init__(self) -> None:
+        self._seen: int | None = None
+        self._lock = threading.Lock()
+
+    def check(self, depth: int) -> None:
+        caller = sys._getframe(depth).f_locals.get("self")
+        processors = getattr(caller, "_log_record_processors", None)
+        if not isinstance(processors, tuple) or id(processors) == self._seen:
+            return
+        with self._lock:
+            self._seen = id(processors)
+        names = _beside(processors)
+        if names:
+            warn_leaks(names, signal="log")
+
+
 class ProvenanceLogRecordProcessor(LogRecordProcessor):
     """Wraps log-record processors; each receives a rebuilt record with content removed.
 
@@ -101,12 +156,17 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
         self._downstream = tuple(downstream)
         self._options = options or DEFAULT_OPTIONS
         self._log_once = _OnceLog()
+        self._guard = _LogLeakGuard()
 
     @property
     def downstream(self) -> tuple[LogRecordProcessor, ...]:
         return self._downstream
 
     def on_emit(self, log_record: ReadWriteLogRecord) -> None:
+        try:
+            self._guard.check(2)  # frame 1 is this method; frame 2 the SDK's multi-processor
+        except Exception as error:
+            self._log_once("leak check", error)
         try:
             clean = strip_log_record(log_record, self._options)
         except Exception as error:

@@ -262,23 +262,28 @@ def unsafe_processors(provider: object) -> list[str]:
     return processors_beside(processors)
 
 
-_WARNED: set[tuple[str, ...]] = set()
+_WARNED: set[tuple[str, ...]] = set()  # (signal, processor class names...)
 _WARNED_LOCK = threading.Lock()
 
 
-def warn_leaks(names: Sequence[str]) -> None:
+def warn_leaks(names: Sequence[str], *, signal: str = "span") -> None:
     """Warn (log + ``ContentLeakWarning``) once per process for each set of leaking processors:
-    ``op.configure`` checks at set-up and the wrapper again at its first span."""
-    key = tuple(sorted(set(names)))
+    ``op.configure`` checks at set-up and the wrapper again at its first span (or log record)."""
+    key = (signal, *sorted(set(names)))
     with _WARNED_LOCK:
         if key in _WARNED:
             return
         _WARNED.add(key)
+    wrapper, provider, items = (
+        ("ProvenanceSpanProcessor", "TracerProvider.add_span_processor", "spans")
+        if signal == "span"
+        else ("ProvenanceLogRecordProcessor", "LoggerProvider.add_log_record_processor", "log records")
+    )
     message = (
-        "otel-provenance: exporting span processor(s) "
+        f"otel-provenance: exporting {signal} processor(s) "
         + ", ".join(sorted(set(names)))
-        + " are registered beside ProvenanceSpanProcessor and receive spans with content; "
-        "pass them to ProvenanceSpanProcessor(...) instead of TracerProvider.add_span_processor"
+        + f" are registered beside {wrapper} and receive {items} with content; "
+        f"pass them to {wrapper}(...) instead of {provider}"
     )
     _logger.warning(message)
     warnings.warn(message, ContentLeakWarning, stacklevel=3)
@@ -319,6 +324,8 @@ class ProvenanceSpanProcessor(SpanProcessor):
     their raw arguments are removed (``classify_foreign_tools=False`` turns that off);
     ``foreign_side_effects`` / ``foreign_budgets`` (by tool name) give those tools the budget rules
     of ``@op.tool`` — violations are tagged, never blocked (see :mod:`.thirdparty`).
+    ``foreign_argument_names`` (tool name -> parameter names) lets those names be exported; other
+    names from a foreign span's argument JSON are exported by position (``arguments.0`` …).
     """
 
     def __init__(
@@ -328,6 +335,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
         classify_foreign_tools: bool = True,
         foreign_side_effects: Mapping[str, str] | None = None,
         foreign_budgets: Mapping[str, Any] | None = None,
+        foreign_argument_names: Mapping[str, Any] | None = None,
     ) -> None:
         for i, processor in enumerate(downstream):
             if not all(callable(getattr(processor, m, None)) for m in ("on_start", "on_end", "shutdown")):
@@ -347,7 +355,9 @@ class ProvenanceSpanProcessor(SpanProcessor):
             from .thirdparty import ForeignToolClassifier
 
             self._classifier = ForeignToolClassifier(
-                side_effects=foreign_side_effects, budgets=foreign_budgets
+                side_effects=foreign_side_effects,
+                budgets=foreign_budgets,
+                argument_names=foreign_argument_names,
             )
 
     @property

@@ -63,6 +63,24 @@ TEXT = 0
 NUMBER = 1
 
 
+def model_fields(value: Any) -> tuple[str, ...] | None:
+    """Field names of a pydantic model instance (v2, or v1's API), else ``None``.
+
+    Duck-typed so pydantic stays optional: a model is a structure of fields, classified and
+    remembered field by field like a dataclass, not an opaque object.
+    """
+    if isinstance(value, type):
+        return None
+    cls = type(value)
+    fields = getattr(cls, "model_fields", None)
+    if isinstance(fields, dict) and callable(getattr(value, "model_dump", None)):
+        return tuple(fields)
+    fields = cls.__dict__.get("__fields__") if hasattr(cls, "__fields_set__") else None
+    if isinstance(fields, dict) and callable(getattr(value, "dict", None)):
+        return tuple(fields)
+    return None
+
+
 def leaf_text(value: Any) -> tuple[str, int] | None:
     """``(text, kind)`` of a scalar leaf before normalisation, or None if it can never be evidence.
 

@@ -15,7 +15,16 @@ of a nested map value. It is forbidden when
 * or it starts with a forbidden *prefix* (plain string prefix, no dot rule);
 * or a forbidden *pattern* (``re.search``) matches it;
 
-and it is not explicitly allowed back (exact key path). This package's own provenance vocabulary
+and it is not explicitly allowed back (exact key path). A name part ``*`` matches any one part
+(``crewai.*.result``). Names are kept in a trie over the parts, so deciding a key costs time linear
+in its number of parts (times the longest name), and decisions are memoised; a key path longer than
+``max_key_length`` characters is forbidden without looking further (no instrumentation names a
+key that long, and an attacker-made one must not stall the caller's thread).
+
+With ``mode="allowlist"`` the decision inverts: only this package's ``agent.*`` keys, the keys in
+:mod:`.allowlist` (with their value rules) and user-named ``allow`` keys leave; see that module.
+
+This package's own provenance vocabulary
 (``agent.arg.*`` and the other ``agent.*`` names in :mod:`otel_provenance.semconv`) holds no values
 by construction and is never matched, so an argument that happens to be called ``prompt`` keeps its
 provenance attributes.
@@ -35,91 +44,19 @@ from typing import Any, Final, Literal
 
 from .. import semconv
 from ..errors import ConfigurationError
-
-# --- default forbidden set --------------------------------------------------------------------------
-
-#: GenAI semantic conventions: opt-in content attributes and their deprecated forms.
-GENAI_CONTENT_KEYS: Final = frozenset(
-    {
-        "gen_ai.tool.call.arguments",
-        "gen_ai.tool.call.result",
-        "gen_ai.tool.definitions",
-        "gen_ai.tool.description",
-        "gen_ai.input.messages",
-        "gen_ai.output.messages",
-        "gen_ai.system_instructions",
-        "gen_ai.retrieval.query.text",
-        "gen_ai.retrieval.documents",
-        "gen_ai.evaluation.explanation",
-        # deprecated, still emitted; as names they also cover OpenLLMetry's flattened
-        # gen_ai.prompt.{i}.content / gen_ai.completion.{i}.content (and gen_ai.prompt.name).
-        "gen_ai.prompt",
-        "gen_ai.completion",
-    }
-)
-
-#: OpenLLMetry (Traceloop) content attributes.
-OPENLLMETRY_CONTENT_KEYS: Final = frozenset(
-    {
-        "traceloop.entity.input",
-        "traceloop.entity.output",
-        "traceloop.prompt.template",
-        "traceloop.prompt.template_variables",
-        "llm.prompts",
-        "llm.completions",
-        "llm.request.functions",
-        "db.query.result.document",  # vector-DB instrumentations: retrieved documents
-    }
-)
-
-#: OpenInference (Arize / Phoenix) content attributes.
-OPENINFERENCE_CONTENT_KEYS: Final = frozenset(
-    {
-        "input.value",
-        "output.value",
-        "llm.input_messages",
-        "llm.output_messages",
-        "llm.prompts",
-        "llm.prompt_template.template",
-        "llm.prompt_template.variables",
-        "llm.tools",
-        "message.content",
-        "message.contents",
-        "tool_call.function.arguments",
-        "llm.function_call",  # the function-call arguments JSON
-        "tool.description",
-        "tool.parameters",
-        "tool.json_schema",
-        "retrieval.documents",
-        "embedding.embeddings",
-        "document.content",
-        "reranker.query",
-        "reranker.input_documents",
-        "reranker.output_documents",
-    }
-)
-
-#: Pydantic AI / Logfire tool and agent content attributes.
-PYDANTIC_AI_CONTENT_KEYS: Final = frozenset(
-    {"tool_arguments", "tool_response", "final_result", "all_messages_events", "pydantic_ai.all_messages"}
-)
-
-DEFAULT_FORBIDDEN_KEYS: Final = (
-    GENAI_CONTENT_KEYS | OPENLLMETRY_CONTENT_KEYS | OPENINFERENCE_CONTENT_KEYS | PYDANTIC_AI_CONTENT_KEYS
-)
-
-#: Events whose whole payload is content; they are dropped entirely (span events and log records).
-DEFAULT_CONTENT_EVENTS: Final = frozenset(
-    {
-        "gen_ai.client.inference.operation.details",
-        "gen_ai.user.message",
-        "gen_ai.assistant.message",
-        "gen_ai.system.message",
-        "gen_ai.tool.message",
-        "gen_ai.choice",
-        "gen_ai.content.prompt",
-        "gen_ai.content.completion",
-    }
+from .allowlist import DROP, clean_value, is_allowed_key
+from .denylist import (  # noqa: F401  (re-exported: the default set's public home stays here too)
+    DEFAULT_CONTENT_EVENTS,
+    DEFAULT_FORBIDDEN_KEYS,
+    FRAMEWORK_CONTENT_KEYS,
+    GENAI_CONTENT_KEYS,
+    OPENINFERENCE_CONTENT_KEYS,
+    OPENLLMETRY_CONTENT_KEYS,
+    PYDANTIC_AI_CONTENT_KEYS,
+    VENDOR_CONTENT_KEYS,
+    WILDCARD,
+    contains_name,
+    name_trie,
 )
 
 EXCEPTION_EVENT: Final = "exception"
@@ -133,6 +70,8 @@ TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
 
 #: Deeper nesting than this is not walked; the whole attribute is removed instead (safe default).
 MAX_DEPTH: Final = 32
+#: A key path longer than this (characters) is forbidden without being matched.
+MAX_KEY_LENGTH: Final = 1024
 
 _OWN_KEYS: Final = frozenset(
     value
@@ -143,6 +82,8 @@ _OWN_KEYS: Final = frozenset(
 _CACHE_LIMIT: Final = 8192
 
 ExceptionScope = Literal["genai", "all"]
+StripMode = Literal["denylist", "allowlist"]
+STRIP_MODES: Final = ("denylist", "allowlist")
 
 
 def _is_own_key(key: str) -> bool:
@@ -173,6 +114,9 @@ class StripOptions:
     client's, a database driver's) whose message quotes the arguments, and because the SDK's
     attribute limit can evict the very marker that makes a span look like GenAI.
     ``defaults=False`` starts from an empty forbidden set (for tests and special deployments).
+    ``mode="allowlist"`` keeps only known content-free keys (:mod:`.allowlist`) plus ``allow``;
+    ``keys``, ``prefixes`` and ``patterns`` still forbid, and the default names still judge what
+    lies *under* an ``allow`` key. ``max_key_length``: longer key paths are forbidden outright.
     """
 
     keys: Iterable[str] = ()
@@ -182,7 +126,9 @@ class StripOptions:
     content_events: Iterable[str] = ()
     exception_scope: ExceptionScope = "all"
     defaults: bool = True
-    _names: frozenset[tuple[str, ...]] = field(init=False, repr=False)
+    mode: StripMode = "denylist"
+    max_key_length: int = MAX_KEY_LENGTH
+    _names: dict = field(init=False, repr=False)
     _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
     _cache: dict[str, bool] = field(init=False, repr=False)
 
@@ -207,9 +153,21 @@ class StripOptions:
         set_(self, "_compiled", tuple(compiled))
         if self.exception_scope not in ("genai", "all"):
             raise ConfigurationError("StripOptions.exception_scope: expected 'genai' or 'all'")
+        if self.mode not in STRIP_MODES:
+            raise ConfigurationError(f"StripOptions.mode: expected one of {', '.join(STRIP_MODES)}")
+        if (
+            isinstance(self.max_key_length, bool)
+            or not isinstance(self.max_key_length, int)
+            or self.max_key_length < 1
+        ):
+            raise ConfigurationError("StripOptions.max_key_length: expected an integer >= 1")
         names = (DEFAULT_FORBIDDEN_KEYS | self.keys) if self.defaults else self.keys
-        set_(self, "_names", frozenset(tuple(name.split(".")) for name in names))
+        set_(self, "_names", name_trie(names))
         set_(self, "_cache", {})
+
+    @property
+    def allowlist(self) -> bool:
+        return self.mode == "allowlist"
 
     def is_forbidden(self, path: str) -> bool:
         """True when the key path ``path`` must not leave the process."""
@@ -221,21 +179,30 @@ class StripOptions:
             self._cache[path] = cached
         return cached
 
-    def _decide(self, path: str) -> bool:
-        if path in self.allow or _is_own_key(path):
-            return False
+    def decide(self, path: str) -> tuple[bool, int]:
+        """Uncached decision for ``path`` and the trie steps it took (for tests and benchmarks)."""
+        if path in self.allow:
+            return False, 0
+        if len(path) > self.max_key_length:
+            return True, 0
+        if _is_own_key(path):
+            return False, 0
         # Below an allowed key, judge only the part under it (its children can still be content).
+        below_allowed = False
         for allowed in self.allow:
             if path.startswith(allowed + "."):
-                path = path[len(allowed) + 1 :]
+                path, below_allowed = path[len(allowed) + 1 :], True
                 break
+        if self.allowlist and not below_allowed and not is_allowed_key(path):
+            return True, 0
         if any(path.startswith(prefix) for prefix in self.prefixes):
-            return True
+            return True, 0
         if any(pattern.search(path) for pattern in self._compiled):
-            return True
-        parts = tuple(path.split("."))
-        names = self._names
-        return any(parts[i:j] in names for i in range(len(parts)) for j in range(i + 1, len(parts) + 1))
+            return True, 0
+        return contains_name(path.split("."), self._names)
+
+    def _decide(self, path: str) -> bool:
+        return self.decide(path)[0]
 
     def is_content_event(self, name: str) -> bool:
         return name in self.content_events
@@ -266,7 +233,7 @@ def _strip(value: Any, path: str, options: StripOptions, depth: int) -> Any:
         for key, inner in value.items():
             inner_path = f"{path}.{key}" if path else str(key)
             if inner_path not in options.allow and (
-                options.is_forbidden(inner_path) or options.is_forbidden(str(key))
+                options.is_forbidden(inner_path) or (not options.allowlist and options.is_forbidden(str(key)))
             ):
                 continue
             cleaned = _strip(inner, inner_path, options, depth + 1)
@@ -297,9 +264,14 @@ def strip_attributes(
     if not attributes:
         return out
     dropped = frozenset(drop)
+    allowlist = options.allowlist
     for key, value in attributes.items():
         if key in dropped or options.is_forbidden(key):
             continue
+        if allowlist and key not in options.allow and not _is_own_key(key):
+            value = clean_value(key, value)  # a known key keeps only a value of its kind
+            if value is DROP:
+                continue
         try:
             cleaned = strip_value(value, key, options)
         except _TooDeep:
@@ -322,7 +294,7 @@ def is_genai_span(attributes: Mapping[str, Any] | None) -> bool:
 
 
 def scrubs_exception_details(attributes: Mapping[str, Any] | None, options: StripOptions) -> bool:
-    return options.exception_scope == "all" or is_genai_span(attributes)
+    return options.allowlist or options.exception_scope == "all" or is_genai_span(attributes)
 
 
 def strip_event_attributes(
@@ -353,7 +325,12 @@ def reduced_status_description(
 
 
 def strip_log_body(body: Any, options: StripOptions) -> Any:
-    """Log body without forbidden keys; a body nested too deep to check is removed (``None``)."""
+    """Log body without forbidden keys; a body nested too deep to check is removed (``None``).
+
+    In allow-list mode every body is removed: a body is free text or a map of free keys.
+    """
+    if options.allowlist:
+        return None
     try:
         cleaned = strip_value(body, "", options)
     except _TooDeep:
@@ -365,6 +342,8 @@ def has_forbidden_key(attributes: Mapping[str, Any] | None, options: StripOption
     """Fast check used to skip rebuilding shared objects (resource, scope) that are already clean."""
     if not attributes:
         return False
+    if options.allowlist:  # value rules may reduce a value: compare the cleaned copy
+        return strip_attributes(attributes, options) != {k: _normalised(v) for k, v in attributes.items()}
     cache, decide = options._cache, options.is_forbidden  # hot path: one dict lookup per known key
     for key, value in attributes.items():
         forbidden = cache.get(key)

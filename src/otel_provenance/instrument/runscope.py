@@ -4,6 +4,10 @@ Concurrent runs in threads or asyncio tasks each see only their own ledger, beca
 its own binding. Code started inside a run (tasks, ``contextvars.copy_context().run``) inherits it;
 a thread started with plain ``threading.Thread`` does not (Python does not copy contexts into threads),
 so tool calls there run outside the run unless the thread's target is wrapped in the run's context.
+
+A run entered inside another inherits the enclosing run's observations: a value the outer run observed
+(its declared inputs, its tools' results) counts as observed in the nested run. The nested run's own
+observations stay in its ledger and are not seen by the enclosing run after it ends.
 """
 
 from __future__ import annotations
@@ -49,6 +53,13 @@ class RunScope:
         self._tokens: list[contextvars.Token] = []
 
     def __enter__(self) -> RunScope:
+        enclosing = _CURRENT_RUN.get()
+        if (
+            enclosing is not None
+            and self.ledger.parent is None
+            and not _reaches(enclosing.ledger, self.ledger)
+        ):
+            self.ledger.parent = enclosing.ledger  # nested run: sees what the enclosing run observed
         self._tokens.append(_CURRENT_RUN.set(self))
         return self
 
@@ -67,6 +78,15 @@ class RunScope:
 
     def __repr__(self) -> str:
         return f"RunScope(run_id={self.run_id!r}, observed={len(self.ledger)})"
+
+
+def _reaches(ledger: Ledger | None, target: Ledger) -> bool:
+    """Whether ``target`` is ``ledger`` or one of its parents (a parent link must never form a cycle)."""
+    while ledger is not None:
+        if ledger is target:
+            return True
+        ledger = ledger.parent
+    return False
 
 
 def run(

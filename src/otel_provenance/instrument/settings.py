@@ -9,13 +9,25 @@ Digest key: there is deliberately no unkeyed fallback. A plain hash of a short v
 number) is reversed by brute force in seconds, so with no key configured we draw a random 256-bit key
 for this process and name it ``ephemeral-<random>``: digests stay linkable inside one process (retry
 detection, data-flow checks) but cannot be linked across processes or reversed offline.
+
+A configured key must be at least 32 random bytes, written as hex or base64 (``otel-provenance keygen``
+prints one): a key someone chose (``Summer2026!Summer``) can be guessed offline from anything computed
+with it, and then every short value digested under it (a PIN) falls too. Randomness cannot be measured
+from one sample, so what is refused is what is plainly not random: text that is neither hex nor
+base64, fewer than 32 bytes, or bytes with few distinct values (``"k" * 64``).
+
+The exported key id is not an offline oracle: unless the user sets one, it is derived with scrypt
+(memory-hard, ~0.1 s) under a fixed salt, once per process and key, and names the key without letting
+anyone test guesses of it at speed.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
-import hmac
 import os
+import re
 import secrets
 import threading
 from collections.abc import Mapping
@@ -31,7 +43,12 @@ ENV_LEDGER_MAX_ENTRIES = "OTEL_PROVENANCE_LEDGER_MAX_ENTRIES"
 
 DEFAULT_MIN_VALUE_LENGTH = 4
 DEFAULT_LEDGER_MAX_ENTRIES = 50_000
-MIN_KEY_BYTES = 16  # 128-bit keys at least
+MIN_KEY_BYTES = 32  # 256 random bits at least
+MIN_DISTINCT_BYTES = 16  # 32 random bytes hold ~30 distinct values; a typed or repeated key far fewer
+KEY_ID_SALT = b"otel-provenance/key-id/v1"
+_SCRYPT = {"n": 1 << 14, "r": 8, "p": 1, "dklen": 16}
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 EPHEMERAL_KEY_ID_PREFIX = "ephemeral-"
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -102,8 +119,7 @@ def configure_settings(
     else:
         key_bytes = _key_bytes(digest_key, key_source)
         if key_id is None:
-            # A key id derived from the key (keyed, so it reveals nothing about the key itself).
-            key_id = "k-" + hmac.new(key_bytes, b"otel-provenance key id", hashlib.sha256).hexdigest()[:12]
+            key_id = derived_key_id(key_bytes)
     if not key_id or not isinstance(key_id, str):
         raise ConfigurationError("key_id: must be a non-empty string")
 
@@ -147,19 +163,54 @@ def reset_settings() -> None:
         _current = None
 
 
-def _key_bytes(key: str | bytes, where: str) -> bytes:
-    if isinstance(key, str):
-        text = key.strip()
+_KEY_IDS: dict[bytes, str] = {}
+_KEY_IDS_LOCK = threading.Lock()
+
+
+def derived_key_id(key: bytes) -> str:
+    """``k-`` + 16 hex digits of scrypt(key, fixed salt): computed once per process and key."""
+    with _KEY_IDS_LOCK:
+        found = _KEY_IDS.get(key)
+        if found is None:
+            digest = hashlib.scrypt(key, salt=KEY_ID_SALT, maxmem=64 << 20, **_SCRYPT)  # type: ignore[arg-type]
+            found = "k-" + digest.hex()[:16]
+            if len(_KEY_IDS) >= 8:
+                _KEY_IDS.clear()
+            _KEY_IDS[key] = found
+        return found
+
+
+def _decoded(text: str) -> bytes | None:
+    """Hex or base64 (standard or URL-safe) text as bytes; ``None`` if it is neither."""
+    if _HEX.fullmatch(text) and len(text) % 2 == 0:
+        return bytes.fromhex(text)
+    if _BASE64.fullmatch(text):
+        padded = text + "=" * (-len(text) % 4)
         try:
-            raw = bytes.fromhex(text) if len(text) >= 2 * MIN_KEY_BYTES else text.encode()
-        except ValueError:
-            raw = text.encode()
+            return base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+        except (binascii.Error, ValueError):
+            return None
+    return None
+
+
+def _key_bytes(key: str | bytes, where: str) -> bytes:
+    hint = "generate one with `otel-provenance keygen`"
+    if isinstance(key, str):
+        raw = _decoded(key.strip())
+        if raw is None:
+            raise ConfigurationError(
+                f"{where}: digest key must be random bytes written as hex or base64 ({hint})"
+            )
     elif isinstance(key, bytes | bytearray):
         raw = bytes(key)
     else:
         raise ConfigurationError(f"{where}: must be str or bytes, got {type(key).__name__}")
     if len(raw) < MIN_KEY_BYTES:
-        raise ConfigurationError(f"{where}: digest key must be at least {MIN_KEY_BYTES} bytes (128 bits)")
+        raise ConfigurationError(
+            f"{where}: digest key must be at least {MIN_KEY_BYTES} random bytes (256 bits); {hint}"
+        )
+    if len(set(raw)) < MIN_DISTINCT_BYTES:
+        raise ConfigurationError(f"{where}: digest key does not look random (too few distinct bytes); {hint}")
     return raw
 
 

@@ -11,6 +11,17 @@ Three libraries put a tool call's arguments and result on the span when content 
   ``traceloop.entity.output``. Positional arguments have no names there; they are named ``args.0``,
   ``args.1``, ….
 
+Argument names in those JSON payloads are chosen by whoever built the call — often the model — so a
+name can itself be data (``john_smith_ssn_078051120``). A name is exported only when the tool's
+schema names it: the JSON schema the span carries (OpenInference ``tool.parameters`` /
+``tool.json_schema``) or ``foreign_argument_names`` given to the processor. Any other argument is
+exported by position: ``arguments.0``, ``arguments.1`` … (``kwargs.<i>`` for OpenLLMetry).
+
+Outside ``op.run`` the per-trace ledgers are bounded by entries *and* bytes (the size of each
+remembered result's text, plus an overhead per entry): a result larger than one trace's byte budget
+is not remembered (the ledger reports ``agent.ledger.full``), the oldest traces go first when the total
+budget is exceeded, and a trace's ledger is released as soon as its local root span ends.
+
 For such a span the processor, in ``on_end``: parses the arguments, classifies them against the
 run's ledger (the ``op.run`` scope when the span ends inside one, else a bounded ledger per trace),
 writes the ``agent.arg.*`` attributes (plus the assumed/invented counts and ``agent.retry.number``),
@@ -33,7 +44,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode, format_span_id
 
 from .. import semconv
-from .ledger import safe_names
 from .redaction import OPENINFERENCE_SPAN_KIND, TRACELOOP_SPAN_KIND
 
 GENAI = "genai"
@@ -49,6 +59,13 @@ _SOURCES: Final = (
 _TOOL_NAME_KEYS: Final = (semconv.GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
 _ABSENT: Final = object()
 MAX_TRACE_LEDGERS: Final = 256
+#: Byte budgets of the per-trace ledgers (outside ``op.run``): one trace, and all traces together.
+MAX_TRACE_LEDGER_BYTES: Final = 8 << 20
+MAX_LEDGER_BYTES: Final = 64 << 20
+#: Estimated bytes per remembered entry beyond its text (dict slot, tuple, small objects).
+ENTRY_OVERHEAD_BYTES: Final = 200
+#: Where a tool span may carry its parameter schema (a JSON schema with ``properties``).
+_SCHEMA_KEYS: Final = ("tool.parameters", "tool.json_schema")
 #: Positional arguments of an OpenLLMetry call: ``args.0``, ``args.1``, …
 POSITIONAL_PREFIX: Final = "args."
 #: Name of the single argument when a library recorded a non-object (a bare list or scalar).
@@ -62,7 +79,15 @@ class ForeignToolCall:
     library: str
     tool: str
     arguments: Mapping[str, Any] | None  # None: not recorded, or not parseable
-    result: Any  # _ABSENT when not recorded
+    raw_result: Any  # _ABSENT when not recorded; parsed only once its size is known to fit
+
+    @property
+    def result(self) -> Any:
+        return (
+            self.raw_result
+            if self.raw_result is _ABSENT
+            else _unwrap_langchain_result(_parse(self.raw_result))
+        )
 
 
 def is_tool_span(attributes: Mapping[str, Any]) -> bool:
@@ -89,8 +114,45 @@ def _parse(value: Any) -> Any:
     return value
 
 
-def _arguments(library: str, raw: Any) -> Mapping[str, Any] | None:
+def schema_names(attributes: Mapping[str, Any]) -> frozenset[str]:
+    """Parameter names declared by the JSON schema a tool span carries (none when there is none)."""
+    for key in _SCHEMA_KEYS:
+        schema = _parse(attributes.get(key))
+        if isinstance(schema, Mapping):
+            properties = schema.get("properties")
+            if not isinstance(properties, Mapping) and isinstance(schema.get("parameters"), Mapping):
+                properties = schema["parameters"].get("properties")
+            if isinstance(properties, Mapping):
+                return frozenset(name for name in properties if isinstance(name, str))
+    return frozenset()
+
+
+def named_by_schema(values: Mapping[Any, Any], prefix: str, known: frozenset[str]) -> dict[str, Any]:
+    """Argument names as they may be exported: a name the schema declares as it is, any other by
+    position (``<prefix>.<i>``) — a name chosen by the model may itself be data."""
+    return {
+        key if isinstance(key, str) and key in known else f"{prefix}.{i}": value
+        for i, (key, value) in enumerate(values.items())
+    }
+
+
+#: OpenLLMetry's LangChain callback records ``{"input_str", "tags", "metadata", "inputs", "kwargs"}`` as
+#: a tool's arguments and ``{"output", "kwargs"}`` as its result: only ``inputs`` / ``output`` are the call.
+_LANGCHAIN_INPUT_KEYS: Final = frozenset({"input_str", "inputs"})
+_LANGCHAIN_OUTPUT_KEYS: Final = frozenset({"output", "kwargs"})
+
+
+def _unwrap_langchain_result(parsed: Any) -> Any:
+    if isinstance(parsed, Mapping) and set(parsed) == _LANGCHAIN_OUTPUT_KEYS:
+        return parsed["output"]
+    return parsed
+
+
+def _arguments(library: str, raw: Any, known: frozenset[str]) -> Mapping[str, Any] | None:
     parsed = _parse(raw)
+    if isinstance(parsed, Mapping) and set(parsed) >= _LANGCHAIN_INPUT_KEYS:
+        inputs = parsed["inputs"]
+        parsed = inputs if isinstance(inputs, Mapping) else parsed["input_str"]
     if library == OPENLLMETRY and isinstance(parsed, Mapping) and set(parsed) <= {"args", "kwargs"}:
         out: dict[str, Any] = {}
         args = parsed.get("args") or ()
@@ -98,17 +160,24 @@ def _arguments(library: str, raw: Any) -> Mapping[str, Any] | None:
             out.update((f"{POSITIONAL_PREFIX}{i}", value) for i, value in enumerate(args))
         kwargs = parsed.get("kwargs") or {}
         if isinstance(kwargs, Mapping):
-            out.update(safe_names(kwargs, "kwargs"))
+            out.update(named_by_schema(kwargs, "kwargs", known))
         return out
     if isinstance(parsed, Mapping):  # the keys are part of the recorded arguments: maybe data
-        return safe_names(parsed, "arguments")
+        return named_by_schema(parsed, "arguments", known)
     if parsed is None:
         return None
     return {WHOLE_INPUT: parsed}
 
 
-def foreign_tool_call(name: str, attributes: Mapping[str, Any] | None) -> ForeignToolCall | None:
-    """The tool call recorded on a finished span by another library, or ``None`` if there is none."""
+def foreign_tool_call(
+    name: str,
+    attributes: Mapping[str, Any] | None,
+    argument_names: Mapping[str, frozenset[str]] | None = None,
+) -> ForeignToolCall | None:
+    """The tool call recorded on a finished span by another library, or ``None`` if there is none.
+
+    ``argument_names`` (tool name -> parameter names) adds to the names the span's own schema declares.
+    """
     if not attributes or not is_tool_span(attributes) or has_own_provenance(attributes):
         return None
     sources = _SOURCES
@@ -121,10 +190,11 @@ def foreign_tool_call(name: str, attributes: Mapping[str, Any] | None) -> Foreig
             tool = next((attributes[k] for k in _TOOL_NAME_KEYS if isinstance(attributes.get(k), str)), None)
             if tool is None:
                 tool = name.removeprefix(semconv.TOOL_SPAN_PREFIX)
+            known = schema_names(attributes) | (argument_names or {}).get(tool, frozenset())
             arguments = (
-                _arguments(library, attributes[arguments_key]) if arguments_key in attributes else None
+                _arguments(library, attributes[arguments_key], known) if arguments_key in attributes else None
             )
-            result = _parse(attributes[result_key]) if result_key in attributes else _ABSENT
+            result = attributes.get(result_key, _ABSENT)
             return ForeignToolCall(library, tool, arguments, result)
     return None
 
@@ -143,7 +213,10 @@ class ForeignToolClassifier:
         *,
         side_effects: Mapping[str, str] | None = None,
         budgets: Mapping[str, Any] | None = None,
+        argument_names: Mapping[str, Any] | None = None,
         max_traces: int = MAX_TRACE_LEDGERS,
+        max_trace_bytes: int = MAX_TRACE_LEDGER_BYTES,
+        max_bytes: int = MAX_LEDGER_BYTES,
     ) -> None:
         from ..errors import ConfigurationError
         from .budget import Budget
@@ -156,12 +229,36 @@ class ForeignToolClassifier:
         for tool, budget in (budgets or {}).items():
             if not isinstance(budget, Budget):
                 raise ConfigurationError(f"foreign_budgets[{tool!r}]: expected an op.Budget")
+        names: dict[str, frozenset[str]] = {}
+        for tool, declared in (argument_names or {}).items():
+            if isinstance(declared, str) or not all(isinstance(n, str) for n in declared):
+                raise ConfigurationError(
+                    f"foreign_argument_names[{tool!r}]: expected a collection of argument names"
+                )
+            names[tool] = frozenset(declared)
+        for what, value in (("max_trace_bytes", max_trace_bytes), ("max_bytes", max_bytes)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigurationError(f"ForeignToolClassifier.{what}: expected an integer >= 1")
+        self._argument_names = names
+        self._max_trace_bytes = max_trace_bytes
+        self._max_bytes = max_bytes
+        self._bytes: dict[int, int] = {}  # trace id -> estimated bytes held by its ledger
         self._side_effects = dict(side_effects or {})
         self._budgets = dict(budgets or {})
         self._default_budget = Budget()
         self._ledgers: OrderedDict[int, Any] = OrderedDict()
         self._max_traces = max_traces
         self._lock = threading.Lock()
+
+    @property
+    def retained_traces(self) -> int:
+        """How many per-trace ledgers are held (traces outside ``op.run`` whose root has not ended)."""
+        return len(self._ledgers)
+
+    @property
+    def retained_bytes(self) -> int:
+        """Estimated bytes those ledgers hold (bounded by ``max_bytes``)."""
+        return sum(self._bytes.values())
 
     def _trace_ledger(self, trace_id: int) -> Any:
         from .ledger import Ledger
@@ -170,15 +267,56 @@ class ForeignToolClassifier:
             ledger = self._ledgers.get(trace_id)
             if ledger is None:
                 ledger = self._ledgers[trace_id] = Ledger()
+                self._bytes[trace_id] = 0
                 while len(self._ledgers) > self._max_traces:
-                    self._ledgers.popitem(last=False)
+                    self._release_oldest()
             else:
                 self._ledgers.move_to_end(trace_id)
             return ledger
 
+    def _release_oldest(self) -> None:
+        old, _ = self._ledgers.popitem(last=False)
+        self._bytes.pop(old, None)
+
+    def release(self, trace_id: int) -> None:
+        """Forget a trace's ledger (its local root span ended: no later span of it can come here)."""
+        with self._lock:
+            self._ledgers.pop(trace_id, None)
+            self._bytes.pop(trace_id, None)
+
+    def _remember_bounded(
+        self, trace_id: int, ledger: Any, call: ForeignToolCall, span_id: str, unsourced: Any
+    ) -> None:
+        """Remember a result into a per-trace ledger within the byte budgets."""
+        raw = call.raw_result
+        size = len(raw) if isinstance(raw, str | bytes) else _estimated_size(raw, self._max_trace_bytes)
+        with self._lock:
+            held = self._bytes.get(trace_id, 0)
+        if held + size > self._max_trace_bytes:
+            ledger.evicted += 1  # not remembered: later lookups report agent.ledger.full
+            return
+        ledger.remember(call.tool, call.result, span_id, call_arguments=call.arguments, unsourced=unsourced)
+        with self._lock:
+            if trace_id not in self._ledgers:
+                return
+            self._bytes[trace_id] = held + size + ENTRY_OVERHEAD_BYTES * len(ledger)
+            while sum(self._bytes.values()) > self._max_bytes and len(self._ledgers) > 1:
+                self._release_oldest()
+
     def provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
-        """Attributes to add to the rebuilt span, or ``None`` when ``span`` is not a foreign tool span."""
-        call = foreign_tool_call(span.name, span.attributes)
+        """Attributes to add to the rebuilt span, or ``None`` when ``span`` is not a foreign tool span.
+
+        Also releases a trace's ledger when its local root span ends.
+        """
+        try:
+            return self._provenance(span)
+        finally:
+            parent = span.parent
+            if span.context is not None and (parent is None or parent.is_remote):
+                self.release(span.context.trace_id)
+
+    def _provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
+        call = foreign_tool_call(span.name, span.attributes, self._argument_names)
         if call is None:
             return None
         from .classify import classify_arguments
@@ -186,11 +324,13 @@ class ForeignToolClassifier:
 
         scope = current_run()
         attributes: dict[str, Any] = {}
+        trace_id: int | None = None
         if scope is not None:
             ledger = scope.ledger
             attributes[semconv.RUN_ID] = scope.run_id
         elif span.context is not None:
-            ledger = self._trace_ledger(span.context.trace_id)
+            trace_id = span.context.trace_id
+            ledger = self._trace_ledger(trace_id)
         else:
             return None
         side_effect = self._side_effects.get(call.tool)
@@ -201,19 +341,44 @@ class ForeignToolClassifier:
             if span.status.status_code is StatusCode.ERROR
             else semconv.TOOL_STATUS_OK
         )
+        unsourced = None
         classification = verdict = None
         if call.arguments is not None:
             classification = classify_arguments(call.tool, call.arguments, ledger)
+            unsourced = classification.unsourced(call.arguments)
             budget = self._budgets.get(call.tool, self._default_budget)
             verdict = budget.check(classification, side_effect or "none", enforce_globally=False)
             attributes.update(classification.attributes())
             attributes.update(verdict.attributes())
             attributes[semconv.RETRY_NUMBER] = ledger.next_attempt(call.tool, classification.signature())
-        if call.result is not _ABSENT:
+        if call.raw_result is not _ABSENT:
             span_id = format_span_id(span.context.span_id) if span.context is not None else ""
-            ledger.remember(call.tool, call.result, span_id, call_arguments=call.arguments)
+            if trace_id is None:  # inside op.run: the run's own ledger bounds apply
+                ledger.remember(
+                    call.tool, call.result, span_id, call_arguments=call.arguments, unsourced=unsourced
+                )
+            else:
+                self._remember_bounded(trace_id, ledger, call, span_id, unsourced)
         _record_metrics(span, call, attributes, classification, verdict)
         return attributes
+
+
+def _estimated_size(value: Any, limit: int) -> int:
+    """Text bytes in a (non-string) result, counted until ``limit`` is passed."""
+    total = 0
+    stack = [value]
+    while stack and total <= limit:
+        item = stack.pop()
+        if isinstance(item, str | bytes):
+            total += len(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
+        else:
+            total += 16
+    return total
 
 
 def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, classification, verdict) -> None:

@@ -2,8 +2,9 @@
 
 How it reads (each step a raw builder query with explicit, typed ``selectFields``):
 
-1. ``GET /api/v1/fields/keys`` lists every attribute and resource key SigNoz has catalogued for the
-   window, so custom keys (``agent.arg.<name>.*``) come back without a fixed column list.
+1. ``GET /api/v1/fields/keys`` lists every attribute and resource key SigNoz has catalogued (for
+   traces SigNoz ignores the time window here, so keys of any time come back), so custom keys
+   (``agent.arg.<name>.*``) come back without a fixed column list.
 2. The release's traces: spans whose resource ``service.version`` equals the release (optionally also
    ``service.name``), paged by offset in a stable order (timestamp, span id).
 3. Every span of those traces, by ``trace_id IN (…)`` in batches, paged the same way. A key that SigNoz
@@ -12,6 +13,10 @@ How it reads (each step a raw builder query with explicit, typed ``selectFields`
 4. Absence. Servers before v0.134 answer the map default (``""``, ``0``, ``false``) for a key a span
    does not have. When the server is older, or its version is unknown, every default value is checked
    with an ``EXISTS`` query and dropped unless the key is really there; ``null`` is always absence.
+   A key whose name the filter grammar cannot write (``http.2xx``, ``a b``) cannot be checked that
+   way: its default values are dropped as absent, and the read says how many (``SigNozReport``).
+5. Size: an answer over ``max_response_bytes`` is never read whole; the page size is halved and the
+   page asked again, down to one row, before the read gives up with a clear error.
 
 Value types, given what SigNoz keeps (see docs/signoz.md): numbers come back rounded (3 decimals, or 3
 significant digits below 1) and whole numbers as integers, so a whole number becomes ``int``; resource
@@ -26,12 +31,15 @@ import logging
 import math
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from dataclasses import field as _field
 from datetime import UTC, datetime
 from typing import Any, Final
 
 from ... import semconv
 from ...errors import ConfigurationError, QueryError, TraceReadError
 from ..model import Attributes, Span, SpanKind, Status, StatusCode, Value
+from .signoz_http import MAX_RESPONSE_BYTES, ResponseTooLargeError
 from .signoz_query import (
     MAX_LIMIT,
     NULL_FOR_ABSENT_SINCE,
@@ -76,6 +84,20 @@ _SERVICE_KEY: Final = f"{RESOURCE_CONTEXT}.{semconv.SERVICE_NAME}"
 _DEFAULTS: Final = {"string": "", "number": 0, "bool": False}
 
 
+@dataclass
+class SigNozReport:
+    """What one read could not take at face value, for the caller to show (also logged as a warning).
+
+    ``unfilterable_keys``: catalogued keys the filter grammar cannot express, on a server that answers a
+    default for an absent key; ``defaults_dropped``: default values of those keys left out as absent;
+    ``page_size``: the page size the read ended with (smaller than asked when answers were too large).
+    """
+
+    unfilterable_keys: set[str] = _field(default_factory=set)
+    defaults_dropped: int = 0
+    page_size: int = 0
+
+
 def read_signoz(
     url: str,
     *,
@@ -88,13 +110,17 @@ def read_signoz(
     deadline_s: float = 300.0,
     page_size: int = MAX_LIMIT,
     trace_batch: int = 100,
+    max_response_bytes: int = MAX_RESPONSE_BYTES,
+    report: SigNozReport | None = None,
 ) -> Iterator[Span]:
     """Yield every span of every trace of ``release`` that started in ``[start_ms, end_ms)``.
 
-    ``api_key`` defaults to ``$SIGNOZ_API_KEY``. ``deadline_s`` bounds the whole read, retries of
-    429/5xx included. Raises :class:`~...errors.QueryError` when SigNoz refuses or fails (the message
-    says what to fix), :class:`~...errors.ConfigurationError` for bad arguments, and
-    :class:`~...errors.TraceReadError` for a row that is not a span.
+    ``api_key`` defaults to ``$SIGNOZ_API_KEY``. ``timeout_s`` bounds each request from sending it to
+    the last byte of its answer, ``deadline_s`` the whole read, retries of 429/5xx included (a 500 is
+    tried three times at most). ``report`` collects what the read could not take at face value.
+    Raises :class:`~...errors.QueryError` when SigNoz refuses or fails (the message says what to fix),
+    :class:`~...errors.ConfigurationError` for bad arguments, and :class:`~...errors.TraceReadError`
+    for a row that is not a span.
     """
     key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
     if not key:
@@ -107,15 +133,39 @@ def read_signoz(
         raise ConfigurationError(f"page_size must be 1..{MAX_LIMIT}, got {page_size}")
     if trace_batch < 1:
         raise ConfigurationError(f"trace_batch must be at least 1, got {trace_batch}")
-    client = SigNozClient(url, api_key=key, timeout_s=timeout_s, deadline_s=deadline_s)
+    if max_response_bytes < 1024:
+        raise ConfigurationError(f"max_response_bytes must be at least 1024, got {max_response_bytes}")
+    client = SigNozClient(
+        url, api_key=key, timeout_s=timeout_s, deadline_s=deadline_s, max_response_bytes=max_response_bytes
+    )
+    reader = _Reader(client, url, start_ms, end_ms, page_size, report or SigNozReport())
     with client:
-        yield from _Reader(client, url, start_ms, end_ms, page_size).read(release, service, trace_batch)
+        yield from reader.read(release, service, trace_batch)
+    reader.warn()
 
 
 class _Reader:
-    def __init__(self, client: SigNozClient, url: str, start_ms: int, end_ms: int, page_size: int) -> None:
+    def __init__(
+        self, client: SigNozClient, url: str, start_ms: int, end_ms: int, page_size: int, report: SigNozReport
+    ) -> None:
         self.client, self.url = client, url
         self.start_ms, self.end_ms, self.page_size = start_ms, end_ms, page_size
+        self.report = report
+        report.page_size = page_size
+
+    def warn(self) -> None:
+        if self.report.defaults_dropped:
+            names = ", ".join(repr(n) for n in sorted(self.report.unfilterable_keys)[:5])
+            _log.warning(
+                "%s: %d value(s) of %d key(s) SigNoz's filter grammar cannot name (%s%s) were left out as "
+                'absent: before v0.134 SigNoz answers ""/0/false for a key a span lacks, and these keys '
+                "cannot be checked with EXISTS; rules that need them report insufficient evidence",
+                self.url,
+                self.report.defaults_dropped,
+                len(self.report.unfilterable_keys),
+                names,
+                ", …" if len(self.report.unfilterable_keys) > 5 else "",
+            )
 
     def read(self, release: str, service: str | None, trace_batch: int) -> Iterator[Span]:
         version = self.client.version()
@@ -137,15 +187,22 @@ class _Reader:
         """Every row of a query, by offset paging in (timestamp, span_id) order; nothing is skipped."""
         offset, previous_first = 0, None
         while True:
-            rows = self.client.query_raw(
-                start_ms=self.start_ms,
-                end_ms=self.end_ms,
-                expression=expression,
-                select=select,
-                order=_ORDER,
-                limit=self.page_size,
-                offset=offset,
-            )
+            try:
+                rows = self.client.query_raw(
+                    start_ms=self.start_ms,
+                    end_ms=self.end_ms,
+                    expression=expression,
+                    select=select,
+                    order=_ORDER,
+                    limit=self.page_size,
+                    offset=offset,
+                )
+            except ResponseTooLargeError as exc:
+                if self.page_size == 1:
+                    raise QueryError(f"{exc}, even for one span: raise max_response_bytes") from None
+                self.page_size = self.report.page_size = self.page_size // 2
+                _log.info("%s; asking for pages of %d spans", exc, self.page_size)
+                continue
             if rows and offset and rows[0] == previous_first:
                 raise QueryError(
                     f"{self.url}: SigNoz ignored the query offset; cannot page without losing spans"
@@ -187,6 +244,12 @@ class _Reader:
                 ):
                     suspects.setdefault(field, set()).add(ident)
         for field, idents in suspects.items():
+            if not field.filterable():  # cannot ask: a default stays unproven, so it is absence
+                self.report.unfilterable_keys.add(field.name)
+                self.report.defaults_dropped += len(idents)
+                for ident in idents:
+                    del rows[ident][field]
+                continue
             clause = f"{expression} AND {field.filter_key()} EXISTS"
             present = {
                 (str(r.get("trace_id", "")), str(r.get("span_id", "")))

@@ -1,8 +1,14 @@
 """HTTP client for SigNoz's query API: requests, retries, a total deadline, and errors that say what to fix.
 
-Only this module talks to the network for the SigNoz reader. The API key is held in a private slot and
-sent only in the ``SIGNOZ-API-KEY`` header of each request; it is never put on the shared ``httpx``
-client, in a repr, a log record or an exception message (server messages that echo it are dropped).
+Only this module and :mod:`.signoz_http` (one bounded exchange) talk to the network for the SigNoz
+reader. The API key is held in a private slot and sent only in the ``SIGNOZ-API-KEY`` header of each
+request (the only header SigNoz reads an API key from: ``pkg/identn/config.go``); it is never put on the
+shared ``httpx`` client, in a repr, a log record or an exception message (a server message that echoes
+it, in any case or common encoding, is withheld).
+
+Time and size are bounded per answer, not per socket read: each request gets at most
+``min(timeout, what is left of the deadline)`` of wall-clock time for its *whole* answer, and the body
+is refused past ``max_response_bytes`` (see :mod:`.signoz_http`).
 
 Request shapes follow SigNoz's v5 ``query_range`` strictly: every field sent is one SigNoz decodes, and
 every ``selectFields`` / ``order`` key carries ``fieldContext`` and ``fieldDataType`` so that names
@@ -11,6 +17,7 @@ starting with a context word (``resource.…``) or containing ``:`` are never re
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -21,14 +28,30 @@ from typing import Any, Final
 import httpx
 
 from ...errors import QueryError
+from .signoz_http import (
+    MAX_RESPONSE_BYTES,
+    AnswerTimeoutError,
+    echoes_secret,
+    error_text,
+    exchange,
+    warning_text,
+)
 
 _log = logging.getLogger(__name__)
 
 MAX_LIMIT: Final = 10_000  # SigNoz rejects a raw query with limit > 10000 (400)
 _RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+# A 500 from SigNoz is a ClickHouse error (pkg/querier/builder_query.go), which repeats on retry: a few
+# tries cover a restart, then the read stops instead of retrying until the deadline.
+MAX_500_ATTEMPTS: Final = 3
 _BACKOFF_FIRST_S: Final = 0.25
 _BACKOFF_MAX_S: Final = 8.0
 _VERSION_RE: Final = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+
+# grammar/FilterQuery.g4 (v0.129.0): KEY : SEGMENT ('.' SEGMENT | '[]' | '[*]' | '.' DIGIT+)*, with
+# SEGMENT : [a-zA-Z$_@{#] [a-zA-Z0-9$_@#{}:\-/]*.
+_SEGMENT: Final = r"[a-zA-Z$_@{#][a-zA-Z0-9$_@#{}:\-/]*"
+_FILTER_KEY: Final = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT}|\[\]|\[\*\]|\.[0-9]+)*")
 
 # The first server version that returns ``null`` (not the map default) for an absent typed attribute.
 NULL_FOR_ABSENT_SINCE: Final = (0, 134, 0)
@@ -64,6 +87,12 @@ class FieldKey:
         """The key as written in a filter expression, context and type explicit (``attribute.k:number``)."""
         return f"{self.context}.{self.name}:{self.data_type}"
 
+    def filterable(self) -> bool:
+        """Whether :meth:`filter_key` is one KEY token of SigNoz's filter grammar. Keys cannot be quoted
+        there, so a name like ``http.2xx`` (a segment starting with a digit) or ``a b`` cannot be used in
+        a filter at all: SigNoz answers a syntax error."""
+        return _FILTER_KEY.fullmatch(self.filter_key()) is not None
+
 
 def _quote(value: str) -> str:
     return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -87,7 +116,7 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
 class SigNozClient:
     """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls."""
 
-    __slots__ = ("_base", "_deadline_at", "_deadline_s", "_http", "_key", "_timeout_s")
+    __slots__ = ("_base", "_deadline_at", "_deadline_s", "_http", "_key", "_max_bytes", "_timeout_s")
 
     def __init__(
         self,
@@ -96,12 +125,18 @@ class SigNozClient:
         api_key: str,
         timeout_s: float = 30.0,
         deadline_s: float = 300.0,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise QueryError(f"SigNoz URL must start with http:// or https://, got {base_url!r}")
+        if not (timeout_s > 0 and deadline_s > 0):
+            raise QueryError(
+                f"timeout and deadline must be positive, got {timeout_s:g} s and {deadline_s:g} s"
+            )
         self._base = base_url.rstrip("/")
         self._key = api_key
         self._timeout_s = timeout_s
+        self._max_bytes = max_response_bytes
         self._deadline_s = deadline_s
         self._deadline_at = time.monotonic() + deadline_s
         self._http = httpx.Client(follow_redirects=False, trust_env=False)
@@ -132,10 +167,12 @@ class SigNozClient:
         return parse_version(str(body.get("version", ""))) if isinstance(body, dict) else None
 
     def field_keys(self, start_ms: int, end_ms: int, *, limit: int = 10_000) -> list[FieldKey]:
-        """Every traces attribute and resource key SigNoz has catalogued for the window.
+        """Every traces attribute and resource key SigNoz has catalogued.
 
         ``GET /api/v1/fields/keys`` answers ``{"keys": {name: [key, …]}, "complete": bool}``; when the
-        answer is incomplete the limit is raised until it is, so no custom key is silently missed.
+        answer is incomplete the limit is raised until it is, so no custom key is silently missed. The
+        window is sent, but SigNoz ignores it for traces (``getTracesKeys`` in
+        pkg/telemetrymetadata/metadata.go, v0.129): keys from any time come back.
         """
         while True:
             params = {
@@ -198,7 +235,7 @@ class SigNozClient:
             raise QueryError(f"{self._base}/api/v5/query_range answered without data.data.results") from None
         warning = body["data"].get("warning")
         if warning:
-            _log.warning("SigNoz warned: %s", warning)
+            _log.warning("SigNoz warned: %s", self.withhold_echo(warning_text(warning)))
         rows: list[dict[str, Any]] = []
         for result in results or ():
             for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
@@ -212,7 +249,7 @@ class SigNozClient:
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
         url = self._base + path
-        attempt = 0
+        attempt = failures_500 = 0
         last = ""
         while True:
             remaining = self._deadline_at - time.monotonic()
@@ -221,20 +258,39 @@ class SigNozClient:
                     f"{url}: no answer within the {self._deadline_s:g} s deadline ({last or 'timed out'}); "
                     "check that SigNoz is up, or raise --deadline"
                 )
-            timeout = min(self._timeout_s, remaining)
+            budget = min(self._timeout_s, remaining)
             try:
-                response = self._http.request(method, url, headers=self._headers(), timeout=timeout, **kwargs)
+                answer = exchange(
+                    self._http,
+                    method,
+                    url,
+                    headers=self._headers(),
+                    budget=budget,
+                    max_bytes=self._max_bytes,
+                    **kwargs,
+                )
+            except AnswerTimeoutError:
+                last = f"timed out: no complete answer within {budget:.3g} s"
             except httpx.TimeoutException:
-                last = f"request timed out after {timeout:g} s"
+                last = f"request timed out after {budget:.3g} s"
             except httpx.TransportError as exc:
                 last = f"cannot connect ({type(exc).__name__})"
             else:
-                if response.status_code < 300:
-                    return self._json(url, response)
-                if response.status_code not in _RETRY_STATUSES:
-                    raise _RefusedError(self._explain(url, response))
-                last = f"HTTP {response.status_code}"
-                retry_after = _retry_after(response)
+                status = answer.status
+                if status < 300:
+                    return self._json(url, status, answer.body)
+                message = self.withhold_echo(error_text(answer.body))
+                if status not in _RETRY_STATUSES:
+                    raise _RefusedError(self._explain(url, status, message))
+                last = f"HTTP {status} {message}".rstrip()
+                if status == 500:
+                    failures_500 += 1
+                    if failures_500 >= MAX_500_ATTEMPTS:
+                        raise QueryError(
+                            f"{url}: SigNoz failed the query {failures_500} times ({last}); a ClickHouse "
+                            "error repeats on retry: check SigNoz's logs, or narrow the time window"
+                        )
+                retry_after = _retry_after(answer.headers)
                 if retry_after is not None:
                     self._wait(retry_after, url, last)
                     attempt += 1
@@ -251,17 +307,13 @@ class SigNozClient:
     def _headers(self) -> dict[str, str]:
         return {"SIGNOZ-API-KEY": self._key, "Accept": "application/json"}
 
-    def _json(self, url: str, response: httpx.Response) -> Any:
+    def _json(self, url: str, status: int, body: bytes) -> Any:
         try:
-            return response.json()
+            return json.loads(body)
         except ValueError:
-            raise QueryError(
-                f"{url}: answered HTTP {response.status_code} with a body that is not JSON"
-            ) from None
+            raise QueryError(f"{url}: answered HTTP {status} with a body that is not JSON") from None
 
-    def _explain(self, url: str, response: httpx.Response) -> str:
-        status = response.status_code
-        message = self._server_message(response)
+    def _explain(self, url: str, status: int, message: str) -> str:
         if status == 401:
             return (
                 f"{url}: SigNoz refused the API key (401 {message}); set SIGNOZ_API_KEY to a valid key "
@@ -278,24 +330,19 @@ class SigNozClient:
             return f"{url}: SigNoz rejected the query (400 {message}); check the release name and time window"
         return f"{url}: HTTP {status} {message}".rstrip()
 
-    def _server_message(self, response: httpx.Response) -> str:
-        try:
-            body = response.json()
-            error = body.get("error") if isinstance(body, dict) else None
-            text = str(error.get("message", "")) if isinstance(error, dict) else ""
-        except ValueError:
-            text = ""
-        if self._key and self._key in text:
+    def withhold_echo(self, text: str) -> str:
+        """``text``, or a notice in its place when it echoes the API key in any case or usual encoding."""
+        if echoes_secret(text, self._key):
             return "(server message withheld: it echoed the credential)"
-        return text[:500]
+        return text
 
 
 class _RefusedError(QueryError):
     """The server answered with a status that retrying cannot fix (4xx other than 429)."""
 
 
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
+def _retry_after(headers: httpx.Headers) -> float | None:
+    value = headers.get("Retry-After")
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:

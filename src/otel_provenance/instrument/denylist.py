@@ -1,0 +1,188 @@
+"""The default deny-list: keys that hold content in what current agent stacks write, and the matcher.
+
+Each set is named after who writes it; docs/stripping.md records the survey (library, version, keys)
+they come from. A name covers its flattened and nested sub-keys because it is matched as a run of
+whole dot-separated parts anywhere in a key path; a part ``*`` matches any one part. Names live in a
+trie over their parts (:func:`name_trie`), so :func:`contains_name` is linear in a key's length.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Final
+
+#: GenAI semantic conventions: opt-in content attributes and their deprecated forms.
+GENAI_CONTENT_KEYS: Final = frozenset(
+    {
+        "gen_ai.tool.call.arguments",
+        "gen_ai.tool.call.result",
+        "gen_ai.tool.definitions",
+        "gen_ai.tool.description",
+        "gen_ai.input.messages",
+        "gen_ai.output.messages",
+        "gen_ai.system_instructions",
+        "gen_ai.retrieval.query.text",
+        "gen_ai.retrieval.documents",
+        "gen_ai.evaluation.explanation",
+        # deprecated, still emitted; as names they also cover OpenLLMetry's flattened
+        # gen_ai.prompt.{i}.content / gen_ai.completion.{i}.content (and gen_ai.prompt.name).
+        "gen_ai.prompt",
+        "gen_ai.completion",
+    }
+)
+
+#: OpenLLMetry (Traceloop) content attributes.
+OPENLLMETRY_CONTENT_KEYS: Final = frozenset(
+    {
+        "traceloop.entity.input",
+        "traceloop.entity.output",
+        "traceloop.prompt.template",
+        "traceloop.prompt.template_variables",
+        "llm.prompts",
+        "llm.completions",
+        "llm.request.functions",
+        "db.query.result.document",  # vector-DB instrumentations: retrieved documents
+    }
+)
+
+#: OpenInference (Arize / Phoenix) content attributes.
+OPENINFERENCE_CONTENT_KEYS: Final = frozenset(
+    {
+        "input.value",
+        "output.value",
+        "llm.input_messages",
+        "llm.output_messages",
+        "llm.prompts",
+        "llm.prompt_template.template",
+        "llm.prompt_template.variables",
+        "llm.tools",
+        "message.content",
+        "message.contents",
+        "tool_call.function.arguments",
+        "llm.function_call",  # the function-call arguments JSON
+        "tool.description",
+        "tool.parameters",
+        "tool.json_schema",
+        "retrieval.documents",
+        "embedding.embeddings",
+        "document.content",
+        "reranker.query",
+        "reranker.input_documents",
+        "reranker.output_documents",
+    }
+)
+
+#: Pydantic AI / Logfire tool and agent content attributes.
+PYDANTIC_AI_CONTENT_KEYS: Final = frozenset(
+    {"tool_arguments", "tool_response", "final_result", "all_messages_events", "pydantic_ai.all_messages"}
+)
+
+#: OpenLLMetry's framework instrumentations (LangChain/LangGraph tasks, MCP, CrewAI), OpenInference's
+#: smolagents instrumentation and LangSmith's OpenTelemetry exporter; see the survey
+#: in docs/stripping.md. CrewAI's instrumentation writes ``str()`` of whole agents, tasks and results.
+FRAMEWORK_CONTENT_KEYS: Final = frozenset(
+    {
+        "gen_ai.task.input",
+        "gen_ai.task.output",
+        "mcp.request.argument",
+        "mcp.response.value",
+        "crewai.*.result",
+        "crewai.crew.tasks_output",
+        "crewai.crew.tasks",
+        "crewai.crew.agents",
+        "crewai.agent.goal",
+        "crewai.agent.backstory",
+        "crewai.task.description",
+        "crewai.task.expected_output",
+        "crewai.task.output",
+        "crewai.task.context",
+        "smolagents.task",
+        "smolagents.additional_args",
+        # LangSmith's OpenTelemetry exporter: request bodies and the tool's docstring
+        "gen_ai.request.extra_body",
+        "gen_ai.request.extra_query",
+        "gen_ai.serialized.doc",
+    }
+)
+
+#: Google ADK (``gcp.vertex.agent.*``) and MLflow tracing content attributes.
+VENDOR_CONTENT_KEYS: Final = frozenset(
+    {
+        "gcp.vertex.agent.tool_call_args",
+        "gcp.vertex.agent.tool_response",
+        "gcp.vertex.agent.llm_request",
+        "gcp.vertex.agent.llm_response",
+        "gcp.vertex.agent.data",
+        "mlflow.spanInputs",
+        "mlflow.spanOutputs",
+        "mlflow.chat.tools",
+        "mlflow.traceInputs",
+        "mlflow.traceOutputs",
+        "mlflow.trace.intermediate_outputs",
+    }
+)
+
+DEFAULT_FORBIDDEN_KEYS: Final = (
+    GENAI_CONTENT_KEYS
+    | OPENLLMETRY_CONTENT_KEYS
+    | OPENINFERENCE_CONTENT_KEYS
+    | PYDANTIC_AI_CONTENT_KEYS
+    | FRAMEWORK_CONTENT_KEYS
+    | VENDOR_CONTENT_KEYS
+)
+
+#: Events whose whole payload is content; they are dropped entirely (span events and log records).
+DEFAULT_CONTENT_EVENTS: Final = frozenset(
+    {
+        "gen_ai.client.inference.operation.details",
+        "gen_ai.user.message",
+        "gen_ai.assistant.message",
+        "gen_ai.system.message",
+        "gen_ai.tool.message",
+        "gen_ai.choice",
+        "gen_ai.content.prompt",
+        "gen_ai.content.completion",
+    }
+)
+
+
+WILDCARD: Final = "*"
+_END: Final = None  # trie key marking the end of a name (parts are strings, never None)
+
+
+def name_trie(names: Iterable[str]) -> dict:
+    """Names as a trie over their dot-separated parts; ``_END`` marks where a name ends."""
+    root: dict = {}
+    for name in names:
+        node = root
+        for part in name.split("."):
+            node = node.setdefault(part, {})
+        node[_END] = True
+    return root
+
+
+def contains_name(parts: Sequence[str], trie: dict) -> tuple[bool, int]:
+    """Whether a name occurs in ``parts`` as a run of whole parts, and the trie steps it took.
+
+    From each start part the walk follows at most the longest name's length of trie edges (plus its
+    wildcard branches), so the cost is linear in ``len(parts)``: no sub-range is built or hashed.
+    """
+    steps = 0
+    count = len(parts)
+    for start in range(count):
+        frontier = (trie,)
+        index = start
+        while frontier and index < count:
+            part = parts[index]
+            following = []
+            for node in frontier:
+                for child in (node.get(part), node.get(WILDCARD)):
+                    steps += 1
+                    if child is None:
+                        continue
+                    if _END in child:
+                        return True, steps
+                    following.append(child)
+            frontier = tuple(following)
+            index += 1
+    return False, steps
