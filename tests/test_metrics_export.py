@@ -253,9 +253,14 @@ def test_metrics_opt_out(tmp_path, extra, env):
 def test_a_ready_span_exporter_leaves_metrics_off_unless_asked(clean_env, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     op.configure(exporter=InMemorySpanExporter(), set_global=False)
+    op.configure(exporter="file", set_global=False)  # non-global: nothing would record into it
     assert not (tmp_path / "otel-provenance-metrics.jsonl").exists()
     op.configure(exporter=InMemorySpanExporter(), metrics=True, set_global=False)
-    assert (tmp_path / "otel-provenance-metrics.jsonl").exists()
+    try:
+        assert (tmp_path / "otel-provenance-metrics.jsonl").exists()
+        assert tool_metrics._provider is not None  # asked for: the package records into it
+    finally:
+        tool_metrics.use_meter_provider(None)
 
 
 def test_bad_metrics_variable_is_a_configuration_error(clean_env, monkeypatch, tmp_path):

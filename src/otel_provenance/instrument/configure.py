@@ -219,7 +219,8 @@ def configure(
     Metrics (:func:`configure_metrics`) follow the same exporter choice; they are on unless
     ``metrics=False`` or ``OTEL_PROVENANCE_METRICS=false`` — and off by default when ``exporter`` is
     a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it
-    from the variables).
+    from the variables) or with ``set_global=False`` (``metrics=True`` then points the package's
+    instruments at the new, non-global MeterProvider).
     Digest key, key id and enforcement go to :func:`settings.configure_settings`. Raises
     :class:`ConfigurationError` naming the argument or variable that is wrong.
     """
@@ -259,8 +260,10 @@ def configure(
     if set_global:
         trace.set_tracer_provider(tracer_provider)
     metrics_on = metrics if metrics is not None else _env_bool(ENV_METRICS, default=True)
-    if metrics_on and (metrics is not None or not isinstance(exporter, SpanExporter)):
-        configure_metrics(
+    # By default only where the package records: the global provider (a second, non-global
+    # configure call would build a MeterProvider nothing records into) and a named exporter choice.
+    if metrics_on and (metrics is not None or (set_global and not isinstance(exporter, SpanExporter))):
+        meter_provider = configure_metrics(
             resource=tracer_provider.resource,
             exporter=exporter if isinstance(exporter, str) else None,
             endpoint=endpoint,
@@ -269,6 +272,10 @@ def configure(
             file=metrics_file or _metrics_file_beside(file),
             set_global=set_global,
         )
+        if meter_provider is not None and not set_global:  # asked for explicitly: record into it
+            from . import metrics as tool_metrics
+
+            tool_metrics.use_meter_provider(meter_provider)
     if logs if logs is not None else _env_bool(ENV_LOGS):
         configure_logs(
             resource=tracer_provider.resource,
