@@ -10,7 +10,10 @@ through ``SimpleSpanProcessor(no-op exporter)``. Each sample is ``calls`` calls 
 Also (informational): the blocked path — a write tool called with an unsourced argument, which
 is refused before its body runs and exports an ERROR span — against the same bare-span baseline;
 and the tool call against a bare span carrying all the attributes the tool span carries, which
-separates what the SDK charges for those attributes from the package's own work.
+separates what the SDK charges for those attributes from the package's own work; and the tool call
+with a MeterProvider recording the package's tool-call metrics (an InMemoryMetricReader, never
+collected while timing) against the same call with the no-op MeterProvider — the per-call cost of
+the metrics (issue #19).
 """
 
 from __future__ import annotations
@@ -19,10 +22,14 @@ import contextlib
 import random
 from collections.abc import Callable
 
+from opentelemetry.metrics import NoOpMeterProvider
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.trace import SpanKind
 
 import otel_provenance as op
 from otel_provenance import semconv as sc
+from otel_provenance.instrument import metrics as tool_metrics
 
 from .harness import Result, paired_medians, ratio_result
 from .online import bare_provider, wrapped_provider
@@ -110,9 +117,27 @@ def run(quick: bool) -> list[Result]:
         tool_s, bare_s = paired_medians(many(read_file), many(bare_read_file), repeat, setup=fresh_run)
         blocked_s, bare2_s = paired_medians(many_blocked, many(bare_read_file), repeat, setup=fresh_run)
         tool3_s, same_s = paired_medians(many(read_file), many(bare_same_attributes), repeat, setup=fresh_run)
+        reader = InMemoryMetricReader()
+        meters = MeterProvider(metric_readers=[reader])
+
+        def metered(provider: object) -> Callable[[], None]:
+            calls_ = many(read_file)
+
+            def go() -> None:
+                tool_metrics.use_meter_provider(provider)  # type: ignore[arg-type]
+                calls_()
+
+            return go
+
+        metrics_s, no_metrics_s = paired_medians(
+            metered(meters), metered(NoOpMeterProvider()), repeat, setup=fresh_run
+        )
+        recorded = reader.get_metrics_data()
     finally:
+        tool_metrics.use_meter_provider(None)
         while scope:
             scope.pop().__exit__(None, None, None)
+    assert recorded is not None and recorded.resource_metrics, "the metrics were not recorded"
     assert exporter.spans > 0 and bare_exporter.spans > 0, "spans did not reach the exporters"
     return [
         ratio_result(
@@ -138,6 +163,14 @@ def run(quick: bool) -> list[Result]:
             max_ratio=None,
             note=f"baseline span carries the tool span's {len(tool_attributes)} attributes",
             extra={"calls_per_sample": calls, "samples": repeat, "attributes": len(tool_attributes)},
+        ),
+        ratio_result(
+            CASE + " (metrics on)",
+            metrics_s / calls,
+            no_metrics_s / calls,
+            max_ratio=None,
+            note="SDK MeterProvider recording the tool-call metrics vs the no-op provider",
+            extra={"calls_per_sample": calls, "samples": repeat},
         ),
     ]
 

@@ -174,3 +174,26 @@ def test_the_demo_exporting_to_signoz_gates_the_same_from_there(tmp_path, monkey
         code = run([*argv, "--signoz", double.url], io.StringIO(), io.StringIO())
     assert code == 2
     assert report.read_bytes() == (out / "report-2.0.0.json").read_bytes()
+
+
+def test_the_demo_writes_metrics_files_with_the_counters(demo):
+    """Agent and services export metrics (OTLP JSON Lines, one file per process and release)."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+
+    _, out = demo
+    seen: dict[str, set[str]] = {}
+    for path in sorted(out.glob("*/metrics/*.jsonl")):
+        for line in path.read_text().splitlines():
+            request = json_format.Parse(line, metrics_service_pb2.ExportMetricsServiceRequest())
+            for rm in request.resource_metrics:
+                resource = {a.key: a.value.string_value for a in rm.resource.attributes}
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        key = f"{resource['service.name']}@{resource.get('service.version', '')}"
+                        seen.setdefault(key, set()).add(metric.name)
+    tool_metrics = {"agent.tool.calls", "agent.tool.arguments", "gen_ai.execute_tool.duration"}
+    for release in ("1.0.0", "1.1.0", "2.0.0"):
+        assert tool_metrics <= seen[f"refund-agent@{release}"], seen
+    assert "agent.tool.retries" in seen["refund-agent@2.0.0"]  # v2 refunds twice after a timeout
+    assert "http.server.request.duration" in seen["refund-payment@"]

@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from agent import REPLY, Agent, Endpoints  # noqa: E402
-from telemetry import tracer_provider  # noqa: E402
+from telemetry import meter_provider, tracer_provider  # noqa: E402
 
 from otel_provenance.cli import run as cli  # noqa: E402
 from otel_provenance.instrument.configure import configure_logs  # noqa: E402
@@ -69,7 +69,8 @@ def services(out: Path):
 
 
 def run_release(release: str, runs: int, out: Path, first_order: int) -> list[str]:
-    """Run ``runs`` refund requests through ``release``; spans go to files in ``out``."""
+    """Run ``runs`` refund requests through ``release``; spans go to files in ``out``, metrics to
+    ``out/metrics`` (one file per process; the release is the agent's ``service.version``)."""
     (out / "logs").mkdir(parents=True, exist_ok=True)
     with services(out) as endpoints:
         provider = tracer_provider("refund-agent", release, out / f"agent-{release}.jsonl", set_global=False)
@@ -79,6 +80,7 @@ def run_release(release: str, runs: int, out: Path, first_order: int) -> list[st
             file=out / "logs" / f"agent-{release}.jsonl",
             set_global=False,
         )
+        meters = meter_provider(provider.resource, out / "metrics" / f"agent-{release}.jsonl")
         agent = Agent(endpoints, release, provider, logs)
         try:
             with ThreadPoolExecutor(max_workers=5) as pool:
@@ -88,6 +90,7 @@ def run_release(release: str, runs: int, out: Path, first_order: int) -> list[st
             agent.close()
             provider.shutdown()
             logs.shutdown()
+            meters.shutdown()  # the last collection is exported here
     return replies
 
 

@@ -5,7 +5,8 @@
 starts service NAME (policy, orders, fraud, payment, notification) on a free loopback port, prints
 ``READY <port>`` on stdout, and serves until stdin closes or it is terminated. Each request is a SERVER
 span continued from the caller's W3C ``traceparent`` header, so one agent run is one trace across all
-processes. Spans leave through the stripping processor into ``DIR/service-NAME.jsonl``.
+processes. Spans leave through the stripping processor into ``DIR/service-NAME.jsonl``; the request
+duration histogram (``http.server.request.duration``) into ``DIR/metrics/service-NAME.jsonl``.
 
 The services carry no ``service.version``: the release under test is the agent's.
 """
@@ -21,9 +22,9 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from opentelemetry import propagate, trace
+from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
-from telemetry import tracer_provider
+from telemetry import meter_provider, tracer_provider
 
 # How long the payment processor takes the first time it sees an order (a cold cache on its side).
 PAYMENT_COLD_START_S = 0.25
@@ -112,8 +113,11 @@ HANDLERS = {
 }
 
 
-def make_handler(name: str, tracer: trace.Tracer) -> type[BaseHTTPRequestHandler]:
+def make_handler(name: str, tracer: trace.Tracer, meter: metrics.Meter) -> type[BaseHTTPRequestHandler]:
     handle = HANDLERS[name]
+    duration = meter.create_histogram(
+        "http.server.request.duration", unit="s", description="Duration of HTTP server requests."
+    )
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # health check
@@ -122,6 +126,21 @@ def make_handler(name: str, tracer: trace.Tracer) -> type[BaseHTTPRequestHandler
         def do_POST(self) -> None:
             ctx = propagate.extract(dict(self.headers))
             length = int(self.headers.get("Content-Length") or 0)
+            started = time.perf_counter()
+            self._status = 200
+            try:
+                self._serve(ctx, length)
+            finally:
+                duration.record(
+                    time.perf_counter() - started,
+                    {
+                        "http.request.method": "POST",
+                        "http.route": self.path,
+                        "http.response.status_code": self._status,
+                    },
+                )
+
+        def _serve(self, ctx, length: int) -> None:
             with tracer.start_as_current_span(
                 f"{name} {self.path}", context=ctx, kind=SpanKind.SERVER, record_exception=False
             ) as span:
@@ -132,6 +151,7 @@ def make_handler(name: str, tracer: trace.Tracer) -> type[BaseHTTPRequestHandler
                 except Exception as exc:
                     span.set_status(Status(StatusCode.ERROR, type(exc).__name__))
                     span.set_attribute("error.type", type(exc).__name__)
+                    self._status = 500
                     self._reply(500, {"error": type(exc).__name__})
                     return
                 for key, value in attrs.items():
@@ -166,7 +186,9 @@ def main(argv: list[str] | None = None) -> int:
         f"refund-{args.name}", None, args.out / f"service-{args.name}.jsonl", set_global=True
     )
     tracer = provider.get_tracer("refund_agent.services")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(args.name, tracer))
+    meters = meter_provider(provider.resource, args.out / "metrics" / f"service-{args.name}.jsonl")
+    meter = meters.get_meter("refund_agent.services")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), make_handler(args.name, tracer, meter))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"READY {server.server_address[1]}", flush=True)
     try:
@@ -174,6 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.shutdown()
         provider.shutdown()
+        meters.shutdown()
     return 0
 
 

@@ -17,6 +17,15 @@ Every setting resolves the same way: **argument > environment variable > default
 ``OTEL_PROVENANCE_FILE``                    span file (default ``otel-provenance-spans.jsonl``)
 ``OTEL_PROVENANCE_LOGS``                    ``true`` to also configure the logs signal
 ``OTEL_PROVENANCE_LOGS_FILE``               log file (default ``otel-provenance-logs.jsonl``)
+``OTEL_PROVENANCE_METRICS``                 ``false`` to not configure the metrics signal (default on)
+``OTEL_PROVENANCE_METRICS_FILE``            metrics file (default: beside the span file,
+                                            ``spans.jsonl`` -> ``spans.metrics.jsonl``; else
+                                            ``otel-provenance-metrics.jsonl``)
+``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``     full OTLP metrics URL (standard); also makes OTLP the
+                                            metrics default
+``OTEL_EXPORTER_OTLP_METRICS_PROTOCOL``     same as the traces one, metrics only
+``OTEL_METRIC_EXPORT_INTERVAL``             export period in ms (standard, default 60000; read by
+                                            the SDK's periodic reader; a last export runs at exit)
 ``OTEL_PROVENANCE_STRIP_KEYS``              comma-separated extra forbidden key names
 ``OTEL_PROVENANCE_STRIP_PREFIXES``          comma-separated extra forbidden key prefixes
 ``OTEL_PROVENANCE_ALLOW_KEYS``              comma-separated exact keys to keep after all
@@ -44,8 +53,10 @@ from . import settings as _settings
 from .export import (
     PROTOCOL_HTTP,
     JsonLinesLogExporter,
+    JsonLinesMetricExporter,
     JsonLinesSpanExporter,
     otlp_log_exporter,
+    otlp_metric_exporter,
     otlp_span_exporter,
 )
 from .processor import ProvenanceSpanProcessor, unsafe_processors, warn_leaks
@@ -54,6 +65,10 @@ from .redaction import STRIP_MODES, StripOptions
 ENV_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
 ENV_OTLP_TRACES_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 ENV_OTLP_LOGS_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
+ENV_OTLP_METRICS_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
+ENV_OTLP_METRICS_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
+ENV_METRICS: Final = "OTEL_PROVENANCE_METRICS"
+ENV_METRICS_FILE: Final = "OTEL_PROVENANCE_METRICS_FILE"
 ENV_OTLP_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
 ENV_OTLP_TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
 ENV_OTLP_LOGS_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"
@@ -69,6 +84,7 @@ ENV_STRIP: Final = "OTEL_PROVENANCE_STRIP"
 
 DEFAULT_FILE: Final = "otel-provenance-spans.jsonl"
 DEFAULT_LOGS_FILE: Final = "otel-provenance-logs.jsonl"
+DEFAULT_METRICS_FILE: Final = "otel-provenance-metrics.jsonl"
 EXPORTER_OTLP: Final = "otlp"
 EXPORTER_FILE: Final = "file"
 EXPORTER_NONE: Final = "none"
@@ -88,8 +104,11 @@ def _env_list(name: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in value.split(",") if part.strip()) if value else ()
 
 
-def _env_bool(name: str) -> bool:
-    value = (_env(name) or "").lower()
+def _env_bool(name: str, default: bool = False) -> bool:
+    value = _env(name)
+    if value is None:
+        return default
+    value = value.lower()
     if value in _TRUE:
         return True
     if value in _FALSE:
@@ -183,6 +202,8 @@ def configure(
     enforce: bool | None = None,
     batch: bool = True,
     logs: bool | None = None,
+    metrics: bool | None = None,
+    metrics_file: str | os.PathLike[str] | None = None,
     tracer_provider: TracerProvider | None = None,
     set_global: bool = True,
 ) -> TracerProvider:
@@ -195,6 +216,11 @@ def configure(
     span as it ends (short scripts, tests). ``logs=True`` also runs :func:`configure_logs`.
     ``strip="allowlist"`` (or ``OTEL_PROVENANCE_STRIP=allowlist``) keeps only known content-free keys;
     with ``options`` pass ``StripOptions(mode=...)`` instead (giving both is an error).
+    Metrics (:func:`configure_metrics`) follow the same exporter choice; they are on unless
+    ``metrics=False`` or ``OTEL_PROVENANCE_METRICS=false`` — and off by default when ``exporter`` is
+    a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it
+    from the variables) or with ``set_global=False`` (``metrics=True`` then points the package's
+    instruments at the new, non-global MeterProvider).
     Digest key, key id and enforcement go to :func:`settings.configure_settings`. Raises
     :class:`ConfigurationError` naming the argument or variable that is wrong.
     """
@@ -233,6 +259,23 @@ def configure(
         warn_leaks(leaks)
     if set_global:
         trace.set_tracer_provider(tracer_provider)
+    metrics_on = metrics if metrics is not None else _env_bool(ENV_METRICS, default=True)
+    # By default only where the package records: the global provider (a second, non-global
+    # configure call would build a MeterProvider nothing records into) and a named exporter choice.
+    if metrics_on and (metrics is not None or (set_global and not isinstance(exporter, SpanExporter))):
+        meter_provider = configure_metrics(
+            resource=tracer_provider.resource,
+            exporter=exporter if isinstance(exporter, str) else None,
+            endpoint=endpoint,
+            protocol=protocol,
+            headers=headers,
+            file=metrics_file or _metrics_file_beside(file),
+            set_global=set_global,
+        )
+        if meter_provider is not None and not set_global:  # asked for explicitly: record into it
+            from . import metrics as tool_metrics
+
+            tool_metrics.use_meter_provider(meter_provider)
     if logs if logs is not None else _env_bool(ENV_LOGS):
         configure_logs(
             resource=tracer_provider.resource,
@@ -290,4 +333,56 @@ def configure_logs(
     )
     if set_global:
         set_logger_provider(provider)
+    return provider
+
+
+def _metrics_file_beside(span_file: str | os.PathLike[str] | None) -> str | None:
+    """``spans.jsonl`` -> ``spans.metrics.jsonl``, for a span file named by argument or variable."""
+    if _env(ENV_METRICS_FILE):
+        return None  # the variable wins over the derived name
+    path = os.fspath(span_file) if span_file is not None else _env(ENV_FILE)
+    if path is None:
+        return None
+    root, ext = os.path.splitext(path)
+    return f"{root}.metrics{ext or '.jsonl'}"
+
+
+def configure_metrics(
+    *,
+    resource: Resource | None = None,
+    exporter: str | None = None,
+    endpoint: str | None = None,
+    protocol: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    file: str | os.PathLike[str] | None = None,
+    export_interval_millis: float | None = None,
+    set_global: bool = True,
+) -> Any:
+    """A MeterProvider exporting this package's tool metrics (:mod:`.metrics`), or ``None`` for ``none``.
+
+    Same resolution as :func:`configure` (OTLP when an endpoint is set, else an OTLP JSON Lines
+    file: ``file`` > ``OTEL_PROVENANCE_METRICS_FILE`` > ``otel-provenance-metrics.jsonl``). The
+    reader exports every ``export_interval_millis`` (else ``OTEL_METRIC_EXPORT_INTERVAL``, 60 s)
+    and once more at shutdown (the SDK shuts the provider down at exit). With ``set_global`` the
+    provider becomes the global one and the package's instruments record into it.
+    """
+    from opentelemetry import metrics as metrics_api
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+    from . import metrics as tool_metrics
+
+    kind = _resolve_exporter_kind(exporter, endpoint, ENV_OTLP_METRICS_ENDPOINT)
+    if kind == EXPORTER_NONE:
+        return None
+    if kind == EXPORTER_FILE:
+        metric_exporter: Any = JsonLinesMetricExporter(file or _env(ENV_METRICS_FILE) or DEFAULT_METRICS_FILE)
+    else:
+        metric_protocol = _resolve_protocol(protocol, ENV_OTLP_METRICS_PROTOCOL)
+        metric_exporter = otlp_metric_exporter(metric_protocol, endpoint=endpoint, headers=headers)
+    reader = PeriodicExportingMetricReader(metric_exporter, export_interval_millis=export_interval_millis)
+    provider = MeterProvider(metric_readers=[reader], resource=resource or _resource(None, None, None))
+    if set_global:
+        metrics_api.set_meter_provider(provider)
+        tool_metrics.use_meter_provider(provider)  # also when a global provider was already set
     return provider

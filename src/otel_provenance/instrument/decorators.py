@@ -33,6 +33,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
+from . import metrics as _metrics
 from .adopt import adopt_outer_tool_span
 from .budget import DEFAULT_ALLOW, RULE_FAULT, Budget
 from .classify import classify_arguments
@@ -92,9 +93,31 @@ def tool(
 class _Call:
     """Everything decided before a call: attributes, block decision, ledger to remember into."""
 
-    __slots__ = ("arguments", "attributes", "blocked", "essential", "ledger", "unsourced", "violations")
+    __slots__ = (
+        "arguments",
+        "attributes",
+        "blocked",
+        "classification",
+        "essential",
+        "ledger",
+        "started",
+        "unsourced",
+        "violations",
+    )
 
-    def __init__(self, arguments, attributes, essential, ledger, violations, blocked, unsourced=None) -> None:
+    def __init__(
+        self,
+        arguments,
+        attributes,
+        essential,
+        ledger,
+        violations,
+        blocked,
+        unsourced=None,
+        classification=None,
+    ) -> None:
+        self.classification = classification  # for the metrics (#19); None if classifying failed
+        self.started = 0.0
         self.arguments = arguments
         self.unsourced = unsourced  # assumed/invented arguments: their echoes in the result are not evidence
         self.attributes = attributes
@@ -335,6 +358,7 @@ class _ToolSpec:
         if scope is not None:
             essential[sc.RUN_ID] = scope.run_id
         arguments: dict[str, Any] = {}
+        classification = None
         try:
             settings = get_settings()
             arguments = arguments_of_call()
@@ -369,7 +393,7 @@ class _ToolSpec:
         essential[sc.GEN_AI_TOOL_NAME] = self.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
         per_arg.update(essential)  # essentials last: the SDK evicts oldest keys first
-        return _Call(arguments, per_arg, essential, ledger, violations, blocked, unsourced)
+        return _Call(arguments, per_arg, essential, ledger, violations, blocked, unsourced, classification)
 
     def bind(self, wrapped: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
         """Passed arguments by parameter name; ``*args`` as ``name.0``..., ``**kwargs`` by their keys."""
@@ -428,6 +452,7 @@ class _ToolSpec:
         span: Any = adopt_outer_tool_span(self.name, call.attributes) or self.tracer.start_span(
             self.span_name, kind=SpanKind.INTERNAL, attributes=call.attributes
         )
+        call.started = _metrics.now()
         if call.blocked:
             error = ProvenanceError(self.name, call.violations, _no_run_message(self.name, call))
             self.finish_error(span, call, error, status=sc.TOOL_STATUS_BLOCKED)
@@ -457,6 +482,7 @@ class _ToolSpec:
         span.set_attribute(sc.TOOL_STATUS, sc.TOOL_STATUS_OK)
         _restore_essentials(span, call)
         span.end()
+        self.record_metrics(span, call, sc.TOOL_STATUS_OK, None)
 
     def finish_error(
         self,
@@ -479,6 +505,23 @@ class _ToolSpec:
         span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__ if exc is not None else error_type))
         _restore_essentials(span, call)
         span.end()
+        self.record_metrics(span, call, status, error_type)
+
+    def record_metrics(self, span: Span, call: _Call, status: str, error_type: str | None) -> None:
+        """The call's counters and duration (:mod:`.metrics`); a no-op without a MeterProvider."""
+        classification = call.classification
+        _metrics.record_tool_call(
+            self.name,
+            status=status,
+            side_effect=self.side_effect,
+            kinds=(a.kind for a in classification.arguments) if classification is not None else (),
+            violations=call.violations,
+            retry=call.essential.get(sc.RETRY_NUMBER, 0),
+            ledger_full=classification is not None and classification.ledger_full,
+            duration=_metrics.now() - call.started,
+            error_type=error_type,
+            context=trace.set_span_in_context(span),
+        )
 
 
 def _check_argument_names(

@@ -1,7 +1,7 @@
 """Where stripped spans go: an OTLP JSON Lines file (the embedded default) or OTLP over HTTP/gRPC.
 
 The file format is the one the official ``opentelemetry-exporter-otlp-json-file`` package and the
-Collector's file exporter write — one ``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``)
+Collector's file exporter write — one ``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``, ``ExportMetricsServiceRequest``)
 JSON object per line — and the bytes are the same (a test compares them). The request is built by
 the OTLP protobuf encoder of ``opentelemetry-exporter-otlp-proto-common``, which every OTLP exporter
 already installs, and rendered by :mod:`.otlp_json`; so the file writer works with whatever SDK
@@ -27,7 +27,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
@@ -157,6 +159,22 @@ class JsonLinesLogExporter(_JsonLinesFile, LogRecordExporter):
         return LogRecordExportResult.SUCCESS if self._write(batch) else LogRecordExportResult.FAILURE
 
 
+class JsonLinesMetricExporter(_JsonLinesFile, MetricExporter):
+    """OTLP JSON Lines metrics file: one ``ExportMetricsServiceRequest`` per collection, same writer."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        MetricExporter.__init__(self)  # cumulative temporality, default aggregations
+        _JsonLinesFile.__init__(self, path, encode_metrics, "metrics")
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: object
+    ) -> MetricExportResult:
+        return MetricExportResult.SUCCESS if self._write(metrics_data) else MetricExportResult.FAILURE
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs) -> None:
+        _JsonLinesFile.shutdown(self)
+
+
 def _check_protocol(protocol: str) -> None:
     if protocol not in PROTOCOLS:
         raise ConfigurationError(
@@ -193,6 +211,26 @@ def otlp_span_exporter(
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
 
     return HttpExporter(endpoint=_signal_url(endpoint, "v1/traces") if endpoint else None, **kwargs)
+
+
+def otlp_metric_exporter(
+    protocol: str = PROTOCOL_HTTP,
+    *,
+    endpoint: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> MetricExporter:
+    """The real OTLP metric exporter for ``protocol``; arguments as in :func:`otlp_span_exporter`."""
+    _check_protocol(protocol)
+    kwargs: dict[str, object] = {}
+    if headers is not None:
+        kwargs["headers"] = dict(headers)
+    if protocol == PROTOCOL_GRPC:
+        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
+
+        return GrpcExporter(endpoint=endpoint, **kwargs)
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpExporter
+
+    return HttpExporter(endpoint=_signal_url(endpoint, "v1/metrics") if endpoint else None, **kwargs)
 
 
 def otlp_log_exporter(

@@ -342,6 +342,7 @@ class ForeignToolClassifier:
             else semconv.TOOL_STATUS_OK
         )
         unsourced = None
+        classification = verdict = None
         if call.arguments is not None:
             classification = classify_arguments(call.tool, call.arguments, ledger)
             unsourced = classification.unsourced(call.arguments)
@@ -358,6 +359,7 @@ class ForeignToolClassifier:
                 )
             else:
                 self._remember_bounded(trace_id, ledger, call, span_id, unsourced)
+        _record_metrics(span, call, attributes, classification, verdict)
         return attributes
 
 
@@ -377,3 +379,25 @@ def _estimated_size(value: Any, limit: int) -> int:
         else:
             total += 16
     return total
+
+
+def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, classification, verdict) -> None:
+    """The same counters as ``@op.tool`` (:mod:`.metrics`); the duration only where the library
+    does not record ``gen_ai.execute_tool.duration`` itself (``opentelemetry-util-genai`` does)."""
+    from .metrics import record_tool_call
+
+    duration = None
+    if call.library != GENAI and span.start_time is not None and span.end_time is not None:
+        duration = (span.end_time - span.start_time) / 1e9
+    error_type = (span.attributes or {}).get(semconv.ERROR_TYPE)
+    record_tool_call(
+        call.tool,
+        status=attributes[semconv.TOOL_STATUS],
+        side_effect=attributes.get(semconv.SIDE_EFFECT),
+        kinds=(a.kind for a in classification.arguments) if classification is not None else (),
+        violations=verdict.violations if verdict is not None else (),
+        retry=attributes.get(semconv.RETRY_NUMBER, 0),
+        ledger_full=classification is not None and classification.ledger_full,
+        duration=duration,
+        error_type=error_type if isinstance(error_type, str) else None,
+    )

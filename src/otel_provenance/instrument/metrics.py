@@ -1,0 +1,217 @@
+"""Tool-call metrics: calls, argument provenance, budget violations, retries, a full ledger — over time.
+
+Spans answer "what happened in this run"; these instruments answer "how often, per tool, per
+release" without a trace query: how many write calls were blocked this hour, which tool's arguments
+are increasingly ``assumed``, whether 2.0.0 retries more than 1.1.0 (``service.version`` is on the
+resource, so every series can be split by release).
+
+Recorded through the OpenTelemetry metrics **API**: without a MeterProvider every call is a no-op.
+``op.configure()`` builds one (see :func:`.configure.configure_metrics`); an application with its
+own MeterProvider gets the instruments through the global provider, or through
+:func:`use_meter_provider`.
+
+Instruments (the list, with the question each answers, is in ``docs/metrics.md``):
+
+=============================  =========  ==========  ==============================================
+``gen_ai.execute_tool.duration``  histogram  ``s``     ``gen_ai.operation.name``, ``gen_ai.tool.name``,
+                                                       ``error.type`` (only when the call failed)
+``agent.tool.calls``           counter    ``{call}``  ``gen_ai.tool.name``, ``agent.side_effect``,
+                                                       ``agent.tool.status`` (ok | error | blocked)
+``agent.tool.arguments``       counter    ``{argument}``  ``gen_ai.tool.name``, ``agent.arg.kind``
+``agent.budget.violations``    counter    ``{violation}``  ``gen_ai.tool.name``, ``agent.budget.rule``
+``agent.tool.retries``         counter    ``{call}``  ``gen_ai.tool.name``
+``agent.ledger.full``          counter    ``{call}``  ``gen_ai.tool.name``
+=============================  =========  ==========  ==============================================
+
+The duration histogram follows the GenAI semantic conventions' tool metric
+(``gen_ai.execute_tool.duration``, unit ``s``, the buckets ``opentelemetry-util-genai`` uses). It is
+not recorded here for spans made by ``opentelemetry-util-genai``, which records it itself.
+
+Attributes are low-cardinality by construction: tool names (capped at :data:`MAX_TOOL_NAMES`
+distinct values, the rest become ``_other``), fixed enums, rule names and exception class names.
+Never an argument or result value, an argument name (a violation ``max_assumed:order_id=assumed``
+is counted under its rule ``max_assumed`` only), a run id or a trace id. The duration is recorded
+with the tool span as context, so an SDK with exemplars on links a bucket to a trace there — in the
+exemplar, not in an attribute.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterable
+from typing import Any, Final
+
+from opentelemetry import metrics
+
+from .. import __version__
+from .. import semconv as sc
+
+SCOPE: Final = "otel_provenance"
+
+TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
+TOOL_CALLS: Final = "agent.tool.calls"
+TOOL_ARGUMENTS: Final = "agent.tool.arguments"
+BUDGET_VIOLATIONS: Final = "agent.budget.violations"
+TOOL_RETRIES: Final = "agent.tool.retries"
+LEDGER_FULL: Final = "agent.ledger.full"
+INSTRUMENTS: Final = (TOOL_DURATION, TOOL_CALLS, TOOL_ARGUMENTS, BUDGET_VIOLATIONS, TOOL_RETRIES, LEDGER_FULL)
+
+#: Metric-only attribute keys (spans carry the kind per argument, ``agent.arg.<name>.kind``).
+ARG_KIND: Final = "agent.arg.kind"
+BUDGET_RULE: Final = "agent.budget.rule"
+
+#: Budget rules recorded by name; any other tag counts as ``other`` (a tag may name an argument).
+KNOWN_RULES: Final = frozenset({"max_assumed", "max_invented", "provenance_fault"})
+OTHER_RULE: Final = "other"
+
+#: Buckets of ``opentelemetry-util-genai`` for the same histogram, so both sources aggregate alike.
+DURATION_BUCKETS: Final = (
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
+)  # fmt: skip
+
+#: Distinct tool names recorded before further names are folded into :data:`OTHER_TOOL`. Decorated
+#: tools are named in code; a third-party span's tool name may come from a model and be unbounded.
+MAX_TOOL_NAMES: Final = 200
+OTHER_TOOL: Final = "_other"
+
+
+class _Instruments:
+    __slots__ = ("arguments", "calls", "duration", "ledger_full", "retries", "violations")
+
+    def __init__(self, meter: metrics.Meter) -> None:
+        self.duration = meter.create_histogram(
+            TOOL_DURATION,
+            unit="s",
+            description="Duration of a tool execution.",
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+        )
+        self.calls = meter.create_counter(
+            TOOL_CALLS, unit="{call}", description="Tool calls by tool, side effect and outcome."
+        )
+        self.arguments = meter.create_counter(
+            TOOL_ARGUMENTS,
+            unit="{argument}",
+            description="Classified tool arguments by kind: observed, assumed or invented.",
+        )
+        self.violations = meter.create_counter(
+            BUDGET_VIOLATIONS,
+            unit="{violation}",
+            description="Tool calls that broke a provenance budget rule, once per call and rule.",
+        )
+        self.retries = meter.create_counter(
+            TOOL_RETRIES, unit="{call}", description="Tool calls that repeat an earlier call (retry > 0)."
+        )
+        self.ledger_full = meter.create_counter(
+            LEDGER_FULL,
+            unit="{call}",
+            description="Tool calls classified against a ledger that had evicted entries.",
+        )
+
+
+_lock = threading.Lock()
+_provider: metrics.MeterProvider | None = None
+_instruments: _Instruments | None = None
+_tool_names: set[str] = set()
+
+
+def use_meter_provider(provider: metrics.MeterProvider | None) -> None:
+    """Record into ``provider`` from now on; ``None`` goes back to the global MeterProvider."""
+    global _provider, _instruments
+    with _lock:
+        _provider = provider
+        _instruments = None
+
+
+def _get() -> _Instruments:
+    global _instruments
+    instruments = _instruments
+    if instruments is None:
+        with _lock:
+            if _instruments is None:
+                provider = _provider if _provider is not None else metrics.get_meter_provider()
+                # A meter from the global proxy provider forwards to the real one once it is set.
+                _instruments = _Instruments(provider.get_meter(SCOPE, __version__))
+            instruments = _instruments
+    return instruments
+
+
+def _tool_label(name: str) -> str:
+    if name in _tool_names:
+        return name
+    with _lock:
+        if len(_tool_names) >= MAX_TOOL_NAMES:
+            return OTHER_TOOL
+        _tool_names.add(name)
+    return name
+
+
+def _rule(tag: str) -> str:
+    rule = tag.split(":", 1)[0]
+    return rule if rule in KNOWN_RULES else OTHER_RULE
+
+
+def now() -> float:
+    """A monotonic start time for :func:`record_tool_call`."""
+    return time.perf_counter()
+
+
+def record_tool_call(
+    tool: str,
+    *,
+    status: str,
+    side_effect: str | None,
+    kinds: Iterable[str] = (),
+    violations: Iterable[str] = (),
+    retry: int = 0,
+    ledger_full: bool = False,
+    duration: float | None = None,
+    error_type: str | None = None,
+    context: Any = None,
+) -> None:
+    """Record one finished (or blocked) tool call. Never raises into the tool's caller.
+
+    ``kinds`` is one kind per classified argument; ``violations`` are the budget's violation tags
+    (``rule:detail``), of which only the rule is kept. ``duration`` in seconds, or ``None`` to
+    leave the histogram alone (a library that records it itself).
+    """
+    try:
+        instruments = _get()
+        label = _tool_label(tool)
+        instruments.calls.add(
+            1,
+            {
+                sc.GEN_AI_TOOL_NAME: label,
+                sc.SIDE_EFFECT: side_effect or "unknown",
+                sc.TOOL_STATUS: status,
+            },
+        )
+        if duration is not None:
+            attributes = {sc.GEN_AI_OPERATION_NAME: sc.EXECUTE_TOOL, sc.GEN_AI_TOOL_NAME: label}
+            if error_type is not None:
+                attributes[sc.ERROR_TYPE] = error_type
+            instruments.duration.record(max(duration, 0.0), attributes, context=context)
+        counts: dict[str, int] = {}
+        for kind in kinds:
+            if kind in sc.ARG_KINDS:
+                counts[kind] = counts.get(kind, 0) + 1
+        for kind, count in counts.items():
+            instruments.arguments.add(count, {sc.GEN_AI_TOOL_NAME: label, ARG_KIND: kind})
+        for rule in sorted({_rule(tag) for tag in violations}):
+            instruments.violations.add(1, {sc.GEN_AI_TOOL_NAME: label, BUDGET_RULE: rule})
+        if retry > 0:
+            instruments.retries.add(1, {sc.GEN_AI_TOOL_NAME: label})
+        if ledger_full:
+            instruments.ledger_full.add(1, {sc.GEN_AI_TOOL_NAME: label})
+    except Exception:  # metrics are best effort: a broken reader never fails a tool call
+        return
+
+
+__all__ = [
+    "ARG_KIND",
+    "BUDGET_RULE",
+    "INSTRUMENTS",
+    "now",
+    "record_tool_call",
+    "use_meter_provider",
+]
