@@ -2,7 +2,8 @@
 
 The file format is the one the official ``opentelemetry-exporter-otlp-json-file`` package and the
 Collector's file exporter write — one ``ExportTraceServiceRequest`` (or ``ExportLogsServiceRequest``,
-``ExportMetricsServiceRequest``) JSON object per line — and the bytes are the same (a test compares them). The request is built by
+``ExportMetricsServiceRequest``) JSON object per line — and the bytes are the same (a test compares
+them). The request is built by
 the OTLP protobuf encoder of ``opentelemetry-exporter-otlp-proto-common``, which every OTLP exporter
 already installs, and rendered by :mod:`.otlp_json`; so the file writer works with whatever SDK
 release the application runs, and does not need the official JSON package (which pins one SDK).
