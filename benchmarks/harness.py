@@ -77,6 +77,38 @@ def paired_medians(
     return statistics.median(a), statistics.median(b)
 
 
+def interleaved_medians(
+    subjects: dict[str, Callable[[], object]],
+    repeat: int,
+    *,
+    setup: Callable[[], object] | None = None,
+) -> dict[str, float]:
+    """Medians of several subjects timed in rotation ``repeat`` times each (A B C, B C A, C A B, …).
+
+    Like :func:`paired_medians` for more than two sides: each round starts with a different
+    subject, so a slow minute or a warming cache is spread over all of them alike.
+    """
+    names = list(subjects)
+    for name in names:  # warm every side
+        if setup is not None:
+            setup()
+        subjects[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeat):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            if setup is not None:
+                setup()
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = time.perf_counter()
+                subjects[name]()
+                samples[name].append(time.perf_counter() - t0)
+            finally:
+                gc.enable()
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
 def ratio_result(
     case: str,
     subject_s: float,
