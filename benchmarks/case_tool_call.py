@@ -138,7 +138,10 @@ def run(quick: bool) -> list[Result]:
                 extra={"calls_per_sample": calls, "samples": repeat},
             )
         )
-    for peer, label in ((UTIL_GENAI, "util-genai handler.tool"), (OPENINFERENCE, "OpenInference @tracer.tool")):
+    for peer, label in (
+        (UTIL_GENAI, "util-genai handler.tool"),
+        (OPENINFERENCE, "OpenInference @tracer.tool"),
+    ):
         if peer in medians:
             peer_rows.append(
                 ratio_result(
