@@ -233,6 +233,13 @@ class Ledger:
         index: dict[str, Any] = {}
         flags: dict[tuple[str, bool], Any] = {}
         for name, value in unsourced.items():
+            if type(value) is str:  # the common case: one plain text, without building its leaf list
+                if value and len(value) <= pj.MAX_TEXT_LENGTH:
+                    index[value] = self._index.get(value, _MISSING)
+                    norm = pj.normalise(value)
+                    if norm != value:
+                        index[norm] = self._index.get(norm, _MISSING)
+                continue
             for leaf_name, leaf in _leaves(str(name), value):
                 if leaf is True or leaf is False:
                     key = (leaf_name, leaf)
