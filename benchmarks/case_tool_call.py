@@ -32,7 +32,7 @@ from opentelemetry.trace import SpanKind
 import otel_provenance as op
 from otel_provenance import semconv as sc
 
-from .harness import Result, interleaved_medians, paired_medians, ratio_result
+from .harness import CPU_CLOCK, Result, interleaved_medians, paired_medians, ratio_result
 from .online import bare_provider, wrapped_provider
 
 LISTING_SIZE = 10_000
@@ -117,11 +117,18 @@ def run(quick: bool) -> list[Result]:
 
         peers = _peers(bare, many)
         medians = interleaved_medians(
-            {"tool": many(read_file), "bare": many(bare_read_file), **peers}, repeat, setup=fresh_run
+            {"tool": many(read_file), "bare": many(bare_read_file), **peers},
+            repeat,
+            setup=fresh_run,
+            clock=CPU_CLOCK,
         )
         tool_s, bare_s = medians["tool"], medians["bare"]
-        blocked_s, bare2_s = paired_medians(many_blocked, many(bare_read_file), repeat, setup=fresh_run)
-        tool3_s, same_s = paired_medians(many(read_file), many(bare_same_attributes), repeat, setup=fresh_run)
+        blocked_s, bare2_s = paired_medians(
+            many_blocked, many(bare_read_file), repeat, setup=fresh_run, clock=CPU_CLOCK
+        )
+        tool3_s, same_s = paired_medians(
+            many(read_file), many(bare_same_attributes), repeat, setup=fresh_run, clock=CPU_CLOCK
+        )
     finally:
         while scope:
             scope.pop().__exit__(None, None, None)

@@ -325,10 +325,10 @@ class Ledger:
             elif ti is int:
                 index[str(item)] = (tool, span_id, path, key, None, number_kind)
                 room -= 1
-            elif ti is float:
-                found = pj.leaf_text(item)
-                if found is not None:
-                    index[found[0]] = (tool, span_id, path, key, None, number_kind)
+            elif ti is float:  # pj.leaf_text's float rule, inlined (a price, a total)
+                if item - item == 0.0:  # finite: NaN and the infinities are never evidence
+                    text = str(int(item)) if item.is_integer() and abs(item) < 2**53 else repr(item)
+                    index[text] = (tool, span_id, path, key, None, number_kind)
                     room -= 1
             elif ti is bool:
                 self._flags[(str(key), item)] = (tool, span_id, path, key)
