@@ -311,16 +311,19 @@ class Ledger:
         for key, item in items:
             ti = type(item)
             if ti is str:
-                if not item or len(item) > max_len:
+                size = len(item)
+                if not 0 < size <= max_len:
                     continue
                 if item.isascii() and "/" not in item and item[0] not in _NORMALISED_STARTS:
-                    norm = item  # the common case, inlined: normalise() would return it unchanged
+                    # the common case, inlined: normalise() would return it unchanged
                     index[item] = (tool, span_id, path, key, None, text_kind)
+                    if size >= 40 and pj.is_full_sha(item):
+                        self._shas.setdefault(item[:7], []).append(item)
                 else:
                     norm = normalise(item)
                     index[norm] = (tool, span_id, path, key, None if norm is item else item, text_kind)
-                if len(norm) >= 40 and pj.is_full_sha(norm):
-                    self._shas.setdefault(norm[:7], []).append(norm)
+                    if len(norm) >= 40 and pj.is_full_sha(norm):
+                        self._shas.setdefault(norm[:7], []).append(norm)
                 room -= 1
             elif ti is int:
                 index[str(item)] = (tool, span_id, path, key, None, number_kind)
