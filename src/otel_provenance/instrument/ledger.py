@@ -76,7 +76,7 @@ class Match:
 class _ListSource:
     """A bulk-indexed flat list of plain strings; the position of a value is resolved on demand."""
 
-    __slots__ = ("items", "path", "positions", "span_id", "tool")
+    __slots__ = ("items", "path", "positions", "prefix", "span_id", "tool")
 
     def __init__(self, tool: str, span_id: str, path: tuple, items: tuple[str, ...]) -> None:
         self.tool = tool
@@ -84,12 +84,16 @@ class _ListSource:
         self.path = path
         self.items = items
         self.positions: dict[str, int] | None = None
+        self.prefix = ""  # the exported form of ``path`` plus ".", made with ``positions``
 
     def observation(self, key: str) -> Observation:
         positions = self.positions
         if positions is None:
             positions = self.positions = {value: index for index, value in enumerate(self.items)}
-        return Observation(self.tool, self.span_id, _field(self.path, positions.get(key, "*")), key, pj.TEXT)
+            self.prefix = "".join(safe_segment(part) + "." for part in self.path)
+        position = positions.get(key)
+        field = self.prefix + (str(position) if position is not None else "*")
+        return Observation(self.tool, self.span_id, field, key, pj.TEXT)
 
 
 _NORMALISED_STARTS = frozenset(".{[")
@@ -233,6 +237,10 @@ class Ledger:
         index: dict[str, Any] = {}
         flags: dict[tuple[str, bool], Any] = {}
         for name, value in unsourced.items():
+            if type(value) is int:  # a plain int: its text is its only index key
+                text = int.__repr__(value)
+                index[text] = self._index.get(text, _MISSING)
+                continue
             if type(value) is str:  # the common case: one plain text, without building its leaf list
                 if value and len(value) <= pj.MAX_TEXT_LENGTH:
                     index[value] = self._index.get(value, _MISSING)
