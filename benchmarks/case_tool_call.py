@@ -7,6 +7,13 @@ inside ``tracer.start_as_current_span`` carrying the same GenAI attributes
 (``gen_ai.operation.name``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``, ``gen_ai.tool.type``)
 through ``SimpleSpanProcessor(no-op exporter)``. Each sample is ``calls`` calls in a fresh run.
 
+Peers (when the ``bench`` extra is installed), timed in the same rotation as ``@op.tool`` and the bare
+span, on the bare span's provider: OpenInference's ``@tracer.tool`` (records the input and output as
+JSON) and ``opentelemetry-util-genai``'s ``TelemetryHandler.tool`` with content capture on
+(``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY``: the arguments and the result as
+JSON on the span). ``@op.tool`` is held to <= 1.0x util-genai's handler: provenance should cost no
+more than the official content capture it replaces.
+
 Also (informational): the blocked path — a write tool called with an unsourced argument, which
 is refused before its body runs and exports an ERROR span — against the same bare-span baseline;
 and the tool call against a bare span carrying all the attributes the tool span carries, which
@@ -19,6 +26,7 @@ the metrics (issue #19).
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 from collections.abc import Callable
 
@@ -31,7 +39,7 @@ import otel_provenance as op
 from otel_provenance import semconv as sc
 from otel_provenance.instrument import metrics as tool_metrics
 
-from .harness import Result, paired_medians, ratio_result
+from .harness import CPU_CLOCK, Result, interleaved_medians, paired_medians, ratio_result
 from .online import bare_provider, wrapped_provider
 
 LISTING_SIZE = 10_000
@@ -114,9 +122,20 @@ def run(quick: bool) -> list[Result]:
             ):
                 return _body(path, offset, reason)
 
-        tool_s, bare_s = paired_medians(many(read_file), many(bare_read_file), repeat, setup=fresh_run)
-        blocked_s, bare2_s = paired_medians(many_blocked, many(bare_read_file), repeat, setup=fresh_run)
-        tool3_s, same_s = paired_medians(many(read_file), many(bare_same_attributes), repeat, setup=fresh_run)
+        peers = _peers(bare, many)
+        medians = interleaved_medians(
+            {"tool": many(read_file), "bare": many(bare_read_file), **peers},
+            repeat,
+            setup=fresh_run,
+            clock=CPU_CLOCK,
+        )
+        tool_s, bare_s = medians["tool"], medians["bare"]
+        blocked_s, bare2_s = paired_medians(
+            many_blocked, many(bare_read_file), repeat, setup=fresh_run, clock=CPU_CLOCK
+        )
+        tool3_s, same_s = paired_medians(
+            many(read_file), many(bare_same_attributes), repeat, setup=fresh_run, clock=CPU_CLOCK
+        )
         reader = InMemoryMetricReader()
         meters = MeterProvider(metric_readers=[reader])
 
@@ -130,7 +149,7 @@ def run(quick: bool) -> list[Result]:
             return go
 
         metrics_s, no_metrics_s = paired_medians(
-            metered(meters), metered(NoOpMeterProvider()), repeat, setup=fresh_run
+            metered(meters), metered(NoOpMeterProvider()), repeat, setup=fresh_run, clock=CPU_CLOCK
         )
         recorded = reader.get_metrics_data()
     finally:
@@ -139,15 +158,45 @@ def run(quick: bool) -> list[Result]:
             scope.pop().__exit__(None, None, None)
     assert recorded is not None and recorded.resource_metrics, "the metrics were not recorded"
     assert exporter.spans > 0 and bare_exporter.spans > 0, "spans did not reach the exporters"
+    peer_rows = []
+    if UTIL_GENAI in medians:
+        peer_rows.append(
+            ratio_result(
+                CASE + " (vs util-genai handler.tool)",
+                tool_s / calls,
+                medians[UTIL_GENAI] / calls,
+                max_ratio=1.0,
+                note="same run; handler.tool with content capture on, bare provider",
+                extra={"calls_per_sample": calls, "samples": repeat},
+            )
+        )
+    for peer, label in (
+        (UTIL_GENAI, "util-genai handler.tool"),
+        (OPENINFERENCE, "OpenInference @tracer.tool"),
+    ):
+        if peer in medians:
+            peer_rows.append(
+                ratio_result(
+                    f"1 peer {label}",
+                    medians[peer] / calls,
+                    bare_s / calls,
+                    max_ratio=None,
+                    note="vs the bare span, same run; records arguments and result",
+                    extra={"calls_per_sample": calls, "samples": repeat},
+                )
+            )
+    missing = [p for p in (UTIL_GENAI, OPENINFERENCE) if p not in medians]
     return [
         ratio_result(
             CASE,
             tool_s / calls,
             bare_s / calls,
             max_ratio=1.5,
-            note=f"per call; args {kinds}",
+            note=f"per call; args {kinds}"
+            + (f"; peers not installed: {', '.join(missing)} (pip install -e '.[bench]')" if missing else ""),
             extra={"calls_per_sample": calls, "samples": repeat, "ledger_values": LISTING_SIZE},
         ),
+        *peer_rows,
         ratio_result(
             CASE + " (blocked)",
             blocked_s / calls,
@@ -173,6 +222,57 @@ def run(quick: bool) -> list[Result]:
             extra={"calls_per_sample": calls, "samples": repeat},
         ),
     ]
+
+
+UTIL_GENAI = "util-genai"
+OPENINFERENCE = "openinference"
+_CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+
+
+def _peers(provider, many: Callable) -> dict[str, Callable[[], None]]:
+    """The same tool body through the peers installed (the ``bench`` extra), on ``provider``."""
+    peers: dict[str, Callable[[], None]] = {}
+    try:
+        from opentelemetry.util.genai.handler import TelemetryHandler
+    except ImportError:
+        pass
+    else:
+        previous = os.environ.get(_CAPTURE)
+        os.environ[_CAPTURE] = "SPAN_ONLY"  # read when the handler is made
+        try:
+            handler = TelemetryHandler(tracer_provider=provider)
+        finally:
+            if previous is None:
+                os.environ.pop(_CAPTURE, None)
+            else:
+                os.environ[_CAPTURE] = previous
+
+        def genai_read_file(path: str, offset: int, reason: str) -> dict:
+            with handler.tool("read_file", tool_type="function") as invocation:
+                invocation.tool_call_id = f"call_{random.getrandbits(64):016x}"
+                if invocation.should_capture_content:
+                    invocation.arguments = {"path": path, "offset": offset, "reason": reason}
+                result = _body(path, offset, reason)
+                if invocation.should_capture_content:
+                    invocation.tool_result = result
+                return result
+
+        with handler.tool("probe") as probe:
+            assert probe.should_capture_content, "util-genai content capture is not on"
+        peers[UTIL_GENAI] = many(genai_read_file)
+    try:
+        from openinference.instrumentation import OITracer, TraceConfig
+    except ImportError:
+        pass
+    else:
+        oi = OITracer(provider.get_tracer("openinference"), config=TraceConfig())
+
+        @oi.tool
+        def read_file(path: str, offset: int, reason: str) -> dict:
+            return _body(path, offset, reason)
+
+        peers[OPENINFERENCE] = many(read_file)
+    return peers
 
 
 def _attributes_of_one_call(path: str) -> dict:

@@ -15,6 +15,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import TextIO
 
+CPU_CLOCK: Callable[[], float] = time.process_time
+"""CPU time of this process. For subjects that do all their work on the calling thread (cases 1
+and 3) it leaves out the time the process waited for a core, which on a shared machine is most of
+the noise; a process's CPU time still grows with cache and memory contention, so ratios stay
+same-run comparisons."""
+
 
 @dataclass(frozen=True, slots=True)
 class Result:
@@ -49,11 +55,13 @@ def paired_medians(
     repeat: int,
     *,
     setup: Callable[[], object] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> tuple[float, float]:
     """Medians of ``subject`` and ``baseline`` timed alternately ``repeat`` times each.
 
     ``setup`` (untimed) runs before every timed call, e.g. to give each sample a fresh run.
     Garbage collection is paused while timing, so one side does not pay for the other's garbage.
+    ``clock``: wall time by default; :data:`CPU_CLOCK` for in-process, single-threaded subjects.
     """
     for fn in (subject, baseline):  # warm both
         if setup is not None:
@@ -69,12 +77,45 @@ def paired_medians(
             gc.collect()
             gc.disable()
             try:
-                t0 = time.perf_counter()
+                t0 = clock()
                 fn()
-                out.append(time.perf_counter() - t0)
+                out.append(clock() - t0)
             finally:
                 gc.enable()
     return statistics.median(a), statistics.median(b)
+
+
+def interleaved_medians(
+    subjects: dict[str, Callable[[], object]],
+    repeat: int,
+    *,
+    setup: Callable[[], object] | None = None,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, float]:
+    """Medians of several subjects timed in rotation ``repeat`` times each (A B C, B C A, C A B, …).
+
+    Like :func:`paired_medians` for more than two sides: each round starts with a different
+    subject, so a slow minute or a warming cache is spread over all of them alike.
+    """
+    names = list(subjects)
+    for name in names:  # warm every side
+        if setup is not None:
+            setup()
+        subjects[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for i in range(repeat):
+        for name in names[i % len(names) :] + names[: i % len(names)]:
+            if setup is not None:
+                setup()
+            gc.collect()
+            gc.disable()
+            try:
+                t0 = clock()
+                subjects[name]()
+                samples[name].append(clock() - t0)
+            finally:
+                gc.enable()
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def ratio_result(

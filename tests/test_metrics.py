@@ -12,10 +12,10 @@ from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricR
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.util.genai.handler import TelemetryHandler
 
 import otel_provenance as op
 from instrument_helpers import Traced
+from interop import require
 from otel_provenance import semconv as sc
 from otel_provenance.instrument import metrics as tool_metrics
 
@@ -174,6 +174,7 @@ def _processor_provider(**kwargs):
 
 
 def test_util_genai_tool_span_is_counted_and_keeps_its_own_duration(reader, monkeypatch):
+    TelemetryHandler = require("opentelemetry.util.genai.handler").TelemetryHandler
     monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "SPAN_ONLY")
     provider, exporter = _processor_provider(foreign_side_effects={"wire_money": "write"})
     genai_reader = InMemoryMetricReader()

@@ -18,8 +18,6 @@ import threading
 import pytest
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs as encode_logs_proto
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_spans_proto
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -27,6 +25,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link
 
 import otel_provenance as op
+from interop import logs_sdk
 from otel_provenance.instrument.otlp_json import json_line
 from otel_provenance.instrument.redaction import StripOptions, strip_attributes
 
@@ -294,7 +293,11 @@ def test_deny_list_keeps_identity_of_the_new_families():
 # --- allow-list mode: the key shapes no deny-list names -----------------------------------------------
 
 
+@logs_sdk
 def test_allowlist_removes_the_eleven_key_shapes():
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
     canaries: list[str] = []
 
     def c() -> str:
@@ -414,7 +417,11 @@ def test_long_keys_are_forbidden_outright_and_decisions_are_linear():
     assert unbounded.decide("x." * 1600 + "crewai.task.result")[0]
 
 
+@logs_sdk
 def test_a_3200_part_log_map_key_does_not_stall_emit():
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
+
     exporter = InMemoryLogRecordExporter()
     logs = LoggerProvider()
     logs.add_log_record_processor(op.ProvenanceLogRecordProcessor(SimpleLogRecordProcessor(exporter)))

@@ -12,6 +12,7 @@ from otel_provenance.instrument.redaction import (
     DEFAULT_FORBIDDEN_KEYS,
     MAX_DEPTH,
     StripOptions,
+    has_forbidden_key,
     reduced_status_description,
     strip_attributes,
     strip_event_attributes,
@@ -233,3 +234,27 @@ def test_property_clean_attributes_pass_unchanged(attrs):
     out = strip_attributes(attrs, OPTS)
     assert out == attrs
     assert _leaf_count(out) == _leaf_count(attrs)
+
+
+def _as_exported(value):
+    """Lists become tuples, as the SDK stores them."""
+    if isinstance(value, dict):
+        return {k: _as_exported(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return tuple(_as_exported(v) for v in value)
+    return value
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(
+        _keys,
+        st.one_of(_values, st.lists(st.one_of(_leaves, st.none()), max_size=4).map(tuple)),
+        max_size=6,
+    )
+)
+def test_property_the_fast_clean_check_agrees_with_stripping(attrs):
+    """The processor forwards a span unchanged when ``has_forbidden_key`` says so (its fast path):
+    that must happen exactly when stripping would leave the attributes as they are."""
+    attrs = _as_exported(attrs)
+    assert has_forbidden_key(attrs, OPTS) == (strip_attributes(attrs, OPTS) != attrs)

@@ -63,8 +63,8 @@ class Budget:
         allow: frozenset[str] = self.allow  # type: ignore[assignment]  # normalised in __post_init__
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)
         enforce = (self.enforce if self.enforce is not None else write) and enforce_globally
-        count = count_arguments(((a.name, a.kind) for a in classification.arguments), allow)
-        over = over_budget(count, Limits(max_assumed, self.max_invented))
+        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow)
+        over = over_budget(count, _limits(max_assumed, self.max_invented))
         violations: list[str] = []
         if sc.KIND_ASSUMED in over:
             violations.extend(f"{RULE_MAX_ASSUMED}:{name}={sc.KIND_ASSUMED}" for name in count.assumed)
@@ -80,6 +80,20 @@ class Budget:
             blocked=bool(violations) and enforce,
             allowed=count.allowed,
         )
+
+
+_LIMITS: dict[tuple[int | None, int | None], Limits] = {}
+
+
+def _limits(max_assumed: int | None, max_invented: int | None) -> Limits:
+    """One immutable ``Limits`` per pair (a few per process): not rebuilt on every call."""
+    key = (max_assumed, max_invented)
+    limits = _LIMITS.get(key)
+    if limits is None:
+        limits = Limits(max_assumed, max_invented)
+        if len(_LIMITS) < 256:
+            _LIMITS[key] = limits
+    return limits
 
 
 class Verdict(NamedTuple):

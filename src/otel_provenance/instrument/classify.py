@@ -181,6 +181,14 @@ def classify_arguments(
                 match = _match_scalar(name, value, pj.TEXT, ledger, floor)
                 results.append(_provenance(name, digest, match, match.projection if match else None))
                 continue
+            if type(value) is int and name not in invented:
+                # fast path for the next most common: a plain int (its text needs no normalising)
+                text = int.__repr__(value)
+                match = _match_scalar(name, text, pj.NUMBER, ledger, floor)
+                results.append(
+                    _provenance(name, keyed_digest(text, key), match, match.projection if match else None)
+                )
+                continue
             results.append(_classify_one(name, value, ledger, name in invented, key, floor))
         except Exception as exc:  # an object that cannot be examined: unsourced, fail closed
             faults.append(f"{name}={type(exc).__name__}")

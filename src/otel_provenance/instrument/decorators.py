@@ -176,6 +176,11 @@ class _ToolSpec:
         self.tracer_provider = tracer_provider
         self.span_name = sc.TOOL_SPAN_PREFIX + self.name
         self._tracer: trace.Tracer | None = None
+        self._room: tuple[Any, int | None] = (None, None)  # (tracer, its attribute limit), per tracer
+        # attributes every call of this tool carries, in their place in the essentials (after the call id)
+        self._constant: dict[str, Any] = {sc.GEN_AI_TOOL_TYPE: "function", sc.SIDE_EFFECT: side_effect}
+        if data_domain is not None:
+            self._constant[sc.DATA_DOMAIN] = data_domain
         self._signatures: dict[Any, tuple[inspect.Signature, tuple[str, ...] | None]] = {}
         self.flavour = (
             "asyncgen"
@@ -348,13 +353,8 @@ class _ToolSpec:
         """
         scope = current_run()
         ledger = scope.ledger if scope is not None else None
-        essential: dict[str, Any] = {
-            sc.GEN_AI_TOOL_CALL_ID: f"call_{random.getrandbits(64):016x}",
-            sc.GEN_AI_TOOL_TYPE: "function",
-            sc.SIDE_EFFECT: self.side_effect,
-        }
-        if self.data_domain is not None:
-            essential[sc.DATA_DOMAIN] = self.data_domain
+        essential: dict[str, Any] = {sc.GEN_AI_TOOL_CALL_ID: f"call_{random.getrandbits(64):016x}"}
+        essential.update(self._constant)
         if scope is not None:
             essential[sc.RUN_ID] = scope.run_id
         arguments: dict[str, Any] = {}
@@ -440,7 +440,11 @@ class _ToolSpec:
         return out
 
     def _per_argument_room(self, essential_count: int) -> int | None:
-        limit = _attribute_limit(self.tracer)
+        tracer = self.tracer
+        cached_tracer, limit = self._room
+        if cached_tracer is not tracer:  # a tracer's span limits are fixed when it is made
+            limit = _attribute_limit(tracer)
+            self._room = (tracer, limit)
         if limit is None:
             return None
         return max(0, limit - essential_count - 2 - _RESERVED_ATTRIBUTES)

@@ -76,7 +76,7 @@ class Match:
 class _ListSource:
     """A bulk-indexed flat list of plain strings; the position of a value is resolved on demand."""
 
-    __slots__ = ("items", "path", "positions", "span_id", "tool")
+    __slots__ = ("items", "path", "positions", "prefix", "span_id", "tool")
 
     def __init__(self, tool: str, span_id: str, path: tuple, items: tuple[str, ...]) -> None:
         self.tool = tool
@@ -84,12 +84,16 @@ class _ListSource:
         self.path = path
         self.items = items
         self.positions: dict[str, int] | None = None
+        self.prefix = ""  # the exported form of ``path`` plus ".", made with ``positions``
 
     def observation(self, key: str) -> Observation:
         positions = self.positions
         if positions is None:
             positions = self.positions = {value: index for index, value in enumerate(self.items)}
-        return Observation(self.tool, self.span_id, _field(self.path, positions.get(key, "*")), key, pj.TEXT)
+            self.prefix = "".join(safe_segment(part) + "." for part in self.path)
+        position = positions.get(key)
+        field = self.prefix + (str(position) if position is not None else "*")
+        return Observation(self.tool, self.span_id, field, key, pj.TEXT)
 
 
 _NORMALISED_STARTS = frozenset(".{[")
@@ -233,6 +237,17 @@ class Ledger:
         index: dict[str, Any] = {}
         flags: dict[tuple[str, bool], Any] = {}
         for name, value in unsourced.items():
+            if type(value) is int:  # a plain int: its text is its only index key
+                text = int.__repr__(value)
+                index[text] = self._index.get(text, _MISSING)
+                continue
+            if type(value) is str:  # the common case: one plain text, without building its leaf list
+                if value and len(value) <= pj.MAX_TEXT_LENGTH:
+                    index[value] = self._index.get(value, _MISSING)
+                    norm = pj.normalise(value)
+                    if norm != value:
+                        index[norm] = self._index.get(norm, _MISSING)
+                continue
             for leaf_name, leaf in _leaves(str(name), value):
                 if leaf is True or leaf is False:
                     key = (leaf_name, leaf)
@@ -304,24 +319,27 @@ class Ledger:
         for key, item in items:
             ti = type(item)
             if ti is str:
-                if not item or len(item) > max_len:
+                size = len(item)
+                if not 0 < size <= max_len:
                     continue
                 if item.isascii() and "/" not in item and item[0] not in _NORMALISED_STARTS:
-                    norm = item  # the common case, inlined: normalise() would return it unchanged
+                    # the common case, inlined: normalise() would return it unchanged
                     index[item] = (tool, span_id, path, key, None, text_kind)
+                    if size >= 40 and pj.is_full_sha(item):
+                        self._shas.setdefault(item[:7], []).append(item)
                 else:
                     norm = normalise(item)
                     index[norm] = (tool, span_id, path, key, None if norm is item else item, text_kind)
-                if len(norm) >= 40 and pj.is_full_sha(norm):
-                    self._shas.setdefault(norm[:7], []).append(norm)
+                    if len(norm) >= 40 and pj.is_full_sha(norm):
+                        self._shas.setdefault(norm[:7], []).append(norm)
                 room -= 1
             elif ti is int:
                 index[str(item)] = (tool, span_id, path, key, None, number_kind)
                 room -= 1
-            elif ti is float:
-                found = pj.leaf_text(item)
-                if found is not None:
-                    index[found[0]] = (tool, span_id, path, key, None, number_kind)
+            elif ti is float:  # pj.leaf_text's float rule, inlined (a price, a total)
+                if item - item == 0.0:  # finite: NaN and the infinities are never evidence
+                    text = str(int(item)) if item.is_integer() and abs(item) < 2**53 else repr(item)
+                    index[text] = (tool, span_id, path, key, None, number_kind)
                     room -= 1
             elif ti is bool:
                 self._flags[(str(key), item)] = (tool, span_id, path, key)

@@ -201,16 +201,34 @@ def strip_span(
     )
 
 
+def _plain(attributes: Any) -> Any:
+    """The plain ``dict`` inside the SDK's ``BoundedAttributes`` (or ``attributes`` as given).
+
+    Iterating a ``BoundedAttributes`` — or the read-only proxy ``ReadableSpan.attributes`` wraps
+    around it — goes through the ``Mapping`` ABC, one Python-level ``__getitem__`` per item; a
+    finished span's attributes no longer change, so the dict underneath is read directly.
+    """
+    inner = getattr(attributes, "_dict", None)
+    return inner if type(inner) is dict and isinstance(attributes, BoundedAttributes) else attributes
+
+
+def _span_attributes(span: ReadableSpan) -> Any:
+    own = getattr(span, "_attributes", None)  # what ReadableSpan.attributes wraps in a read-only proxy
+    if isinstance(own, BoundedAttributes):
+        return _plain(own)
+    return span.attributes
+
+
 def _already_clean(span: ReadableSpan, options: StripOptions, shared: _SharedObjectCleaner) -> bool:
     """True when stripping would change nothing: the common case for spans made by ``@op.tool``,
     which never carry content. Checks the same things ``strip_span`` removes, without copying."""
-    attributes = span.attributes
+    attributes = _span_attributes(span)
     if has_forbidden_key(attributes, options):
         return False
     scrub = scrubs_exception_details(attributes, options)
     exception_types: list[str] = []
     for event in span.events:
-        if options.is_content_event(event.name) or has_forbidden_key(event.attributes, options):
+        if options.is_content_event(event.name) or has_forbidden_key(_plain(event.attributes), options):
             return False
         if event.name == EXCEPTION_EVENT:
             event_attributes = event.attributes or {}
@@ -219,7 +237,7 @@ def _already_clean(span: ReadableSpan, options: StripOptions, shared: _SharedObj
             if isinstance(event_attributes.get(EXCEPTION_TYPE), str):
                 exception_types.append(event_attributes[EXCEPTION_TYPE])
     for link in span.links:
-        if has_forbidden_key(link.attributes, options):
+        if has_forbidden_key(_plain(link.attributes), options):
             return False
     if not exception_types and attributes and isinstance(attributes.get(semconv.ERROR_TYPE), str):
         exception_types.append(attributes[semconv.ERROR_TYPE])
