@@ -90,15 +90,15 @@ def _partition_size() -> int:
 
 
 def _fold_bucket(
-    fold: RunFold[P], release: str | None, key: str, *pieces: dict[str, list[Span]]
+    fold: RunFold[P], release: str | None, release_key: str, *pieces: dict[str, list[Span]]
 ) -> P | Failed:
     groups: dict[str, list[Span]] = defaultdict(list)
     for piece in pieces:
         for key, spans in piece.items():
             groups[key].extend(spans)
     try:
-        runs = [make_run(run_key, groups.pop(run_key), "the trace files") for run_key in sorted(groups)]
-        return fold.over(run for run in runs if in_release(run, release, key))
+        runs = [make_run(key, groups.pop(key), "the trace files") for key in sorted(groups)]
+        return fold.over(run for run in runs if in_release(run, release, release_key))
     except OtelProvenanceError as exc:
         return Failed(str(exc))
 
@@ -118,9 +118,9 @@ def _piece(split: Split | Failed, bucket: int) -> dict[str, list[Span]] | Failed
     return split if isinstance(split, Failed) else split.buckets.get(bucket, {})
 
 
-def _fold_pieces(fold: RunFold[P], release: str | None, key: str, *pieces: Any) -> P | Failed:
+def _fold_pieces(fold: RunFold[P], release: str | None, release_key: str, *pieces: Any) -> P | Failed:
     failed = next((p for p in pieces if isinstance(p, Failed)), None)
-    return failed if failed is not None else _fold_bucket(fold, release, key, *pieces)
+    return failed if failed is not None else _fold_bucket(fold, release, release_key, *pieces)
 
 
 class DaskSource:
