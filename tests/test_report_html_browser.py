@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from interop import logs_sdk
 from otel_provenance.cli import run as cli_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,7 @@ def _open(page, path: Path) -> None:
     assert page.seen["dialogs"] == []
 
 
+@logs_sdk  # the demo's agent ships its log records through the logs processor
 def test_the_demo_report_shows_the_missing_check_and_the_double_refund(demo_report, browser_page) -> None:
     page = browser_page
     _open(page, demo_report)
@@ -160,6 +162,7 @@ def test_a_report_of_hostile_trace_values_runs_nothing_and_fetches_nothing(tmp_p
     assert "<script>alert(1)</script>" in browser_page.locator("body").inner_text()
 
 
+@logs_sdk  # the demo's agent ships its log records through the logs processor
 def test_the_diff_and_audit_pages_open_cleanly(demo_diff_and_audit, browser_page) -> None:
     diff_page, audit_page = demo_diff_and_audit
     _open(browser_page, diff_page)
