@@ -20,6 +20,7 @@ process, not a power cut.
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 import os
@@ -188,6 +189,44 @@ def _signal_url(endpoint: str, path: str) -> str:
     return endpoint.rstrip("/") + "/" + path
 
 
+#: Per signal: (gRPC module, HTTP module, exporter class, OTLP/HTTP path). The modules are imported
+#: only when that exporter is built, so an application pays for the protocol it uses.
+_OTLP_EXPORTERS: Final = {
+    "traces": (
+        "opentelemetry.exporter.otlp.proto.grpc.trace_exporter",
+        "opentelemetry.exporter.otlp.proto.http.trace_exporter",
+        "OTLPSpanExporter",
+        "v1/traces",
+    ),
+    "metrics": (
+        "opentelemetry.exporter.otlp.proto.grpc.metric_exporter",
+        "opentelemetry.exporter.otlp.proto.http.metric_exporter",
+        "OTLPMetricExporter",
+        "v1/metrics",
+    ),
+    "logs": (
+        "opentelemetry.exporter.otlp.proto.grpc._log_exporter",
+        "opentelemetry.exporter.otlp.proto.http._log_exporter",
+        "OTLPLogExporter",
+        "v1/logs",
+    ),
+}
+
+
+def _otlp_exporter(
+    signal: str, protocol: str, endpoint: str | None, headers: Mapping[str, str] | None
+) -> Any:
+    _check_protocol(protocol)
+    grpc_module, http_module, name, path = _OTLP_EXPORTERS[signal]
+    kwargs: dict[str, object] = {}
+    if headers is not None:
+        kwargs["headers"] = dict(headers)
+    if protocol == PROTOCOL_GRPC:
+        return getattr(importlib.import_module(grpc_module), name)(endpoint=endpoint, **kwargs)
+    url = _signal_url(endpoint, path) if endpoint else None
+    return getattr(importlib.import_module(http_module), name)(endpoint=url, **kwargs)
+
+
 def otlp_span_exporter(
     protocol: str = PROTOCOL_HTTP,
     *,
@@ -201,17 +240,7 @@ def otlp_span_exporter(
     exporter reads the standard ``OTEL_EXPORTER_OTLP_*`` variables itself (endpoint, headers,
     certificates, compression, timeout).
     """
-    _check_protocol(protocol)
-    kwargs: dict[str, object] = {}
-    if headers is not None:
-        kwargs["headers"] = dict(headers)
-    if protocol == PROTOCOL_GRPC:
-        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter as GrpcExporter
-
-        return GrpcExporter(endpoint=endpoint, **kwargs)
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter as HttpExporter
-
-    return HttpExporter(endpoint=_signal_url(endpoint, "v1/traces") if endpoint else None, **kwargs)
+    return _otlp_exporter("traces", protocol, endpoint, headers)
 
 
 def otlp_metric_exporter(
@@ -221,17 +250,7 @@ def otlp_metric_exporter(
     headers: Mapping[str, str] | None = None,
 ) -> MetricExporter:
     """The real OTLP metric exporter for ``protocol``; arguments as in :func:`otlp_span_exporter`."""
-    _check_protocol(protocol)
-    kwargs: dict[str, object] = {}
-    if headers is not None:
-        kwargs["headers"] = dict(headers)
-    if protocol == PROTOCOL_GRPC:
-        from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter as GrpcExporter
-
-        return GrpcExporter(endpoint=endpoint, **kwargs)
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpExporter
-
-    return HttpExporter(endpoint=_signal_url(endpoint, "v1/metrics") if endpoint else None, **kwargs)
+    return _otlp_exporter("metrics", protocol, endpoint, headers)
 
 
 def otlp_log_exporter(
@@ -241,14 +260,4 @@ def otlp_log_exporter(
     headers: Mapping[str, str] | None = None,
 ) -> LogRecordExporter:
     """The real OTLP log exporter for ``protocol``; arguments as in :func:`otlp_span_exporter`."""
-    _check_protocol(protocol)
-    kwargs: dict[str, object] = {}
-    if headers is not None:
-        kwargs["headers"] = dict(headers)
-    if protocol == PROTOCOL_GRPC:
-        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcExporter
-
-        return GrpcExporter(endpoint=endpoint, **kwargs)
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpExporter
-
-    return HttpExporter(endpoint=_signal_url(endpoint, "v1/logs") if endpoint else None, **kwargs)
+    return _otlp_exporter("logs", protocol, endpoint, headers)
