@@ -54,9 +54,15 @@ async def with_session(record: Path, body, **wrap):
     params = StdioServerParameters(
         command=sys.executable, args=[str(SERVER)], env={**os.environ, "BILLING_RECORD": str(record)}
     )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        return await body(provenance_session(session, **wrap))
+    # The server's stderr goes to a file beside its record: the test process's own stderr may be a
+    # capture without a file descriptor (pytest's, or a mutation runner's).
+    with open(record.with_suffix(".stderr"), "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await body(provenance_session(session, **wrap))
 
 
 def is_error(result) -> bool:
