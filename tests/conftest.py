@@ -30,3 +30,13 @@ def pytest_configure(config: pytest.Config) -> None:
             f"{TEST_SET_ENV}=newest but the interop packages are missing: {', '.join(missing())} "
             "(pip install -e '.[test,interop]' -c constraints/newest.txt)"
         )
+
+
+@pytest.fixture(autouse=True)
+def _fresh_leak_warnings():
+    """The exporter-leak warning is given once per process and set of processors: start each test
+    without the record of earlier ones, so no test depends on which ran first (or on the suite running
+    once per process: mutmut runs it again in the same process)."""
+    from otel_provenance.instrument import processor
+
+    processor._WARNED.clear()

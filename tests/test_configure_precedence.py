@@ -176,9 +176,6 @@ def test_digest_key_id_reaches_the_spans(monkeypatch):
 
 
 def test_adding_to_an_existing_provider_warns_about_exporters_beside_it():
-    from otel_provenance.instrument import processor
-
-    processor._WARNED.clear()  # the warning is once per process: don't depend on which test ran first
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))
     with pytest.warns(ContentLeakWarning):
