@@ -222,3 +222,31 @@ def test_the_reader_parses_each_line_with_orjson_once(tmp_path: Path, monkeypatc
     calls.clear()
     assert sum(len(run.spans) for run in iter_runs([path])) == len(approved)
     assert len(calls) == lines
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ('"0"', 0),
+        ('"007"', 7),
+        ('"999999999999999999"', 999999999999999999),  # 18 digits: the inlined path
+        ('"9223372036854775807"', 2**63 - 1),  # 19 digits: the checked path
+        ('"9223372036854775808"', "is out of the signed 64-bit range"),
+        ('"-12"', -12),
+        ('"+12"', "is not an integer"),
+        ('""', "is not an integer"),
+        ('" 1"', "is not an integer"),
+        ('"\\u0661\\u0662"', "is not an integer"),  # Arabic-Indic digits: isdigit() but not ASCII
+        ("12", 12),
+        ("1.5", "is not an integer"),
+    ],
+)
+def test_int_values_read_exactly(tmp_path: Path, monkeypatch, raw: str, expected) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line('{"key":"n","value":{"intValue":' + raw + "}}"))
+    outcome = _same_either_way(path, monkeypatch)
+    if isinstance(expected, str):
+        assert outcome[0] == "error" and f"attribute 'n' intValue {expected}" in outcome[1]
+    else:
+        value = outcome[1][0].attributes["n"]
+        assert value == expected and type(value) is int

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ... import semconv
-from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, SpanKind, Status, Value
+from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, SpanKind, Status, Value, make_span
 from . import _convert as c
 
 _Bad = c._Bad
@@ -226,7 +226,7 @@ def _span(sp: dict, resource: Attributes, scope_name: str, scope_version: str) -
     kind = sp.get("kind", 0)
     start = sp.get("startTimeUnixNano", 0)
     end = sp.get("endTimeUnixNano", 0)
-    return Span(  # positional: this runs once per span
+    return make_span(  # positional: this runs once per span
         _trace_id(sp.get("traceId")),
         c.span_id_from_text(sp.get("spanId")),
         c.parent_id_from_text(sp.get("parentSpanId")),
@@ -286,9 +286,20 @@ def _attributes(kvs: Any) -> Attributes:
         key = kv["key"]
         value = kv.get("value")
         if value:
-            raw = value.get("stringValue")  # the common case, inlined
+            raw = value.get("stringValue")  # the common cases, inlined
             if raw.__class__ is str and key.__class__ is str and len(value) == 1:
                 data[key] = raw
+                continue
+            raw = value.get("intValue")  # a decimal string of at most 18 digits fits in 64 bits
+            if (
+                raw.__class__ is str
+                and 0 < len(raw) < 19
+                and raw.isdigit()
+                and raw.isascii()
+                and key.__class__ is str
+                and len(value) == 1
+            ):
+                data[key] = int(raw)
                 continue
             if key.__class__ is not str:
                 raise _Bad("attribute key is not a string")
