@@ -13,7 +13,7 @@ from functools import cached_property
 from ... import semconv
 from ..graph import CausalGraph
 from ..model import Run, Span
-from ..stepkey import step_key
+from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
 
@@ -28,11 +28,10 @@ class RunEvidence:
     _kinds: dict[str, dict[str, str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        steps: dict[str, str] = {}
+        steps = run_steps(self.run)
         by_step: dict[str, list[Span]] = {}
         for span in self.run.spans:
-            key = steps[span.span_id] = step_key(span)
-            by_step.setdefault(key, []).append(span)
+            by_step.setdefault(steps[span.span_id], []).append(span)
         object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)

@@ -48,20 +48,24 @@ def raw_links(line: bytes) -> set[tuple[str, str | None]]:
     A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
     ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
     index built from this is checked against the parsed spans (see ``readers.iter_runs``)."""
+    mentions = line.count(_RUN_ID_KEY)
+    if mentions:  # positions are needed to pair run ids with trace ids: one scan for both
+        traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
+        raw_ids = {raw for _, raw in traces}
+    else:
+        raw_ids = set(_TRACE_ID_RE.findall(line))
     ids: dict[bytes, str | None] = {}
-    for raw_id in set(_TRACE_ID_RE.findall(line)):
+    for raw_id in raw_ids:
         try:
             ids[raw_id] = c.trace_id_from_text(raw_id.decode("ascii", "replace"))
         except _Bad:  # a bad id is reported by the conversion pass
             ids[raw_id] = None
     links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
-    mentions = line.count(_RUN_ID_KEY)
     if not mentions:
         return links
     found = [(m.start(), m.group(1)) for m in _RUN_ID_THEN_VALUE.finditer(line)]
     if len(found) < mentions:
         found += [(m.start(), m.group(1)) for m in _VALUE_THEN_RUN_ID.finditer(line)]
-    traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
     starts = [pos for pos, _ in traces]
     for pos, raw in found:
         i = bisect.bisect_left(starts, pos) - 1
