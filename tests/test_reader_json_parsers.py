@@ -250,3 +250,32 @@ def test_int_values_read_exactly(tmp_path: Path, monkeypatch, raw: str, expected
     else:
         value = outcome[1][0].attributes["n"]
         assert value == expected and type(value) is int
+
+
+@pytest.mark.parametrize(
+    ("span_id", "parent", "expected"),
+    [
+        ('"b7ad6b7169203331"', '"00f067aa0ba902b7"', ("b7ad6b7169203331", "00f067aa0ba902b7")),
+        ('"B7AD6B7169203331"', '"00F067AA0BA902B7"', ("b7ad6b7169203331", "00f067aa0ba902b7")),
+        ('"t61rcWkgMzE="', '"APBnqgupArc="', ("b7ad6b7169203331", "00f067aa0ba902b7")),  # base64
+        ('"b7ad6b7169203331"', '""', ("b7ad6b7169203331", None)),
+        ('"b7ad6b7169203331"', '"0000000000000000"', ("b7ad6b7169203331", None)),
+        ('"b7ad6b7169203331"', "null", ("b7ad6b7169203331", None)),
+        ('"0000000000000000"', '""', "spanId is all zeros"),
+        ('"b7ad6b716920333"', '""', "spanId is not a 16-digit hex id"),
+        ('"b7ad6b716920333g"', '""', "spanId is not a 16-digit hex id"),
+        ("17", '""', "spanId is missing or not a string"),
+        ('"b7ad6b7169203331"', '"00f067aa0ba902bz"', "parentSpanId is not a 16-digit hex id"),
+        ('"b7ad6b7169203331"', "7", "parentSpanId is missing or not a string"),
+    ],
+)
+def test_span_ids_read_exactly(tmp_path: Path, monkeypatch, span_id: str, parent: str, expected) -> None:
+    line = _line("").replace('"spanId":"b7ad6b7169203331"', f'"spanId":{span_id},"parentSpanId":{parent}')
+    path = tmp_path / "t.jsonl"
+    path.write_text(line)
+    outcome = _same_either_way(path, monkeypatch)
+    if isinstance(expected, str):
+        assert outcome[0] == "error" and expected in outcome[1]
+    else:
+        span = outcome[1][0]
+        assert (span.span_id, span.parent_span_id) == expected

@@ -39,6 +39,8 @@ _VALUE_THEN_RUN_ID: Final = re.compile(
 )
 _KINDS: Final = tuple(SpanKind)
 _N_KINDS: Final = len(_KINDS)
+_LOWER_HEX16: Final = re.compile(r"[0-9a-f]{16}").fullmatch  # a span id as every writer spells it
+_ZERO16: Final = c.ZERO_SPAN_ID
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -230,10 +232,16 @@ def _span(sp: dict, resource: Attributes, scope_name: str, scope_version: str) -
     kind = sp.get("kind", 0)
     start = sp.get("startTimeUnixNano", 0)
     end = sp.get("endTimeUnixNano", 0)
+    span_id = sp.get("spanId")
+    if not (span_id.__class__ is str and _LOWER_HEX16(span_id) and span_id != _ZERO16):
+        span_id = c.span_id_from_text(span_id)  # uppercase, base64, or a problem to report
+    parent = sp.get("parentSpanId")
+    if not (parent.__class__ is str and _LOWER_HEX16(parent) and parent != _ZERO16):
+        parent = c.parent_id_from_text(parent)  # a root (absent, "", zeros), uppercase, base64, bad
     return make_span(  # positional: this runs once per span
         _trace_id(sp.get("traceId")),
-        c.span_id_from_text(sp.get("spanId")),
-        c.parent_id_from_text(sp.get("parentSpanId")),
+        span_id,
+        parent,
         name,
         _KINDS[kind] if kind.__class__ is int and 0 <= kind < _N_KINDS else c.span_kind(kind),
         int(start)
