@@ -272,3 +272,14 @@ def test_any_route_change_changes_the_fingerprint(a: tuple, data: st.DataObject)
         plan = [(p if p is None or p < i else p - 1, s) for j, (p, s) in enumerate(plan) if j != i]
     assert fingerprint(_spans_of(plan)) != fingerprint(_spans_of(list(a)))
     assert fingerprint(_spans_of(list(a))).startswith("v1:")
+
+
+@settings(max_examples=100, deadline=None)
+@given(trees, trees)
+def test_run_steps_is_each_runs_own_step_keys(a: tuple, b: tuple) -> None:
+    """``run_steps`` reuses the last run's steps (#13): alternating runs must never see another's."""
+    from otel_provenance.offline.stepkey import run_steps
+
+    run_a, run_b = _spans_of(list(a)), _spans_of(list(b))
+    for run in (run_a, run_b, run_a, run_a):
+        assert run_steps(run) == {s.span_id: step_key(s) for s in run.spans}

@@ -415,3 +415,44 @@ def test_keep_hook_partitions_runs_exactly(tmp_path: Path, writer) -> None:
     assert len(everything) == 12 and sum(len(shard) for shard in shards) == 12
     kept = list(read_spans([path], keep=lambda key: key == "run-1"))
     assert [s.name for s in kept] == ["child", "root"] or [s.name for s in kept] == ["root", "child"]
+
+
+def test_make_span_builds_the_same_span_as_the_dataclass() -> None:
+    """#13: readers build spans with ``model.make_span`` (slot setters, no frozen ``__setattr__``):
+    the result must be indistinguishable from ``Span(...)`` — fields, equality, hash, frozenness."""
+    import dataclasses
+
+    from otel_provenance.offline.model import (
+        Attributes,
+        Event,
+        Link,
+        Span,
+        SpanKind,
+        Status,
+        StatusCode,
+        make_span,
+    )
+
+    values = (
+        "0af7651916cd43dd8448eb211c80319c",
+        "b7ad6b7169203331",
+        "b7ad6b7169203330",
+        "execute_tool x",
+        SpanKind.CLIENT,
+        5,
+        9,
+        Status(StatusCode.ERROR, "boom"),
+        Attributes({"a": 1}),
+        (Event("e", 6),),
+        (Link("1" * 32, "2" * 16),),
+        Attributes({"service.version": "v1"}),
+        "scope",
+        "1.0",
+    )
+    assert len(values) == len(dataclasses.fields(Span))  # a new field must be added to make_span too
+    made, expected = make_span(*values), Span(*values)
+    assert made == expected and hash(made) == hash(expected) and repr(made) == repr(expected)
+    assert dataclasses.astuple(made) == dataclasses.astuple(expected)
+    assert [getattr(made, f.name) for f in dataclasses.fields(Span)] == list(values)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.name = "other"  # type: ignore[misc]

@@ -23,7 +23,7 @@ from typing import Final
 
 from .graph import CausalGraph
 from .model import Run
-from .stepkey import step_key
+from .stepkey import run_steps
 
 VERSION: Final = "v1"
 ROOT_STEP: Final = ""  # the virtual root's step in edge_counts; step_key never returns ""
@@ -32,7 +32,7 @@ ROOT_STEP: Final = ""  # the virtual root's step in edge_counts; step_key never 
 def _step_tree(run: Run) -> tuple[CausalGraph, dict[str, str], dict[str, bytes]]:
     """The graph, each span's step, and each span's subtree digest (computed leaves first)."""
     graph = CausalGraph.of(run)
-    steps = {s.span_id: step_key(s) for s in run.spans}
+    steps = run_steps(run)
     digests: dict[str, str] = {}
     order: list[str] = []  # parents before children
     stack = list(graph.roots)
@@ -83,13 +83,13 @@ def fingerprint(run: Run) -> str:
 
 def step_counts(run: Run) -> Counter[str]:
     """How many spans of each step the run has."""
-    return Counter(step_key(s) for s in run.spans)
+    return Counter(run_steps(run).values())
 
 
 def edge_counts(run: Run) -> Counter[tuple[str, str]]:
     """Multiset of (parent step, child step) edges; top-level spans count under ``ROOT_STEP``."""
     graph = CausalGraph.of(run)
-    steps = {s.span_id: step_key(s) for s in run.spans}
+    steps = run_steps(run)
     counts: Counter[tuple[str, str]] = Counter()
     for span in run.spans:
         parent = graph.parent(span.span_id)

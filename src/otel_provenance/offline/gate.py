@@ -26,7 +26,7 @@ from .contracts.rules import REGISTRY, Absence
 from .evaluate import RunResult, evaluate_safely, release_conflict_result
 from .model import Run
 from .release import DEFAULT_RELEASE_ATTRIBUTE
-from .stepkey import step_key
+from .stepkey import run_steps
 
 DECISION_PASS: Final = "pass"
 DECISION_FAIL: Final = "fail"
@@ -102,7 +102,7 @@ def check_release(
             if not attribution.concerns(release):
                 others[attribution.label(release_attribute)] += 1
                 continue
-            steps.update(step_key(span) for span in run.spans)
+            steps.update(run_steps(run).values())
             tools += sum(1 for span in run.spans if span.is_tool)
             if attribution.disagrees:
                 yield release_conflict_result(run, contract, release_attribute, attribution.found)

@@ -203,6 +203,62 @@ class Span:
         return value if isinstance(value, str) and value else self.trace_id
 
 
+_new = object.__new__
+(
+    _set_trace_id,
+    _set_span_id,
+    _set_parent_span_id,
+    _set_name,
+    _set_kind,
+    _set_start_ns,
+    _set_end_ns,
+    _set_status,
+    _set_attributes,
+    _set_events,
+    _set_links,
+    _set_resource,
+    _set_scope_name,
+    _set_scope_version,
+) = (Span.__dict__[f].__set__ for f in Span.__match_args__)
+
+
+def make_span(
+    trace_id: str,
+    span_id: str,
+    parent_span_id: str | None,
+    name: str,
+    kind: SpanKind,
+    start_ns: int,
+    end_ns: int,
+    status: Status,
+    attributes: Attributes,
+    events: tuple[Event, ...],
+    links: tuple[Link, ...],
+    resource: Attributes,
+    scope_name: str,
+    scope_version: str,
+) -> Span:
+    """``Span(...)`` with every field given, for readers: the same object, built by the slots'
+    own setters instead of the frozen dataclass's ``object.__setattr__`` per field (that costs
+    about a microsecond per span, a sizeable share of reading a span)."""
+    span = _new(Span)
+    _set_trace_id(span, trace_id)
+    _set_span_id(span, span_id)
+    _set_parent_span_id(span, parent_span_id)
+    _set_name(span, name)
+    _set_kind(span, kind)
+    _set_start_ns(span, start_ns)
+    _set_end_ns(span, end_ns)
+    _set_status(span, status)
+    _set_attributes(span, attributes)
+    _set_events(span, events)
+    _set_links(span, links)
+    _set_resource(span, resource)
+    _set_scope_name(span, scope_name)
+    _set_scope_version(span, scope_version)
+    return span
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """The spans of one agent run, sorted by (start_ns, span_id) so that equal input gives equal runs."""

@@ -19,6 +19,7 @@ parent links form a cycle.
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from typing import Final
@@ -123,8 +124,26 @@ def make_run(run_id: str, spans: Iterable[Span], source: str | None = None) -> R
     return run
 
 
+class _LastValid(threading.local):
+    run: Run | None = None
+
+
+_LAST_VALID = _LastValid()
+
+
 def validate_run(run: Run, source: str | None = None) -> None:
-    """Raise ``InvalidEvidenceError`` for duplicate span ids, self-parents or parent cycles."""
+    """Raise ``InvalidEvidenceError`` for duplicate span ids, self-parents or parent cycles.
+
+    A run is immutable, so the last run found valid (on this thread) is not walked again: the
+    reader validates each run it builds (``make_run``) and the causal graph of the same run object
+    asks again right after."""
+    if run is _LAST_VALID.run:
+        return
+    _check(run, source)
+    _LAST_VALID.run = run
+
+
+def _check(run: Run, source: str | None) -> None:
     where = source or f"run {run.run_id}"
     by_id: dict[str, Span] = {}
     for span in run.spans:

@@ -14,10 +14,11 @@ Short numbers stay (``v2``, ``gpt-4``, ``retry 1``): they usually name a thing, 
 from __future__ import annotations
 
 import re
+import threading
 from functools import lru_cache
 from typing import Final
 
-from .model import Span
+from .model import Run, Span
 
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _TIMESTAMP: Final = re.compile(
@@ -44,3 +45,21 @@ def step_key(span: Span) -> str:
     """The span's step: its tool name for tool spans, else its name; normalised; never empty."""
     tool = span.tool_name if span.is_tool else None
     return normalise(tool if tool else span.name)
+
+
+class _Last(threading.local):
+    run: Run | None = None
+    steps: dict[str, str] = {}  # noqa: RUF012 - replaced per thread, never mutated
+
+
+_LAST = _Last()
+
+
+def run_steps(run: Run) -> dict[str, str]:
+    """``{span id: step key}`` for every span of ``run``. The last run's is reused (the gate, the
+    rule evidence and the fingerprint ask for the same run in a row); the caller must not mutate it."""
+    last = _LAST
+    if last.run is not run:
+        last.steps = {s.span_id: step_key(s) for s in run.spans}
+        last.run = run
+    return last.steps

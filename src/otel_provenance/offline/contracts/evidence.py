@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ... import semconv
 from ..graph import CausalGraph
 from ..model import Run, Span
-from ..stepkey import step_key
+from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
 
@@ -24,17 +25,18 @@ class RunEvidence:
     by_id: dict[str, Span] = field(init=False)
     by_step: dict[str, list[Span]] = field(init=False)
     _selected: dict[Selector, tuple[list[Span], list[Span]]] = field(init=False)
+    _kinds: dict[str, dict[str, str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        steps: dict[str, str] = {}
+        steps = run_steps(self.run)
         by_step: dict[str, list[Span]] = {}
         for span in self.run.spans:
-            key = steps[span.span_id] = step_key(span)
-            by_step.setdefault(key, []).append(span)
+            by_step.setdefault(steps[span.span_id], []).append(span)
         object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)
         object.__setattr__(self, "_selected", {})
+        object.__setattr__(self, "_kinds", {})
 
     @cached_property
     def graph(self) -> CausalGraph:
@@ -66,6 +68,15 @@ class RunEvidence:
     def happens_before(self, a: Span, b: Span) -> bool:
         return self.graph.happens_before(a.span_id, b.span_id)
 
+    def argument_kinds(self, span: Span) -> dict[str, str] | None:
+        """``{argument name: kind}`` of a tool span (``agent.arg.<name>.kind``); None when the span
+        carries no provenance at all or an unknown kind. Found once per span and shared by every
+        rule that asks (several budget rules select the same tool spans); do not mutate it."""
+        cache = self._kinds
+        if span.span_id not in cache:
+            cache[span.span_id] = argument_kinds(span)
+        return cache[span.span_id]
+
     def select(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
         """(matching spans, spans that might match but lack an attribute); all spans when None."""
         if selector is None:
@@ -93,3 +104,21 @@ class RunEvidence:
     def witnesses(self, **observed: object) -> tuple[Witness, ...]:
         """Run-level witnesses (one per trace, no spans) for findings about something absent."""
         return run_witnesses(self.run, **observed)
+
+
+def argument_kinds(span: Span) -> dict[str, str] | None:
+    """See :meth:`RunEvidence.argument_kinds` (uncached)."""
+    kinds: dict[str, str] = {}
+    prefix = semconv.ARG_PREFIX
+    for key, value in span.attributes.items_sorted():
+        if not key.startswith(prefix):
+            continue
+        parts = semconv.split_arg_attr(key)
+        if parts is None or parts[1] != semconv.ARG_KIND_SUFFIX:
+            continue
+        if value not in semconv.ARG_KINDS:
+            return None
+        kinds[parts[0]] = value  # type: ignore[assignment]
+    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
+        return None
+    return kinds

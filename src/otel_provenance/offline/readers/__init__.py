@@ -364,9 +364,14 @@ class _TraceFile:
                 return []
             doc = unit.payload
             if unit.kind == _JSON_RAW:
-                doc = _json.loads(doc)
-                if otlp_json.request_signal(doc) != _TRACES and unit.signal != _TRACES:
-                    return []  # another signal's request, counted when the file was indexed
+                fast = _json.loads_fast(doc)
+                if fast is not None:
+                    unknown = _convert.unknown_values
+                    try:
+                        return self._request_spans(fast, unit, keep)
+                    except _convert._Bad:  # parsed again strictly below: the same error, same words
+                        _convert.unknown_values = unknown
+                return self._request_spans(_json.loads(doc), unit, keep)
             return otlp_json.spans_from_request(doc, keep)
         except _convert._Bad as exc:
             problem = (
@@ -375,6 +380,12 @@ class _TraceFile:
                 else (f"record at byte {unit.offset}: {exc}")
             )
             raise TraceReadError(self.source, problem, unit.line) from None
+
+    @staticmethod
+    def _request_spans(doc: Any, unit: _Unit, keep: Callable[[str], bool] | None) -> list[Span]:
+        if otlp_json.request_signal(doc) != _TRACES and unit.signal != _TRACES:
+            return []  # another signal's request, counted when the file was indexed
+        return otlp_json.spans_from_request(doc, keep)
 
     def links(self, unit: _Unit, run_attribute: str = semconv.RUN_ID) -> set[tuple[str, str | None]]:
         """(trace id, run attribute value or None) pairs in a unit, for the run index. The byte scan

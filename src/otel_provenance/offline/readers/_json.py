@@ -10,6 +10,18 @@ that tracks positions, run only once a duplicate is known to exist.
 Proto3 JSON parsers accept a field's original ``snake_case`` name as well as its lowerCamelCase JSON
 name (the Collector does), so ``resource_spans``/``trace_id``/``string_value`` are renamed to the
 OTLP/JSON names before conversion. Only member names are renamed — attribute keys are values.
+
+With ``orjson`` installed (the ``fast`` extra), :func:`loads_fast` parses a line at C speed and
+returns the document only when it is provably the one :func:`loads` would give; otherwise None,
+and the caller uses :func:`loads`. orjson keeps the last of two equal member names silently, so a
+dropped member is detected by counting: every member has exactly one colon outside strings, and a
+colon inside a string is written literally unless escaped as ``\\u003a`` (such lines go to the
+strict parser). orjson's re-serialisation of what it parsed holds the same colons as the line if
+and only if no member was dropped. The other differences — orjson refuses ``NaN``/``Infinity``,
+lone surrogates and a BOM (the strict parser then decides), and reads an integer beyond 64 bits as a
+float — are covered by the caller: a line whose conversion fails is parsed again strictly, so the
+error is worded as without orjson, and a ``doubleValue`` written as a 19-digit-or-longer integer
+sends the line to the strict parser (below).
 """
 
 from __future__ import annotations
@@ -22,6 +34,11 @@ import re
 from typing import Any, Final
 
 from ._convert import _Bad
+
+try:
+    import orjson as _orjson
+except ImportError:  # the `fast` extra is not installed: the standard library parses everything
+    _orjson = None
 
 # A member name holding an underscore: only a snake_case proto field name can be one in OTLP JSON
 # (attribute keys such as "gen_ai.tool.name" are string *values*, never followed by a colon).
@@ -97,6 +114,36 @@ def loads(raw: bytes | str) -> Any:
         raise _Bad(f"invalid JSON ({type(exc).__name__})") from None
     if _SNAKE_MEMBER.search(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
         doc = _to_camel(doc)
+    return doc
+
+
+# orjson reads an integer literal beyond the 64-bit range as a float, rounded differently from
+# ``float(int)``; only a doubleValue accepts a float, so only there must such a literal be looked for.
+_BIG_DOUBLE: Final = re.compile(rb'"double(?:Value|_value)"\s*:\s*-?[0-9]{19}')
+
+
+def loads_fast(raw: bytes) -> Any | None:
+    """``loads(raw)`` parsed by orjson — or None when orjson is not installed or cannot be shown to
+    give the same document (see the module docstring; a JSON ``null`` also gives None), and the
+    caller then uses :func:`loads`. One difference is left to the caller: an integer beyond the
+    64-bit range outside a ``doubleValue`` reads as a float, which the OTLP conversion refuses in
+    every field it reads, so a caller that parses again strictly on a conversion error (as
+    ``readers._TraceFile.spans`` does) gets exactly the strict result and error."""
+    if _orjson is None or b"\\u003" in raw:
+        return None
+    try:
+        doc = _orjson.loads(raw)
+        if raw.count(b":") != _orjson.dumps(doc).count(b":"):
+            return None  # a member was dropped: a duplicate name (loads words the error)
+    except (ValueError, TypeError, RecursionError):  # orjson.JSONDecodeError/JSONEncodeError
+        return None
+    if b"ouble" in raw and _BIG_DOUBLE.search(raw):
+        return None
+    if _SNAKE_MEMBER.search(raw):
+        try:
+            doc = _to_camel(doc)
+        except _Bad:
+            return None
     return doc
 
 

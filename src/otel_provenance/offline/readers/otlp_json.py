@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ... import semconv
-from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, SpanKind, Status, Value
+from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, SpanKind, Status, Value, make_span
 from . import _convert as c
 
 _Bad = c._Bad
@@ -39,6 +39,8 @@ _VALUE_THEN_RUN_ID: Final = re.compile(
 )
 _KINDS: Final = tuple(SpanKind)
 _N_KINDS: Final = len(_KINDS)
+_LOWER_HEX16: Final = re.compile(r"[0-9a-f]{16}").fullmatch  # a span id as every writer spells it
+_ZERO16: Final = c.ZERO_SPAN_ID
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
@@ -48,20 +50,24 @@ def raw_links(line: bytes) -> set[tuple[str, str | None]]:
     A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
     ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
     index built from this is checked against the parsed spans (see ``readers.iter_runs``)."""
+    mentions = line.count(_RUN_ID_KEY)
+    if mentions:  # positions are needed to pair run ids with trace ids: one scan for both
+        traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
+        raw_ids = {raw for _, raw in traces}
+    else:
+        raw_ids = set(_TRACE_ID_RE.findall(line))
     ids: dict[bytes, str | None] = {}
-    for raw_id in set(_TRACE_ID_RE.findall(line)):
+    for raw_id in raw_ids:
         try:
             ids[raw_id] = c.trace_id_from_text(raw_id.decode("ascii", "replace"))
         except _Bad:  # a bad id is reported by the conversion pass
             ids[raw_id] = None
     links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
-    mentions = line.count(_RUN_ID_KEY)
     if not mentions:
         return links
     found = [(m.start(), m.group(1)) for m in _RUN_ID_THEN_VALUE.finditer(line)]
     if len(found) < mentions:
         found += [(m.start(), m.group(1)) for m in _VALUE_THEN_RUN_ID.finditer(line)]
-    traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
     starts = [pos for pos, _ in traces]
     for pos, raw in found:
         i = bisect.bisect_left(starts, pos) - 1
@@ -226,10 +232,16 @@ def _span(sp: dict, resource: Attributes, scope_name: str, scope_version: str) -
     kind = sp.get("kind", 0)
     start = sp.get("startTimeUnixNano", 0)
     end = sp.get("endTimeUnixNano", 0)
-    return Span(  # positional: this runs once per span
+    span_id = sp.get("spanId")
+    if not (span_id.__class__ is str and _LOWER_HEX16(span_id) and span_id != _ZERO16):
+        span_id = c.span_id_from_text(span_id)  # uppercase, base64, or a problem to report
+    parent = sp.get("parentSpanId")
+    if not (parent.__class__ is str and _LOWER_HEX16(parent) and parent != _ZERO16):
+        parent = c.parent_id_from_text(parent)  # a root (absent, "", zeros), uppercase, base64, bad
+    return make_span(  # positional: this runs once per span
         _trace_id(sp.get("traceId")),
-        c.span_id_from_text(sp.get("spanId")),
-        c.parent_id_from_text(sp.get("parentSpanId")),
+        span_id,
+        parent,
         name,
         _KINDS[kind] if kind.__class__ is int and 0 <= kind < _N_KINDS else c.span_kind(kind),
         int(start)
@@ -286,9 +298,20 @@ def _attributes(kvs: Any) -> Attributes:
         key = kv["key"]
         value = kv.get("value")
         if value:
-            raw = value.get("stringValue")  # the common case, inlined
+            raw = value.get("stringValue")  # the common cases, inlined
             if raw.__class__ is str and key.__class__ is str and len(value) == 1:
                 data[key] = raw
+                continue
+            raw = value.get("intValue")  # a decimal string of at most 18 digits fits in 64 bits
+            if (
+                raw.__class__ is str
+                and 0 < len(raw) < 19
+                and raw.isdigit()
+                and raw.isascii()
+                and key.__class__ is str
+                and len(value) == 1
+            ):
+                data[key] = int(raw)
                 continue
             if key.__class__ is not str:
                 raise _Bad("attribute key is not a string")

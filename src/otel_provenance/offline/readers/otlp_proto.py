@@ -23,7 +23,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 from ... import semconv
-from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, Status, Value
+from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, Status, Value, make_span
 from . import _convert as c
 
 _Bad = c._Bad
@@ -227,7 +227,7 @@ def _raw_run_key(sp: PbSpan) -> str:
 def _span(sp: PbSpan, resource: Attributes, scope_name: str, scope_version: str) -> Span:
     code = c.status_code(sp.status.code)
     message = sp.status.message
-    return Span(
+    return make_span(
         trace_id=c.trace_id_from_bytes(sp.trace_id),
         span_id=c.span_id_from_bytes(sp.span_id),
         parent_span_id=c.parent_id_from_bytes(sp.parent_span_id),

@@ -124,7 +124,7 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
     matched, undecided = ev.select(rule.params["select"])
     silent: list[Span] = []
     for span in matched:
-        kinds = _argument_kinds(span)
+        kinds = ev.argument_kinds(span)
         if kinds is None:
             silent.append(span)
             continue
@@ -162,21 +162,6 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
             f"cannot tell whether {len(undecided)} span(s) are {rule.params['select'].describe()}.",
             spans_witnesses(undecided),
         )
-
-
-def _argument_kinds(span: Span) -> dict[str, str] | None:
-    """``{argument name: kind}``; None when the span carries no provenance at all or an unknown kind."""
-    kinds: dict[str, str] = {}
-    for key, value in span.attributes.items_sorted():
-        parts = semconv.split_arg_attr(key)
-        if parts is None or parts[1] != semconv.ARG_KIND_SUFFIX:
-            continue
-        if value not in semconv.ARG_KINDS:
-            return None
-        kinds[parts[0]] = value  # type: ignore[assignment]
-    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
-        return None
-    return kinds
 
 
 def _validate_numeric(params: dict[str, Any], fail: Fail) -> None:
