@@ -359,3 +359,15 @@ def test_every_projection_is_documented():
     docs = (Path(__file__).resolve().parents[1] / "docs" / "provenance.md").read_text()
     for name in pj.PROJECTIONS:
         assert f"`{name}`" in docs, name
+
+
+def test_a_listing_with_json_text_entries_is_indexed_by_their_canonical_form():
+    """A flat list of strings takes the one-pass path only when no entry could change under
+    normalisation: an entry that is JSON text (or starts with a dot) must still be canonicalised."""
+    ledger = Ledger(1000)
+    names = [f"entry-{i}" for i in range(64)]  # long enough for the one-pass path
+    ledger.remember("list", {"items": ['{"b": 2, "a": 1}', *names]}, "s1")
+    got = classify(ledger, a='{"a":1,"b":2}', b="entry-7", c='{"a":2,"b":1}')
+    assert (got["a"].kind, got["a"].projection) == ("observed", "canonical_json")
+    assert (got["b"].kind, got["b"].projection) == ("observed", "exact")
+    assert got["c"].kind == "assumed"

@@ -320,8 +320,9 @@ def test_duplicate_member_names_are_refused_with_file_and_line(tmp_path: Path, a
         assert info.value.source == str(path) and info.value.line == 2
 
 
-def test_duplicate_member_in_a_pretty_document_names_its_line(tmp_path: Path) -> None:
-    text = json.dumps(_request(SPAN), indent=2).replace(
+@pytest.mark.parametrize("lead", ["", "\n\n"], ids=["first-line", "after-blank-lines"])
+def test_duplicate_member_in_a_pretty_document_names_its_line(tmp_path: Path, lead: str) -> None:
+    text = lead + json.dumps(_request(SPAN), indent=2).replace(
         '"name": "execute_tool refund"', '"name": "a",\n"name": "b"'
     )
     path = tmp_path / "t.json"

@@ -62,6 +62,16 @@ def test_429_then_success_is_retried(double: SigNozDouble) -> None:
     assert double.query_count() >= 3
 
 
+def test_a_retry_after_wait_is_logged_with_the_answer_that_caused_it(
+    double: SigNozDouble, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="otel_provenance")
+    double.inject(QUERY, Fault(status=429, retry_after=0))
+    assert [s.name for s in read(double)] == ["execute_tool payment.refund"]
+    waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert waits and "HTTP 429" in waits[0]
+
+
 def test_500s_then_success_are_retried(double: SigNozDouble) -> None:
     double.inject(KEYS, Fault(status=503))
     double.inject(QUERY, Fault(status=500), Fault(status=502))
