@@ -7,7 +7,8 @@
 #   bash scripts/mutation.sh --sample N [SEED]       N mutants drawn at random (seeded) from every listed module
 #   bash scripts/mutation.sh 'otel_provenance.instrument.budget*' …   mutmut name patterns
 #
-# mutmut runs each mutant against the tests that cover the mutated function, on every core.
+# mutmut runs each mutant against the tests that cover the mutated function, on every core
+# (MUTATION_CHILDREN=N: on N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/mutmut ]; then
@@ -15,6 +16,7 @@ if [ ! -x .venv/bin/mutmut ]; then
   .venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/newest.txt -e ".[test,interop,quality]"
 fi
 mkdir -p out/mutation
+children="${MUTATION_CHILDREN:-$(nproc)}"
 patterns=()
 sample=""
 case "${1:-}" in
@@ -34,11 +36,11 @@ export HYPOTHESIS_PROFILE=ci  # the same examples for the stats run and every mu
 rm -rf mutants   # mutmut keeps results between runs; start from the current source every time
 if [ -n "$sample" ]; then
   # Generate every mutant without running one (an unmatchable pattern), then run a seeded sample.
-  .venv/bin/mutmut run --max-children "$(nproc)" "no-such-mutant-generate-only" >/dev/null 2>&1 || true
+  .venv/bin/mutmut run --max-children "$children" "no-such-mutant-generate-only" >/dev/null 2>&1 || true
   mapfile -t patterns < <(.venv/bin/python scripts/mutation_scope.py sample "$sample" "$seed")
 fi
 echo "mutation: mutating ${patterns[*]:-every listed module}"
-.venv/bin/mutmut run --max-children "$(nproc)" "${patterns[@]}" > out/mutation/run.log 2>&1 || {
+.venv/bin/mutmut run --max-children "$children" "${patterns[@]}" > out/mutation/run.log 2>&1 || {
   tail -40 out/mutation/run.log; echo "mutation: mutmut failed (log: out/mutation/run.log)"; exit 1; }
 .venv/bin/mutmut results --all true > out/mutation/results.txt
 .venv/bin/python scripts/mutation_scope.py summary out/mutation/results.txt out/mutation "${patterns[@]}"
