@@ -280,8 +280,9 @@ def test_decompression_limits_are_configurable(tmp_path: Path) -> None:
     assert len(list(read_spans([path]))) == 50
     with pytest.raises(TraceReadError, match="decompresses to more than 1000 bytes"):
         list(read_spans([path], limits=ReadLimits(max_bytes=1000)))
-    with pytest.raises(TraceReadError, match="expands more than 2 times"):
+    with pytest.raises(TraceReadError, match="expands more than 2 times") as info:
         list(iter_runs([path], limits=ReadLimits(max_ratio=2, ratio_floor=0)))
+    assert str(info.value).endswith("raise ReadLimits.max_ratio / OTEL_PROVENANCE_READ_MAX_RATIO to read it")
     with pytest.raises(ValueError):
         ReadLimits(max_ratio=0)
 
@@ -395,3 +396,28 @@ def test_a_duplicate_member_cannot_turn_a_failing_gate_into_a_pass(tmp_path: Pat
     path.write_text(line('{"boolValue":false}', ',"value":{"boolValue":true}'))
     code, _, err = _cli("gate", "check", "--contract", contract, "--release", "v1", path)
     assert code == 1 and f"{path}:1: duplicate JSON member name 'value'" in err
+
+
+def test_an_all_zero_parent_span_id_in_protobuf_is_a_root(tmp_path: Path) -> None:
+    """Some writers fill an absent parent with eight zero bytes instead of leaving it empty."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    request = encode_spans(list(_recorded(1)))
+    span = request.resource_spans[0].scope_spans[0].spans[0]
+    assert span.parent_span_id == b""
+    span.parent_span_id = bytes(8)
+    path = tmp_path / "t.pb"
+    path.write_bytes(request.SerializeToString())
+    [read] = read_spans([path])
+    assert read.parent_span_id is None
+
+
+def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() * 5000)
+    calls: list[tuple[str, int, int]] = []
+    report = ReadReport(progress=lambda label, done, total: calls.append((label, done, total)))
+    assert len(list(read_spans([path], report=report))) == 5000
+    size = path.stat().st_size
+    assert len(calls) >= 3 and all(total == size and 0 < done <= size for _, done, total in calls)
+    assert calls[-1][1:] == (size, size)
