@@ -2,20 +2,32 @@
 
 * ``blocked_calls``: the boundary between "could be over the limit" and "cannot be", and the words
   and witnesses of its two kinds of insufficient evidence (a reviewer acts on them);
-* route similarity: the exact-ratio arithmetic that decides whether two routes are one family.
+* route similarity: the exact-ratio arithmetic that decides whether two routes are one family;
+* exact numbers in contracts: what is refused and why, the range bounds, and how a rational is shown.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from fractions import Fraction
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from contract_runs import triage_run
 from otel_provenance import semconv
 from otel_provenance.offline.contracts import parse_contract
+from otel_provenance.offline.contracts.rational import (
+    MAX_MAGNITUDE,
+    MAX_TEXT,
+    exact_number,
+    format_exact,
+    parse_rational,
+    ratio_at_least,
+    ratio_at_most,
+)
 from otel_provenance.offline.contracts.similarity import more_similar, route_shape, weighted_jaccard
 from otel_provenance.offline.evaluate import evaluate
 
@@ -106,3 +118,73 @@ ratios = st.tuples(st.integers(0, 50), st.integers(1, 50))
 @given(ratios, ratios)
 def test_more_similar_is_the_exact_comparison_of_the_two_ratios(x, y):
     assert more_similar(x, y) == (Fraction(*x) > Fraction(*y))
+
+
+# --- exact numbers ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (0.05, 'write exact numbers as integers or strings like "1/20" or "0.05"'),
+        (True, 'write exact numbers as integers or strings like "1/20" or "0.05"'),
+        ("1" * (MAX_TEXT + 1), f"exact number too long ({MAX_TEXT + 1} characters; at most {MAX_TEXT})"),
+        ("1e3", 'not an exact number: \'1e3\' (use an integer, "0.05" or "1/20")'),
+        (MAX_MAGNITUDE + 1, f"exact number out of range (at most {MAX_MAGNITUDE} in magnitude)"),
+        (f"1/{MAX_MAGNITUDE + 1}", f"exact number out of range (at most {MAX_MAGNITUDE} in magnitude)"),
+    ],
+)
+def test_a_refused_number_says_why(value, words):
+    with pytest.raises(ValueError) as info:
+        parse_rational(value)
+    assert str(info.value) == words
+
+
+def test_the_bounds_themselves_are_allowed():
+    assert parse_rational(MAX_MAGNITUDE) == MAX_MAGNITUDE
+    assert parse_rational(-MAX_MAGNITUDE) == -MAX_MAGNITUDE
+    assert parse_rational(f"1/{MAX_MAGNITUDE}") == Fraction(1, MAX_MAGNITUDE)
+    assert parse_rational("0" * (MAX_TEXT - 1) + "7") == 7  # exactly MAX_TEXT characters
+
+
+def test_exact_number_takes_numbers_only_and_never_an_infinity():
+    assert exact_number(3) == 3 and exact_number(0.1) == Fraction(0.1)
+    assert exact_number(Decimal("0.1")) == Fraction(1, 10)
+    for not_a_number in (True, "3", None, float("nan"), float("inf"), float("-inf")):
+        assert exact_number(not_a_number) is None
+    for not_finite in (Decimal("NaN"), Decimal("Infinity"), Decimal("-Infinity")):
+        assert exact_number(not_finite) is None
+
+
+@given(st.integers(0, 10**6), st.integers(1, 10**6), st.fractions(min_value=0, max_value=2))
+def test_ratio_comparisons_are_the_exact_ones(numerator, denominator, threshold):
+    value = Fraction(numerator, denominator)
+    assert ratio_at_least(numerator, denominator, threshold) == (value >= threshold)
+    assert ratio_at_most(numerator, denominator, threshold) == (value <= threshold)
+
+
+@given(st.integers(-(10**9), 10**9), st.integers(0, 12), st.integers(0, 12), st.integers(1, 50))
+def test_a_rational_is_shown_as_a_decimal_exactly_when_it_terminates(numerator, twos, fives, other):
+    value = Fraction(numerator, 2**twos * 5**fives * other)
+    text = format_exact(value)
+    assert Fraction(text) == value
+    rest = value.denominator
+    for prime in (2, 5):
+        while rest % prime == 0:
+            rest //= prime
+    terminates = rest == 1
+    assert ("/" not in text) == terminates
+    if terminates and value.denominator > 1:
+        whole, _, places = text.lstrip("-").partition(".")
+        assert whole.isdigit() and places.isdigit() and not places.endswith("0")
+    assert text.startswith("-") == (value < 0)
+
+
+def test_decimals_shown_for_people():
+    assert [format_exact(Fraction(n, d)) for n, d in [(25, 2), (1, 4), (-1, 20), (1, 3), (7, 1)]] == [
+        "12.5",
+        "0.25",
+        "-0.05",
+        "1/3",
+        "7",
+    ]
