@@ -188,3 +188,10 @@ def test_decimals_shown_for_people():
         "1/3",
         "7",
     ]
+
+
+def test_the_tiniest_float_an_attribute_can_hold_is_shown_exactly():
+    """A float attribute converts exactly: 5e-324 is 1/2**1074, a denominator no float can hold."""
+    for value in (exact_number(5e-324), Fraction(1, 5**400)):
+        text = format_exact(value)
+        assert "/" not in text and Fraction(text) == value
