@@ -421,3 +421,18 @@ def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_p
     size = path.stat().st_size
     assert len(calls) >= 3 and all(total == size and 0 < done <= size for _, done, total in calls)
     assert calls[-1][1:] == (size, size)
+
+
+def test_iter_runs_of_a_release_yields_no_run_of_another(tmp_path: Path) -> None:
+    spans = []
+    for release in ("v1", "v2", "v1", "v2"):
+        rec = Recorder(release)
+        with rec.span("invoke_agent a"), rec.span("execute_tool t"):
+            pass
+        spans += rec.spans()
+    path = write_jsonl(spans, tmp_path / "t.jsonl")
+    every = list(iter_runs([path]))
+    runs = list(iter_runs([path], "v2"))
+    assert runs and {r.release for r in runs} == {"v2"}
+    assert sorted(r.run_id for r in runs) == sorted(r.run_id for r in every if r.release == "v2")
+    assert len(every) == 2 * len(runs)
