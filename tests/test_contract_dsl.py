@@ -84,6 +84,12 @@ def test_good_contract_parses_with_exact_thresholds() -> None:
             "greater than max",
         ),
         (
+            GOOD + "  - {id: c, type: cardinality, select: {step: x}, exact: 2, max: 3}\n",
+            16,
+            58,
+            "use either exact or min/max, not both",
+        ),
+        (
             GOOD + "  - {id: c, type: cardinality, select: {step: x}}\n",
             16,
             5,

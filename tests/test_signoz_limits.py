@@ -3,6 +3,7 @@ the filter grammar cannot express."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -153,6 +154,25 @@ def test_keys_the_filter_grammar_cannot_express_do_not_abort_the_read(version: s
     else:
         assert spans["zero"] == {"http.2xx": 0, "a b": "", "ok": 0}
         assert report.defaults_dropped == 0
+
+
+def test_the_dropped_defaults_warning_names_five_keys_and_says_there_are_more(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    names = [f"k{i} x" for i in range(6)]  # a space: the filter grammar reads two keys
+
+    def spans(tracer) -> None:
+        tracer.start_span("zero", attributes=dict.fromkeys(names, "")).end()
+        tracer.start_span("lacks").end()
+
+    with SigNozDouble(version="v0.129.0") as d:
+        export_spans(d, {"service.name": "agent", "service.version": "v2"}, spans)
+        with caplog.at_level(logging.WARNING):
+            read(d)
+    warnings = [r.getMessage() for r in caplog.records if "filter grammar cannot name" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "12 value(s) of 6 key(s) SigNoz's filter grammar cannot name " in warnings[0]
+    assert "('k0 x', 'k1 x', 'k2 x', 'k3 x', 'k4 x', …)" in warnings[0]
 
 
 def test_the_dropped_defaults_are_reported_on_stderr(tmp_path: Path) -> None:
