@@ -3,6 +3,7 @@
 # the modules). Writes out/mutation/summary.md (score per module) and out/mutation/survivors.txt.
 #
 #   bash scripts/mutation.sh                         every listed module (the full run, before a release)
+#   bash scripts/mutation.sh --resume                go on with an interrupted full run (keeps mutants/)
 #   bash scripts/mutation.sh --changed [BASE]        only listed modules that differ from BASE (default HEAD~1)
 #   bash scripts/mutation.sh --sample N [SEED]       N mutants drawn at random (seeded) from every listed module
 #   bash scripts/mutation.sh 'otel_provenance.instrument.budget*' …   mutmut name patterns
@@ -19,7 +20,10 @@ mkdir -p out/mutation
 children="${MUTATION_CHILDREN:-$(nproc)}"
 patterns=()
 sample=""
+resume=""
 case "${1:-}" in
+  --resume)
+    resume=1 ;;
   --changed)
     base="${2:-HEAD~1}"
     mapfile -t patterns < <(.venv/bin/python scripts/mutation_scope.py changed "$base")
@@ -33,7 +37,9 @@ case "${1:-}" in
   *) patterns=("$@") ;;
 esac
 export HYPOTHESIS_PROFILE=ci  # the same examples for the stats run and every mutant
-rm -rf mutants   # mutmut keeps results between runs; start from the current source every time
+if [ -z "$resume" ] || [ ! -d mutants ]; then
+  rm -rf mutants   # mutmut keeps results between runs; start from the current source every time
+fi
 if [ -n "$sample" ]; then
   # Generate every mutant without running one (an unmatchable pattern), then run a seeded sample.
   .venv/bin/mutmut run --max-children "$children" "no-such-mutant-generate-only" >/dev/null 2>&1 || true

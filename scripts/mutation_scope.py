@@ -83,11 +83,13 @@ def summary(outdir: Path, patterns: list[str]) -> str:
     equivalent = equivalents()
     per_module: dict[str, Counter[str]] = {}
     survivors = []
+    not_run = 0
     for name, code in sorted(records().items()):
         if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
             continue
         kind = status(code)
         if kind == "not run":
+            not_run += 1
             continue
         if kind in ("survived", "no tests", "suspicious") and name in equivalent:
             kind = "equivalent"
@@ -105,6 +107,8 @@ def summary(outdir: Path, patterns: list[str]) -> str:
         lines.append(_row(module, counts))
     lines.append(_row("**all**", total))
     text = "\n".join(lines) + "\n"
+    if not_run:
+        text += f"\n{not_run} mutant(s) not run yet: `bash scripts/mutation.sh --resume` goes on\n"
     outdir.mkdir(parents=True, exist_ok=True)
     (outdir / "summary.md").write_text(text)
     (outdir / "survivors.txt").write_text("\n".join(survivors) + ("\n" if survivors else ""))
