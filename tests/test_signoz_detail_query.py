@@ -1,4 +1,4 @@
-"""The SigNoz client's request pieces: filter clauses, field keys, versions, the key catalogue, Retry-After."""
+"""The SigNoz client's request pieces: filter clauses, field keys, versions, key catalogue, Retry-After."""
 
 from __future__ import annotations
 
