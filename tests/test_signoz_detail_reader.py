@@ -207,9 +207,11 @@ def test_the_dropped_defaults_warning_in_full(caplog: pytest.LogCaptureFixture) 
     ]
 
 
-def test_no_dropped_defaults_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+def test_no_dropped_defaults_no_warning_and_the_page_size_kept(caplog: pytest.LogCaptureFixture) -> None:
     with SigNozDouble(version="v0.129.0") as d:
         export_spans(d, RESOURCE, lambda t: t.start_span("x", attributes={"k": ""}).end())
+        report = SigNozReport()
         with caplog.at_level(logging.WARNING):
-            assert [dict(s.attributes) for s in read(d)] == [{"k": ""}]
+            assert [dict(s.attributes) for s in read(d, report=report, page_size=50)] == [{"k": ""}]
+    assert report == SigNozReport(set(), 0, 50)  # the page size it ended with: the one asked
     assert [r.getMessage() for r in caplog.records if r.name.startswith("otel_provenance")] == []
