@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import time
 
 import pytest
 
@@ -156,10 +158,25 @@ def test_an_attribute_with_the_name_of_an_intrinsic_stays_an_attribute() -> None
         ("2025-07-31T00:56:48.-1Z", None),
         ("2025-13-31T00:56:48.405Z", None),
         ("Z", None),
+        ("2025-07-31T00:56:48.1.2Z", None),  # one fraction, after the last colon-separated field
     ],
 )
 def test_timestamps_are_exact_nanoseconds_or_none(value: object, expected: int | None) -> None:
     assert _timestamp_ns(value) == expected
+
+
+def test_timestamps_are_utc_whatever_the_local_time_zone() -> None:
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        assert _timestamp_ns(TS) == TS_NS
+    finally:
+        if saved is None:
+            del os.environ["TZ"]
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
 
 
 @pytest.mark.parametrize(
@@ -193,6 +210,8 @@ def test_timestamps_are_exact_nanoseconds_or_none(value: object, expected: int |
         (_r("process.parent_pid"), "-1", -1),
         (_r("process.pid"), "42a", "42a"),
         (_r("process.pid"), "", ""),
+        (_r("process.pid"), "X5", "X5"),
+        (_r("process.pid"), "5-", "5-"),
         (_r("service.version"), "2", "2"),
         (_a("process.pid"), "4242", "4242"),
         (_a("s"), None, None),
