@@ -162,7 +162,7 @@ def test_proxy_settings_in_the_environment_are_not_used(monkeypatch: pytest.Monk
         monkeypatch.setenv(name, "http://127.0.0.1:9")
     with (
         Scripted(Answer(200, {"version": "v0.129.0"})) as server,
-        SigNozClient(server.url, api_key=KEY) as client,
+        SigNozClient(server.url, api_key=KEY, deadline_s=5) as client,
     ):
         assert client.version() == (0, 129, 0)
 
