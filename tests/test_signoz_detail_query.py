@@ -108,8 +108,10 @@ def test_the_key_catalogue_keeps_attribute_and_resource_keys_typed_and_sorted(
     ]
 
 
-def test_the_key_catalogue_without_context_or_type_keeps_nothing() -> None:
-    assert _parse_keys({"k": [{"name": "k"}], "s": [{"name": "s", "fieldContext": "attribute"}]}) == []
+def test_the_key_catalogue_without_context_or_type_keeps_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING):
+        assert _parse_keys({"k": [{"name": "k"}], "s": [{"name": "s", "fieldContext": "attribute"}]}) == []
+    assert [r.getMessage() for r in caplog.records] == ["skipping SigNoz key 's' of unsupported type ''"]
 
 
 @pytest.mark.parametrize(
