@@ -448,13 +448,23 @@ def test_a_repeated_500_stops_after_three_tries_and_says_why() -> None:
 
 
 def test_the_deadline_error_names_the_last_failure_and_what_to_do() -> None:
-    with Scripted(Answer(503)) as server, SigNozClient(server.url, api_key=KEY, deadline_s=0.6) as client:
+    """A Retry-After past the deadline: the read waits out the deadline, then names the 503 it got."""
+    with (
+        Scripted(Answer(503, headers={"Retry-After": "60"})) as server,
+        SigNozClient(server.url, api_key=KEY, deadline_s=2.0) as client,
+    ):
         message = _message(lambda: _query(client))
     assert message == (
-        f"{server.url}/api/v5/query_range: no answer within the 0.6 s deadline (HTTP 503); "
+        f"{server.url}/api/v5/query_range: no answer within the 2 s deadline (HTTP 503); "
         "check that SigNoz is up, or raise --deadline"
     )
-    assert len(server.requests) < 10  # the waits between tries are kept up to the deadline
+    assert len(server.requests) == 1
+
+
+def test_the_last_second_before_the_deadline_still_waits_between_tries() -> None:
+    with Scripted(Answer(503)) as server, SigNozClient(server.url, api_key=KEY, deadline_s=0.8) as client:
+        _message(lambda: _query(client))
+    assert len(server.requests) < 10  # about three: at 0, 0.25 and 0.75 s
 
 
 def test_a_deadline_spent_before_the_first_request_says_timed_out() -> None:
@@ -470,10 +480,10 @@ def test_a_deadline_spent_before_the_first_request_says_timed_out() -> None:
 def test_an_unreachable_server_is_named_as_such_at_the_deadline() -> None:
     with Scripted(_results()) as server:
         url = server.url
-    with SigNozClient(url, api_key=KEY, deadline_s=0.5) as client:
+    with SigNozClient(url, api_key=KEY, deadline_s=2.0) as client:
         message = _message(lambda: _query(client))
     assert message == (
-        f"{url}/api/v5/query_range: no answer within the 0.5 s deadline (cannot connect (ConnectError)); "
+        f"{url}/api/v5/query_range: no answer within the 2 s deadline (cannot connect (ConnectError)); "
         "check that SigNoz is up, or raise --deadline"
     )
 
@@ -483,10 +493,10 @@ def test_a_server_that_never_finishes_its_answer_ends_at_the_deadline() -> None:
 
     with SigNozDouble() as double:
         double.inject("/api/v5/query_range", *[Fault(drip_s=0.05)] * 20)
-        with SigNozClient(double.url, api_key=double.api_key, timeout_s=0.3, deadline_s=1.0) as client:
+        with SigNozClient(double.url, api_key=double.api_key, timeout_s=0.2, deadline_s=2.0) as client:
             message = _message(lambda: _query(client))
     assert re.fullmatch(
-        rf"{re.escape(double.url)}/api/v5/query_range: no answer within the 1 s deadline \(timed out: no "
+        rf"{re.escape(double.url)}/api/v5/query_range: no answer within the 2 s deadline \(timed out: no "
         r"complete answer within 0\.\d+ s\); check that SigNoz is up, or raise --deadline",
         message,
     ), message
