@@ -482,10 +482,13 @@ def test_an_unreachable_server_is_named_as_such_at_the_deadline() -> None:
         url = server.url
     with SigNozClient(url, api_key=KEY, deadline_s=2.0) as client:
         message = _message(lambda: _query(client))
-    assert message == (
-        f"{url}/api/v5/query_range: no answer within the 2 s deadline (cannot connect (ConnectError)); "
-        "check that SigNoz is up, or raise --deadline"
-    )
+    # the last try may also be cut short by the deadline itself on a loaded machine
+    assert re.fullmatch(
+        rf"{re.escape(url)}/api/v5/query_range: no answer within the 2 s deadline \((cannot connect "
+        r"\(ConnectError\)|timed out: no complete answer within [0-9.e-]+ s)\); check that SigNoz is up, or "
+        r"raise --deadline",
+        message,
+    ), message
 
 
 def test_a_server_that_never_finishes_its_answer_ends_at_the_deadline() -> None:
