@@ -178,3 +178,10 @@ def test_no_key_or_no_text_is_never_an_echo() -> None:
     assert not echoes_secret(
         "Found 1 errors while parsing the search expression.", "sk-live-0123456789abcdef"
     )
+
+
+def test_a_key_of_letters_outside_a_to_z_is_still_caught_as_itself_in_any_case() -> None:
+    """Such a key has no a–z/0–9 parts to look for; only the whole key, case-folded, shows it."""
+    assert echoes_secret("bad key ÄÖ-Ü here", "äö-ü")
+    assert echoes_secret("bad key äö-ü here", "ÄÖ-Ü")
+    assert not echoes_secret("bad key äö here", "äö-ü")
