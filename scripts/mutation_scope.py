@@ -3,6 +3,7 @@
     python scripts/mutation_scope.py changed BASE          patterns of listed modules changed since BASE
     python scripts/mutation_scope.py sample N SEED         N generated mutant names, drawn with a fixed seed
     python scripts/mutation_scope.py summary RESULTS OUTDIR [PATTERN ...]
+    python scripts/mutation_scope.py renumber REV          re-key the equivalents after source changes
 
 The summary reads mutmut's own per-file records (``mutants/**/*.py.meta``: an exit code per mutant),
 counts killed / survived / no tests / timeout per module, subtracts the survivors listed as
@@ -12,6 +13,8 @@ equivalent in ``scripts/mutation-equivalent.txt`` (name, then the reason), and w
 
 from __future__ import annotations
 
+import ast
+import difflib
 import fnmatch
 import json
 import random
@@ -125,12 +128,76 @@ def _row(module: str, c: Counter[str]) -> str:
     )
 
 
+def mutant_changes(path: str, code: str) -> dict[str, tuple[str, ...]]:
+    """Each mutant of a module's functions (mutmut's name without the module) -> the lines it changes.
+
+    A mutant is identified by the text it removes and adds, which survives edits elsewhere in its
+    function, while its number (mutmut counts per function) does not."""
+    from mutmut.mutation.file_mutation import mutate_file_contents
+
+    mutated = mutate_file_contents(path, code).code
+    functions = {
+        node.name: ast.get_source_segment(mutated, node) or ""
+        for node in ast.walk(ast.parse(mutated))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name
+    }
+    changes = {}
+    for name, text in functions.items():
+        base, _, number = name.rpartition("__mutmut_")
+        if number == "orig" or f"{base}__mutmut_orig" not in functions:
+            continue
+        original = functions[f"{base}__mutmut_orig"].splitlines()[1:]  # without the renamed def line
+        diff = difflib.unified_diff(original, text.splitlines()[1:], lineterm="", n=0)
+        changed = [line for line in diff if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+        changes[name] = tuple(line.strip() for line in changed)
+    return changes
+
+
+def renumber(rev: str) -> list[str]:
+    """Re-key scripts/mutation-equivalent.txt for modules changed since ``rev``: an entry whose mutant
+    still exists (the same change to the same function) takes its new name; one that is gone is
+    dropped and reported, to be judged again."""
+    path = ROOT / "scripts" / "mutation-equivalent.txt"
+    lines = path.read_text().splitlines()
+    report, cache = [], {}
+    out = []
+    for line in lines:
+        name, _, reason = line.partition(" ")
+        module, _, local = name.partition(".x")
+        source = "src/" + module.replace(".", "/") + ".py"
+        if line.startswith("#") or not line.strip() or not (ROOT / source).exists():
+            out.append(line)
+            continue
+        if source not in cache:
+            show = ["git", "show", f"{rev}:{source}"]
+            old = subprocess.run(show, cwd=ROOT, capture_output=True, text=True, check=True).stdout
+            new = (ROOT / source).read_text()
+            cache[source] = None if old == new else (mutant_changes(source, old), mutant_changes(source, new))
+        if cache[source] is None:
+            out.append(line)
+            continue
+        before, after = cache[source]
+        change = before.get("x" + local)
+        base = ("x" + local).rpartition("__mutmut_")[0]
+        match = [n for n, c in after.items() if c == change and n.rpartition("__mutmut_")[0] == base]
+        if change is not None and len(match) == 1:
+            out.append(f"{module}.{match[0]} {reason}")
+            if match[0] != "x" + local:
+                report.append(f"renumbered {name} -> {module}.{match[0]}")
+        else:
+            report.append(f"dropped {name}: no single mutant makes that change now; judge it again")
+    path.write_text("\n".join(out) + "\n")
+    return report
+
+
 def main(argv: list[str]) -> int:
     command, *rest = argv
     if command == "changed":
         print("\n".join(changed(rest[0])))
     elif command == "sample":
         print("\n".join(sample(int(rest[0]), int(rest[1]))))
+    elif command == "renumber":
+        print("\n".join(renumber(rest[0])))
     elif command == "summary":
         print(summary(Path(rest[1]), rest[2:]), end="")
     else:

@@ -552,6 +552,21 @@ def test_a_small_gzip_answer_that_inflates_past_the_cap_is_refused() -> None:
             _exchange(server.url, 2_999_999)
 
 
+def test_an_answer_labelled_gzip_that_is_not_gzip_is_a_query_error() -> None:
+    with Scripted(Answer(200, b'{"status": "success"}', headers={"Content-Encoding": "gzip"})) as server:
+        message = _message(lambda: _exchange(server.url + "/api/v1/version", 1024))
+    assert message.startswith(
+        f"{server.url}/api/v1/version: the answer says Content-Encoding gzip but is not gzip data ("
+    )
+
+
+def test_a_gzip_answer_cut_short_is_a_query_error_not_a_shorter_answer() -> None:
+    packed = gzip.compress(PAD)
+    with Scripted(Answer(200, packed[: len(packed) // 2], headers={"Content-Encoding": "gzip"})) as server:
+        message = _message(lambda: _exchange(server.url, 2 * len(PAD)))
+    assert message == f"{server.url}: the gzip answer ends early; nothing of it was read"
+
+
 def test_an_answer_in_another_encoding_is_refused() -> None:
     with Scripted(Answer(200, b"\x1b\x00", headers={"Content-Encoding": "br"})) as server:
         message = _message(lambda: _exchange(server.url + "/api/v1/version", 1024))

@@ -103,12 +103,21 @@ def _receive(
         for raw in response.iter_raw():
             if abandoned.is_set():
                 break  # nobody waits for this answer any more
-            chunk = inflate.decompress(raw, max_bytes + 1 - size) if inflate else raw
+            chunk = _inflate(url, inflate, raw, max_bytes + 1 - size) if inflate else raw
             size += len(chunk)
             if size > max_bytes or (inflate is not None and inflate.unconsumed_tail):
                 raise _too_large(url, max_bytes)
             parts.append(chunk)
+        if inflate is not None and not inflate.eof and not abandoned.is_set():
+            raise QueryError(f"{url}: the gzip answer ends early; nothing of it was read")
         return Answer(response.status_code, response.headers, b"".join(parts))
+
+
+def _inflate(url: str, inflate: Any, raw: bytes, limit: int) -> bytes:
+    try:
+        return inflate.decompress(raw, limit)
+    except zlib.error as exc:
+        raise QueryError(f"{url}: the answer says Content-Encoding gzip but is not gzip data ({exc})") from None
 
 
 def _too_large(url: str, max_bytes: int) -> ResponseTooLargeError:
