@@ -117,7 +117,8 @@ def _inflate(url: str, inflate: Any, raw: bytes, limit: int) -> bytes:
     try:
         return inflate.decompress(raw, limit)
     except zlib.error as exc:
-        raise QueryError(f"{url}: the answer says Content-Encoding gzip but is not gzip data ({exc})") from None
+        problem = f"the answer says Content-Encoding gzip but is not gzip data ({exc})"
+        raise QueryError(f"{url}: {problem}") from None
 
 
 def _too_large(url: str, max_bytes: int) -> ResponseTooLargeError:
