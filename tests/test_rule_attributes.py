@@ -1,0 +1,48 @@
+"""Attribute rules in detail: ``attribute_constraints`` and ``allowed_values`` — typed equality,
+messages and witnesses, through ``parse_contract`` + ``evaluate``."""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_runs import triage_run
+from otel_provenance.offline.contracts import parse_contract
+from otel_provenance.offline.evaluate import evaluate
+from otel_provenance.offline.model import Run
+
+
+def _rule(body: str, run: Run):
+    contract = parse_contract(f"version: 1\nname: t\nrules:\n  - id: r\n    {body}\n")
+    (rule,) = evaluate(run, contract).rules
+    return rule
+
+
+def _constraint(op: str, value: str, attribute: str = "score") -> str:
+    return (
+        "type: attribute_constraints\n    select: {step: ticket.update}\n"
+        f"    attribute: {attribute}\n    op: '{op}'\n    value: {value}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("actual", "value", "equal"),
+    [
+        ("high", '"high"', True),
+        ("high", '"low"', False),
+        (3, "3", True),
+        (3, "4", False),
+        (True, "true", True),
+        (False, "true", False),
+    ],
+)
+def test_equality_constraints_hold_exactly_when_the_typed_values_are_equal(actual, value, equal):
+    run = triage_run(update_attrs={"score": actual})
+    assert _rule(_constraint("=", value), run).status.value == ("pass" if equal else "fail")
+    assert _rule(_constraint("!=", value), run).status.value == ("fail" if equal else "pass")
+
+
+def test_a_numeric_bound_is_shown_as_written_in_decimal_in_the_violation():
+    run = triage_run(update_attrs={"score": 0.75})
+    rule = _rule(_constraint("<", '"0.5"'), run)
+    assert rule.status.value == "fail"
+    assert rule.findings[0].message == ("ticket.update has score = 0.75; the contract requires score < 0.5.")
