@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from contract_runs import triage_run
+from otel_provenance.errors import ContractError
 from otel_provenance.offline.contracts import parse_contract
 from otel_provenance.offline.evaluate import evaluate
 from otel_provenance.offline.model import Run
@@ -46,3 +47,21 @@ def test_a_numeric_bound_is_shown_as_written_in_decimal_in_the_violation():
     rule = _rule(_constraint("<", '"0.5"'), run)
     assert rule.status.value == "fail"
     assert rule.findings[0].message == ("ticket.update has score = 0.75; the contract requires score < 0.5.")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("op: exists\n    value: 1", "<string>:9:12: rules[0].value: 'exists' takes no value"),
+        ("op: '='", "<string>:8:9: rules[0].op: operator '=' needs a value"),
+    ],
+    ids=["exists-with-value", "equals-without-value"],
+)
+def test_a_constraint_whose_value_does_not_fit_its_operator_is_refused_where_it_is_written(body, message):
+    text = (
+        "version: 1\nname: t\nrules:\n  - id: r\n    type: attribute_constraints\n"
+        f"    select: {{step: ticket.update}}\n    attribute: score\n    {body}\n"
+    )
+    with pytest.raises(ContractError) as info:
+        parse_contract(text)
+    assert str(info.value) == message

@@ -159,3 +159,66 @@ def test_required_ancestry_above_a_lost_span_is_unknown_not_a_violation():
         "cannot tell whether ticket.update is under ticket.triage: 1 span(s) lack an attribute or a parent."
     )
     assert finding.witnesses == (Witness(run.trace_ids[0], (update,)),)
+
+
+EDGES = "type: required_edges\n    parent: {step: permissions.check}\n    child: {step: ticket.update}"
+
+
+def _check_then_update(name: str, nested: int, loose: int = 0) -> Run:
+    b = RunBuilder(name)
+    check = b.add("permissions.check", attrs=dict(READ))
+    for _ in range(nested):
+        b.add("ticket.update", check, attrs=dict(WRITE))
+    for _ in range(loose):
+        b.add("ticket.update", attrs=dict(WRITE))
+    return b.run()
+
+
+def test_required_edges_counts_each_placed_child_once_against_the_minimum():
+    run = _check_then_update("one-edge", nested=1)
+    rule = _rule(EDGES + "\n    min: 2", run)
+    assert rule.status.value == "fail"
+    (finding,) = rule.findings
+    assert finding.message == (
+        "ticket.update a child of permissions.check is required at least 2 time(s) but occurred 1 time(s)."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], (), (("count", 1),)),)
+    assert _rule(EDGES + "\n    min: 2", _check_then_update("two-edges", nested=2)).status.value == "pass"
+
+
+def test_required_edges_parent_selector_with_attributes_is_matched_on_the_parent_span():
+    body = (
+        "type: required_edges\n    parent: {step: permissions.check, attributes: {agent.side_effect: read}}\n"
+        "    child: {step: ticket.update}"
+    )
+    assert _rule(body, _check_then_update("read-check", nested=1)).status.value == "pass"
+
+
+def test_required_edges_a_root_child_has_no_parent_to_match():
+    body = (
+        "type: required_edges\n    parent: {step: permissions.check}\n    child: {step: ticket.triage}\n"
+        "    min: 0"
+    )
+    run = RunBuilder("root-only").run()
+    rule = _rule(body, run)
+    assert rule.status.value == "fail"
+    (finding,) = rule.findings
+    assert finding.message == (
+        "ticket.triage is not a child of permissions.check; its parent is none (it is a root)."
+    )
+    assert finding.witnesses == (
+        Witness(run.trace_ids[0], (run.spans[0].span_id,), (("parent_step", "none (it is a root)"),)),
+    )
+
+
+def test_a_minimum_short_in_an_incomplete_run_is_insufficient_and_names_the_lost_spans():
+    b = RunBuilder("short-incomplete")
+    lost = b.add("late.audit", parent_id=MISSING_PARENT, attrs=dict(READ))
+    run = b.run()
+    rule = _rule(ANCESTRY + "\n    min: 1", run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == (
+        "ticket.update under ticket.triage occurred 0 time(s) and the run is incomplete."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], (lost,), (("count", 0),)),)

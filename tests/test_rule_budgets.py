@@ -1,0 +1,117 @@
+"""``numeric_budgets`` in detail: max vs sum, attribute vs duration (and its unit), the label when no
+step is selected, spans that cannot be measured — verdicts, messages and witnesses."""
+
+from __future__ import annotations
+
+from contract_runs import WRITE, RunBuilder
+from otel_provenance.offline.contracts import parse_contract
+from otel_provenance.offline.contracts.outcomes import Witness
+from otel_provenance.offline.evaluate import evaluate
+from otel_provenance.offline.model import Run
+
+
+def _rule(body: str, run: Run):
+    contract = parse_contract(f"version: 1\nname: t\nrules:\n  - id: r\n    {body}\n")
+    (rule,) = evaluate(run, contract).rules
+    return rule
+
+
+def _budget(aggregate: str, limit: str, measure: str = "attribute: cost", select: str | None = None) -> str:
+    where = "" if select is None else f"    select: {select}\n"
+    return f'type: numeric_budgets\n{where}    {measure}\n    aggregate: {aggregate}\n    max: "{limit}"'
+
+
+UPDATES = "{step: ticket.update}"
+
+
+def _costs(*costs: float) -> tuple[Run, list[str]]:
+    b = RunBuilder("costs")
+    ids = [b.add("ticket.update", attrs={**WRITE, "cost": c}) for c in costs]
+    return b.run(), ids
+
+
+def test_max_judges_the_largest_value_not_the_total():
+    run, _ = _costs(0.25, 0.25)
+    assert _rule(_budget("max", "0.3", select=UPDATES), run).status.value == "pass"
+    assert _rule(_budget("sum", "0.3", select=UPDATES), run).status.value == "fail"
+
+
+def test_max_names_every_span_over_the_limit_and_the_largest_value():
+    run, (_low, mid, high) = _costs(0.25, 0.5, 0.75)
+    rule = _rule(_budget("max", "0.4", select=UPDATES), run)
+    assert rule.status.value == "fail"
+    (finding,) = rule.findings
+    assert finding.message == (
+        "the largest cost over ticket.update is 0.75; the contract permits at most 0.4 per run."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted([mid, high])), (("max", "0.75"),)),)
+
+
+def test_sum_adds_the_values_from_zero_and_names_every_span():
+    run, ids = _costs(0.25, 0.5)
+    assert _rule(_budget("sum", "1", select=UPDATES), run).status.value == "pass"
+    rule = _rule(_budget("sum", "0.7", select=UPDATES), run)
+    assert rule.status.value == "fail"
+    (finding,) = rule.findings
+    assert finding.message == (
+        "the sum of cost over ticket.update is 0.75; the contract permits at most 0.7 per run."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted(ids)), (("sum", "0.75"),)),)
+
+
+def test_without_a_selector_spans_lacking_the_attribute_do_not_count_and_the_label_is_all_spans():
+    run, _ = _costs(0.5)  # the root span carries no cost: it is not missing evidence
+    assert _rule(_budget("sum", "1"), run).status.value == "pass"
+    rule = _rule(_budget("sum", "0.25"), run)
+    assert rule.status.value == "fail"
+    assert rule.findings[0].message == (
+        "the sum of cost over all spans is 0.5; the contract permits at most 0.25 per run."
+    )
+
+
+def test_duration_is_measured_in_the_unit_the_contract_names():
+    b = RunBuilder("timed")
+    b.add("ticket.update", attrs=dict(WRITE))  # RunBuilder spans last 50 ns = 0.00005 ms
+    run = b.run()
+    assert _rule(_budget("max", "0.00005", "duration: ms", UPDATES), run).status.value == "pass"
+    rule = _rule(_budget("max", "0.00004", "duration: ms", UPDATES), run)
+    assert rule.status.value == "fail"
+    assert rule.findings[0].message == (
+        "the largest duration (ms) over ticket.update is 0.00005; the contract permits at most "
+        "0.00004 per run."
+    )
+
+
+def test_a_span_of_zero_length_measures_zero():
+    b = RunBuilder("instant")
+    b.add("ticket.update", attrs=dict(WRITE), start=5_000, end=5_000)
+    b.add("ticket.update", attrs=dict(WRITE))
+    run = b.run()
+    assert _rule(_budget("sum", "50", "duration: ns", UPDATES), run).status.value == "pass"
+
+
+def test_a_span_without_a_start_time_has_no_duration_and_is_missing_evidence():
+    b = RunBuilder("unstarted")
+    unstarted = b.add("ticket.update", attrs=dict(WRITE), start=0, end=10)
+    b.add("ticket.update", attrs=dict(WRITE), start=1, end=11)  # a start at 1 ns is a real time
+    run = b.run()
+    rule = _rule(_budget("max", "100", "duration: ns", UPDATES), run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == (
+        "1 span(s) of ticket.update have no numeric duration (ns); the budget cannot be checked."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], (unstarted,)),)
+
+
+def test_a_span_that_might_be_selected_makes_the_budget_insufficient():
+    b = RunBuilder("maybe")
+    b.add("ticket.update", attrs={**WRITE, "cost": 0.5})
+    maybe = b.add("ticket.update", attrs={"cost": 0.25})  # no agent.side_effect
+    run = b.run()
+    select = "{step: ticket.update, attributes: {agent.side_effect: write}}"
+    rule = _rule(_budget("sum", "1", select=select), run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == "cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write]."
+    assert finding.witnesses == (Witness(run.trace_ids[0], (maybe,)),)
