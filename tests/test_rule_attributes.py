@@ -65,3 +65,16 @@ def test_a_constraint_whose_value_does_not_fit_its_operator_is_refused_where_it_
     with pytest.raises(ContractError) as info:
         parse_contract(text)
     assert str(info.value) == message
+
+
+def test_exists_fails_a_selected_span_without_the_attribute_and_names_it():
+    run = triage_run()
+    body = (
+        "type: attribute_constraints\n    select: {step: ticket.update}\n    attribute: score\n    op: exists"
+    )
+    rule = _rule(body, run)
+    assert rule.status.value == "fail"
+    (finding,) = rule.findings
+    assert finding.message == "ticket.update lacks score, which the contract requires."
+    update = next(s for s in run.spans if s.name.endswith("ticket.update"))
+    assert [w.span_ids for w in finding.witnesses] == [(update.span_id,)]

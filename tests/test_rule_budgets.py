@@ -50,6 +50,7 @@ def test_max_names_every_span_over_the_limit_and_the_largest_value():
 def test_sum_adds_the_values_from_zero_and_names_every_span():
     run, ids = _costs(0.25, 0.5)
     assert _rule(_budget("sum", "1", select=UPDATES), run).status.value == "pass"
+    assert _rule(_budget("sum", "0.75", select=UPDATES), run).status.value == "pass"  # at most: equal is in
     rule = _rule(_budget("sum", "0.7", select=UPDATES), run)
     assert rule.status.value == "fail"
     (finding,) = rule.findings
