@@ -4,8 +4,9 @@ dispute — their status, code and wording as the gate reports them."""
 from __future__ import annotations
 
 from contract_runs import READ, WRITE, RunBuilder, triage_run
+from otel_provenance.offline.aggregate import finding_json
 from otel_provenance.offline.contracts import parse_contract
-from otel_provenance.offline.evaluate import evaluate_safely
+from otel_provenance.offline.evaluate import evaluate_safely, release_conflict_result
 from otel_provenance.offline.gate import check_release, decide
 
 AT = "2026-01-01T00:00:00Z"
@@ -42,4 +43,10 @@ def test_a_run_whose_agent_spans_disagree_about_the_release_is_insufficient_with
         "the run's agent spans disagree about service.version (v1, v2); it cannot be attributed "
         "to one release"
     )
+    # the values found, as a JSON array in the report (not the text of a Python list)
+    assert finding_json(finding)["witnesses"] == [
+        {"trace_id": run.trace_ids[0], "span_ids": [], "observed": {"service.version": ["v1", "v2"]}}
+    ]
+    (direct,) = release_conflict_result(run, contract, "service.version", ("v1", "v2")).rules
+    assert (direct.rule_id, direct.code) == ("r", "MISSING_PREREQUISITE")
     assert decide(aggregate, contract).verdicts[0].tally.count("insufficient_evidence") == 1
