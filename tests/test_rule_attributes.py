@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract_runs import triage_run
+from contract_runs import WRITE, RunBuilder, triage_run
 from otel_provenance.errors import ContractError
 from otel_provenance.offline.contracts import parse_contract
+from otel_provenance.offline.contracts.outcomes import Witness
 from otel_provenance.offline.evaluate import evaluate
 from otel_provenance.offline.model import Run
 
@@ -78,3 +79,54 @@ def test_exists_fails_a_selected_span_without_the_attribute_and_names_it():
     assert finding.message == "ticket.update lacks score, which the contract requires."
     update = next(s for s in run.spans if s.name.endswith("ticket.update"))
     assert [w.span_ids for w in finding.witnesses] == [(update.span_id,)]
+
+
+def test_an_unequal_value_is_shown_with_the_required_one_and_kept_as_the_witness():
+    run = triage_run(update_attrs={"score": "low"})
+    rule = _rule(_constraint("=", '"high"'), run)
+    assert rule.status.value == "fail"
+    (finding,) = rule.findings
+    assert finding.message == "ticket.update has score = low; the contract requires score = high."
+    update = next(s for s in run.spans if s.name.endswith("ticket.update"))
+    assert finding.witnesses == (Witness(run.trace_ids[0], (update.span_id,), (("score", "low"),)),)
+    flag = _rule(_constraint("=", "true"), triage_run(update_attrs={"score": 1}))
+    assert flag.findings[0].message == "ticket.update has score = 1; the contract requires score = true."
+
+
+def test_every_selected_span_is_judged_not_only_the_first():
+    b = RunBuilder("three")
+    b.add("ticket.update", attrs={**WRITE, "score": 1})
+    b.add("ticket.update", attrs=dict(WRITE))
+    b.add("ticket.update", attrs=dict(WRITE))
+    run = b.run()
+    exists = (
+        "type: attribute_constraints\n    select: {step: ticket.update}\n    attribute: score\n    op: exists"
+    )
+    rule = _rule(exists, run)
+    lacks = "ticket.update lacks score, which the contract requires."
+    assert [f.message for f in rule.findings] == [lacks, lacks]
+
+
+def test_missing_and_undecided_spans_make_a_constraint_insufficient_and_are_named():
+    b = RunBuilder("gaps")
+    b.add("ticket.update", attrs={**WRITE, "score": 1})
+    lacking = b.add("ticket.update", attrs=dict(WRITE))
+    maybe = b.add("ticket.update", attrs={"score": 1})  # no agent.side_effect: selected or not?
+    run = b.run()
+    body = (
+        "type: attribute_constraints\n"
+        "    select: {step: ticket.update, attributes: {agent.side_effect: write}}\n"
+        "    attribute: score\n    op: '>='\n    value: 1"
+    )
+    rule = _rule(body, run)
+    assert rule.status.value == "insufficient_evidence"
+    by_message = {f.message: f.witnesses for f in rule.findings}
+    trace = run.trace_ids[0]
+    assert by_message == {
+        "ticket.update[agent.side_effect=write] lacks score on 1 span(s); the rule cannot be checked.": (
+            Witness(trace, (lacking,), (("missing_attribute", "score"),)),
+        ),
+        "cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write].": (
+            Witness(trace, (maybe,)),
+        ),
+    }
