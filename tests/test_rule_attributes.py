@@ -130,3 +130,33 @@ def test_missing_and_undecided_spans_make_a_constraint_insufficient_and_are_name
             Witness(trace, (maybe,)),
         ),
     }
+
+
+@pytest.mark.parametrize("op", ["<", "<=", ">", ">="])
+def test_every_ordering_operator_compares_exact_rationals(op):
+    run = triage_run(update_attrs={"score": 0.5})
+    holds = {"<": False, "<=": True, ">": False, ">=": True}[op]
+    assert _rule(_constraint(op, '"1/2"'), run).status.value == ("pass" if holds else "fail")
+
+
+def _parse_error(op: str, value: str) -> str:
+    text = (
+        "version: 1\nname: t\nrules:\n  - id: r\n    type: attribute_constraints\n"
+        f"    select: {{step: ticket.update}}\n    attribute: agent.side_effect\n    op: '{op}'\n"
+        f"    value: {value}\n"
+    )
+    with pytest.raises(ContractError) as info:
+        parse_contract(text)
+    return str(info.value)
+
+
+def test_a_value_of_the_wrong_type_for_a_known_attribute_is_refused_at_the_value():
+    assert _parse_error("=", "1") == (
+        "<string>:9:12: rules[0].value: agent.side_effect is a string; 1 can never match it"
+    )
+    # an ordering needs a number, which a string attribute never is (0 stands for "a number")
+    assert _parse_error("<", "5") == (
+        "<string>:9:12: rules[0].value: agent.side_effect is a string; 0 can never match it"
+    )
+    fine = _constraint("=", "write", attribute="agent.side_effect")
+    assert _rule(fine, triage_run()).status.value == "pass"

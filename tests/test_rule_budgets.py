@@ -3,7 +3,10 @@ step is selected, spans that cannot be measured — verdicts, messages and witne
 
 from __future__ import annotations
 
+import pytest
+
 from contract_runs import WRITE, RunBuilder
+from otel_provenance.errors import ContractError
 from otel_provenance.offline.contracts import parse_contract
 from otel_provenance.offline.contracts.outcomes import Witness
 from otel_provenance.offline.evaluate import evaluate
@@ -116,3 +119,13 @@ def test_a_span_that_might_be_selected_makes_the_budget_insufficient():
     (finding,) = rule.findings
     assert finding.message == "cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write]."
     assert finding.witnesses == (Witness(run.trace_ids[0], (maybe,)),)
+
+
+def test_a_budget_naming_both_an_attribute_and_a_duration_is_refused_at_the_duration():
+    text = (
+        "version: 1\nname: t\nrules:\n  - id: r\n    type: numeric_budgets\n    attribute: cost\n"
+        "    duration: ms\n    aggregate: sum\n    max: 1\n"
+    )
+    with pytest.raises(ContractError) as info:
+        parse_contract(text)
+    assert str(info.value) == "<string>:7:15: rules[0].duration: use either attribute or duration, not both"
