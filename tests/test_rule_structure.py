@@ -222,3 +222,105 @@ def test_a_minimum_short_in_an_incomplete_run_is_insufficient_and_names_the_lost
         "ticket.update under ticket.triage occurred 0 time(s) and the run is incomplete."
     )
     assert finding.witnesses == (Witness(run.trace_ids[0], (lost,), (("count", 0),)),)
+
+
+FETCH = "{step: web.fetch, attributes: {agent.side_effect: read}}"  # a fetch may not say it only reads
+APPROVE = "{step: human.approve, attributes: {agent.side_effect: read}}"
+
+
+def _paths(guard: bool = True, source: bool = True, to: str = "{step: ticket.update}") -> str:
+    body = f"type: forbidden_paths\n    to: {to}"
+    if source:
+        body += f"\n    from: {FETCH}"
+    if guard:
+        body += f"\n    unless_preceded_by: {APPROVE}"
+    return body
+
+
+def _steps(*steps: tuple[str, dict | None]) -> tuple[Run, list[str]]:
+    b = RunBuilder("paths")
+    ids = [b.add(step, attrs=attrs) for step, attrs in steps]
+    return b.run(), ids
+
+
+def test_a_path_with_no_guard_allowed_names_its_source_and_target():
+    run, (fetch, update) = _steps(("web.fetch", READ), ("ticket.update", WRITE))
+    (finding,) = _rule(_paths(guard=False), run).findings
+    assert finding.message == (
+        "web.fetch[agent.side_effect=read] happens before ticket.update; the contract forbids that path."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted([fetch, update]))),)
+
+
+def test_only_a_source_before_the_target_starts_a_path():
+    run, _ = _steps(("ticket.update", WRITE), ("web.fetch", READ))
+    assert _rule(_paths(), run).status.value == "pass"
+    assert _rule(_paths(guard=False), run).status.value == "pass"
+
+
+def test_each_source_before_the_target_needs_a_guard_after_it():
+    run, (_, _, second, update) = _steps(
+        ("web.fetch", READ), ("human.approve", READ), ("web.fetch", READ), ("ticket.update", WRITE)
+    )
+    (finding,) = _rule(_paths(), run).findings
+    assert finding.message == (
+        "ticket.update is not preceded by human.approve[agent.side_effect=read] after "
+        "web.fetch[agent.side_effect=read]."
+    )
+    assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted([second, update]))),)
+    guarded, _ = _steps(
+        ("web.fetch", READ), ("web.fetch", READ), ("human.approve", READ), ("ticket.update", WRITE)
+    )
+    assert _rule(_paths(), guarded).status.value == "pass"
+
+
+def test_without_a_source_the_guard_must_precede_the_target_from_the_start_of_the_run():
+    run, (update, _) = _steps(("ticket.update", WRITE), ("human.approve", READ))
+    (finding,) = _rule(_paths(source=False), run).findings
+    assert finding.message == "ticket.update is not preceded by human.approve[agent.side_effect=read]."
+    assert finding.witnesses == (Witness(run.trace_ids[0], (update,)),)
+    ok, _ = _steps(("human.approve", READ), ("ticket.update", WRITE))
+    assert _rule(_paths(source=False), ok).status.value == "pass"
+
+
+UNKNOWN = (
+    "cannot decide whether ticket.update is reached by a forbidden path: {} span(s) lack evidence "
+    "(an attribute, or the run is incomplete)."
+)
+
+
+def test_a_possible_source_before_the_target_makes_the_path_undecided():
+    run, (_, update) = _steps(("web.fetch", None), ("ticket.update", WRITE))
+    rule = _rule(_paths(), run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == UNKNOWN.format(1)
+    assert finding.witnesses == (Witness(run.trace_ids[0], (update,)),)
+    after, _ = _steps(("ticket.update", WRITE), ("web.fetch", None))
+    assert _rule(_paths(), after).status.value == "pass"  # a possible source after it starts no path
+
+
+def test_a_possible_guard_or_a_lost_span_makes_an_unguarded_path_undecided():
+    maybe, _ = _steps(("web.fetch", READ), ("human.approve", None), ("ticket.update", WRITE))
+    assert _rule(_paths(), maybe).status.value == "insufficient_evidence"
+    early, _ = _steps(("human.approve", None), ("web.fetch", READ), ("ticket.update", WRITE))
+    assert _rule(_paths(), early).status.value == "fail"  # a possible guard before the source: no help
+    b = RunBuilder("lost")
+    b.add("web.fetch", attrs=dict(READ))
+    b.add("ticket.update", attrs=dict(WRITE))
+    b.add("late.audit", parent_id=MISSING_PARENT, attrs=dict(READ))
+    lost = _rule(_paths(), b.run())
+    assert lost.status.value == "insufficient_evidence"
+    assert [f.message for f in lost.findings] == [UNKNOWN.format(1)]
+
+
+def test_possible_targets_are_undecided_and_each_span_is_named_once():
+    writes = "{step: ticket.update, attributes: {agent.side_effect: write}}"
+    run, (_, first, second) = _steps(("web.fetch", READ), ("ticket.update", None), ("ticket.update", None))
+    rule = _rule(_paths(to=writes), run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == UNKNOWN.replace(
+        "ticket.update", "ticket.update[agent.side_effect=write]"
+    ).format(2)
+    assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted([first, second]))),)
