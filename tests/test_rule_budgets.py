@@ -129,3 +129,73 @@ def test_a_budget_naming_both_an_attribute_and_a_duration_is_refused_at_the_dura
     with pytest.raises(ContractError) as info:
         parse_contract(text)
     assert str(info.value) == "<string>:7:15: rules[0].duration: use either attribute or duration, not both"
+
+
+RETRY = "agent.retry.number"
+
+
+def _retries(limit: int, select: str = UPDATES) -> str:
+    return f"type: retry_budgets\n    select: {select}\n    max_retries: {limit}"
+
+
+def _calls(
+    *numbers, step: str = "ticket.update", b: RunBuilder | None = None
+) -> tuple[RunBuilder, list[str]]:
+    b = b or RunBuilder("calls")
+    ids = []
+    for n in numbers:
+        attrs = dict(WRITE) if n is None else {**WRITE, RETRY: n}
+        ids.append(b.add(step, attrs=attrs))
+    return b, ids
+
+
+def test_retries_are_the_repeated_calls_or_the_highest_retry_number_whichever_is_more():
+    b, ids = _calls(0, 0, 0)
+    run = b.run()
+    assert _rule(_retries(2), run).status.value == "pass"
+    (finding,) = _rule(_retries(1), run).findings
+    assert (
+        finding.message == "ticket.update was retried 2 time(s) (3 call(s)); the contract permits at most 1."
+    )
+    assert finding.witnesses == (
+        Witness(run.trace_ids[0], tuple(sorted(ids)), (("calls", 3), ("retries", 2))),
+    )
+    one, _ = _calls(3)
+    (finding,) = _rule(_retries(2), one.run()).findings
+    assert (
+        finding.message == "ticket.update was retried 3 time(s) (1 call(s)); the contract permits at most 2."
+    )
+
+
+def test_each_selected_step_is_counted_on_its_own():
+    b, _ = _calls(0, 1)
+    b, _ = _calls(0, 1, step="customer.notify", b=b)
+    rule = _rule(_retries(0, "{attributes: {agent.side_effect: write}}"), b.run())
+    assert [f.message for f in rule.findings] == [
+        "customer.notify was retried 1 time(s) (2 call(s)); the contract permits at most 0.",
+        "ticket.update was retried 1 time(s) (2 call(s)); the contract permits at most 0.",
+    ]
+    assert _rule(_retries(1, "{attributes: {agent.side_effect: write}}"), b.run()).status.value == "pass"
+
+
+def test_calls_without_a_retry_number_leave_retries_uncounted_unless_already_over():
+    b, (_, unnumbered, flagged) = _calls(0, None, True)  # a boolean is no retry number
+    run = b.run()
+    rule = _rule(_retries(5), run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == "2 span(s) lack agent.retry.number; retries cannot be counted."
+    assert finding.witnesses == (
+        Witness(run.trace_ids[0], tuple(sorted([unnumbered, flagged])), (("missing_attribute", RETRY),)),
+    )
+    assert _rule(_retries(1), run).status.value == "fail"  # three calls are two retries whatever they say
+
+
+def test_a_call_that_might_be_selected_leaves_retries_undecided():
+    b, _ = _calls(0)
+    maybe = b.add("ticket.update", attrs={RETRY: 0})
+    run = b.run()
+    select = "{step: ticket.update, attributes: {agent.side_effect: write}}"
+    (finding,) = _rule(_retries(3, select), run).findings
+    assert finding.message == "cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write]."
+    assert finding.witnesses == (Witness(run.trace_ids[0], (maybe,)),)
