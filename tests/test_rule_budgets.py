@@ -199,3 +199,69 @@ def test_a_call_that_might_be_selected_leaves_retries_undecided():
     (finding,) = _rule(_retries(3, select), run).findings
     assert finding.message == "cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write]."
     assert finding.witnesses == (Witness(run.trace_ids[0], (maybe,)),)
+
+
+def _kind(name: str) -> str:
+    return f"agent.arg.{name}.kind"
+
+
+def _provenance(limits: str, *calls: dict) -> tuple[Run, object]:
+    b = RunBuilder("provenance")
+    for attrs in calls:
+        b.add("ticket.update", attrs={**WRITE, **attrs})
+    run = b.run()
+    return run, _rule(f"type: provenance_budgets\n    select: {UPDATES}\n    {limits}", run)
+
+
+def test_unsourced_arguments_over_their_budget_are_named_with_their_count():
+    _, rule = _provenance(
+        "max_assumed: 1", {_kind("a"): "assumed", _kind("b"): "assumed", _kind("c"): "observed"}
+    )
+    (finding,) = rule.findings
+    assert (
+        finding.message == "ticket.update has 2 assumed argument(s) (a, b); the contract permits at most 1."
+    )
+    assert finding.witnesses[0].observed == (("arguments", "a,b"), ("assumed", 2))
+    _, within = _provenance("max_assumed: 2", {_kind("a"): "assumed", _kind("b"): "assumed"})
+    assert within.status.value == "pass"
+    _, invented = _provenance("max_invented: 0", {_kind("a"): "invented"})
+    assert [f.message for f in invented.findings] == [
+        "ticket.update has 1 invented argument(s) (a); the contract permits at most 0."
+    ]
+
+
+def test_the_contract_allow_list_replaces_the_one_the_span_recorded():
+    allowed_online = {_kind("a"): "assumed", _kind("b"): "assumed", "agent.budget.allowed": ("a",)}
+    assert _provenance("max_assumed: 1", allowed_online)[1].status.value == "pass"
+    (finding,) = _provenance("max_assumed: 0", allowed_online)[1].findings
+    assert finding.message == (
+        "ticket.update has 1 assumed argument(s) (b) (a allowed); the contract permits at most 0."
+    )
+    (finding,) = _provenance("max_assumed: 0\n    allow: [b]", allowed_online)[1].findings
+    assert finding.message == (
+        "ticket.update has 1 assumed argument(s) (a) (b allowed); the contract permits at most 0."
+    )
+
+
+def test_counters_left_after_evicted_names_still_fail_a_call_over_budget():
+    evicted = {_kind("a"): "observed", "agent.budget.assumed": 2, "agent.budget.invented": 1}
+    (finding,) = _provenance("max_assumed: 0\n    max_invented: 0", evicted)[1].findings
+    assert finding.message == (
+        "ticket.update counts 2 assumed, 1 invented argument(s); the contract permits fewer "
+        "(their names were lost with evicted attributes)."
+    )
+    assert finding.witnesses[0].observed == (("assumed", 2), ("invented", 1))
+    (only,) = _provenance("max_assumed: 5\n    max_invented: 0", evicted)[1].findings
+    assert only.witnesses[0].observed == (("invented", 1),)
+
+
+def test_calls_without_usable_provenance_leave_the_budget_unchecked():
+    message = (
+        "2 tool span(s) carry no (or incomplete) argument provenance (agent.arg.*.kind); the budget "
+        "cannot be checked."
+    )
+    evicted_within = {_kind("a"): "observed", "agent.budget.assumed": 2}
+    _, rule = _provenance("max_assumed: 5", {_kind("a"): "weird"}, evicted_within)
+    assert rule.status.value == "insufficient_evidence"
+    assert [f.message for f in rule.findings] == [message]
+    assert _provenance("max_assumed: 0", {"agent.budget.assumed": 0})[1].status.value == "pass"
