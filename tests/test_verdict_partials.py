@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from contract_runs import triage_run
+from contract_runs import RunBuilder, triage_run
 from otel_provenance.errors import TraceReadError
 from otel_provenance.offline.aggregate import Aggregate, canonical_json
 from otel_provenance.offline.contracts import parse_contract
-from otel_provenance.offline.gate import check_release
+from otel_provenance.offline.gate import Shard, check_release
 
 AT = "2026-01-31T12:00:00Z"
 CONTRACT = parse_contract(
@@ -119,3 +119,53 @@ def test_canonical_json_refuses_a_float_anywhere():
             canonical_json(data)
     text = canonical_json({"b": [1, "é"], "a": None})
     assert text == '{\n  "a": null,\n  "b": [\n    1,\n    "é"\n  ]\n}\n'
+
+
+def test_check_release_counts_tool_spans_steps_and_the_runs_it_left_out_by_label():
+    disputed = RunBuilder("disputed", release=None)
+    disputed.add("ticket.fetch", attrs={"service.version": "v7"})
+    disputed.add("ticket.update", attrs={"service.version": "v8"})
+    runs = [
+        triage_run("a", "v2"),
+        triage_run("b", "v2", writes=2),
+        triage_run("old", "v1"),
+        triage_run("none", None),
+        disputed.run(),
+    ]
+    aggregate = _part(*runs)
+    assert aggregate.run_ids == tuple(sorted([runs[0].run_id, runs[1].run_id]))
+    assert aggregate.tool_spans == 5 + 6  # fetch, classify, check, update(s), notify
+    assert aggregate.steps_seen == (
+        "customer.notify",
+        "permissions.check",
+        "ticket.classify",
+        "ticket.fetch",
+        "ticket.triage",
+        "ticket.update",
+    )
+    assert aggregate.other_releases == (
+        ("(disagreeing: v7, v8)", 1),
+        ("(no service.version)", 1),
+        ("v1", 1),
+    )
+
+
+def test_check_release_keeps_only_the_runs_of_its_shard():
+    runs = [triage_run(f"r{i}", "v2") for i in range(8)]
+    shards = [check_release(runs, CONTRACT, "v2", AT, shard=Shard(i, 3)) for i in (1, 2, 3)]
+    for i, part in enumerate(shards, start=1):
+        assert part.run_ids == tuple(sorted(r.run_id for r in runs if Shard(i, 3).owns(r.run_id)))
+    assert sorted(sum((p.run_ids for p in shards), ())) == sorted(r.run_id for r in runs)
+    assert sum(p.tool_spans for p in shards) == 8 * 5
+
+
+def test_check_release_reads_the_release_from_the_attribute_it_is_told():
+    b = RunBuilder("custom", release="v2")
+    b.add("ticket.update", attrs={"deploy.id": "d-9"})
+    run = b.run()
+    assert _part(run).evaluated == 1
+    other = check_release([run], CONTRACT, "d-9", AT, release_attribute="deploy.id")
+    assert other.evaluated == 1
+    assert check_release([run], CONTRACT, "v2", AT, release_attribute="deploy.id").other_releases == (
+        ("d-9", 1),
+    )
