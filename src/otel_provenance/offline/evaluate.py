@@ -98,7 +98,7 @@ def release_conflict_result(run: Run, contract: Contract, key: str, found: tuple
         f"the run's agent spans disagree about {key} ({', '.join(found)}); it cannot be attributed "
         "to one release"
     )
-    witnesses = run_witnesses(run, **{key: list(found)})
+    witnesses = run_witnesses(run, **{key: found})
     finding = Finding(Status.INSUFFICIENT, message, witnesses)
     return _result(
         run, [RuleResult(rule.id, rule.code, Status.INSUFFICIENT, (finding,)) for rule in contract.rules]
