@@ -154,9 +154,9 @@ def test_a_value_of_the_wrong_type_for_a_known_attribute_is_refused_at_the_value
     assert _parse_error("=", "1") == (
         "<string>:9:12: rules[0].value: agent.side_effect is a string; 1 can never match it"
     )
-    # an ordering needs a number, which a string attribute never is (0 stands for "a number")
+    # an ordering needs a number, which a string attribute never is
     assert _parse_error("<", "5") == (
-        "<string>:9:12: rules[0].value: agent.side_effect is a string; 0 can never match it"
+        "<string>:8:9: rules[0].op: operator '<' compares numbers, but agent.side_effect is a string"
     )
     fine = _constraint("=", "write", attribute="agent.side_effect")
     assert _rule(fine, triage_run()).status.value == "pass"

@@ -15,6 +15,7 @@ from ... import semconv
 _BOOLEAN: Final = "a boolean (true or false)"
 _INTEGER: Final = "an integer"
 _STRING: Final = "a string"
+INTEGER: Final = _INTEGER  # what an ordering operator needs an attribute to be
 
 KNOWN_TYPES: Final = {
     semconv.IDEMPOTENCY_PRESENT: _BOOLEAN,
@@ -41,12 +42,18 @@ _CHECKS: Final = {
 }
 
 
+def known_type(key: str) -> str | None:
+    """ "a boolean", "an integer" or "a string" when ``key`` is one of ours (or an argument's
+    provenance attribute, always a string); None for any other key."""
+    expected = KNOWN_TYPES.get(key)
+    if expected is None and semconv.split_arg_attr(key) is not None:
+        return _STRING
+    return expected
+
+
 def check_value_type(key: str, value: object, fail: Callable[[str], Exception]) -> None:
     """Raise ``fail(problem)`` when ``value`` is not of ``key``'s known type."""
-    expected = KNOWN_TYPES.get(key)
-    if expected is None:
-        parts = semconv.split_arg_attr(key)
-        expected = _STRING if parts is not None else None
+    expected = known_type(key)
     if expected is not None and not _CHECKS[expected](value):
         shown = ("true" if value else "false") if isinstance(value, bool) else repr(value)
         raise fail(f"{key} is {expected}; {shown} can never match it")
