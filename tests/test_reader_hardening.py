@@ -336,6 +336,24 @@ def test_duplicate_member_in_a_pretty_document_names_its_line(tmp_path: Path, le
     assert lines[opening].strip() == "{" and info.value.line == opening + 1  # 1-based: the object's line
 
 
+def test_duplicate_member_too_deep_to_locate_is_still_refused_without_a_line(tmp_path: Path) -> None:
+    """The line is found by a second, pure-Python parse, which recurses about twice as deep per level
+    as the C parser that found the duplicate: nesting that only the C parser can take gives no line,
+    never a crash and never a pass."""
+    depth = 700
+    nested = "[" * depth + "]" * depth
+    text = json.dumps(_request(SPAN), indent=2).replace(
+        '"name": "execute_tool refund"', f'"deep": {nested},\n"name": "a",\n"name": "b"'
+    )
+    json.loads(text)  # the C parser takes this nesting
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    assert sniff_format(path) == "otlp-json"
+    with pytest.raises(TraceReadError, match="duplicate JSON member name 'name'") as info:
+        list(read_spans([path]))
+    assert info.value.line is None and info.value.source == str(path)
+
+
 def test_protobuf_files_still_read(tmp_path: Path) -> None:
     spans = _recorded(3)
     assert len(list(read_spans([write_proto(spans, tmp_path / "t.pb")]))) == 3
