@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import sys
 import tracemalloc
 from pathlib import Path
@@ -430,9 +431,13 @@ def test_an_all_zero_parent_span_id_in_protobuf_is_a_root(tmp_path: Path) -> Non
     assert read.parent_span_id is None
 
 
-def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_path: Path, compress) -> None:
+    """For compressed input, progress counts the compressed bytes read: the file's size is its total."""
+    rng = random.Random(5)
+    text = "".join(_line(spanId=f"{rng.getrandbits(64):016x}") for _ in range(5000))
     path = tmp_path / "t.jsonl"
-    path.write_text(_line() * 5000)
+    path.write_bytes(gzip.compress(text.encode()) if compress else text.encode())
     calls: list[tuple[str, int, int]] = []
     report = ReadReport(progress=lambda label, done, total: calls.append((label, done, total)))
     assert len(list(read_spans([path], report=report))) == 5000

@@ -7,6 +7,7 @@ that filesystem is shared by the whole process.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import sys
 from collections.abc import Iterator
@@ -14,10 +15,11 @@ from pathlib import Path
 
 import fsspec
 import pytest
+from fsspec.implementations.memory import MemoryFileSystem
 
 from offline_helpers import Recorder, write_jsonl
 from otel_provenance.errors import TraceReadError
-from otel_provenance.offline.readers import ReadReport, read_spans
+from otel_provenance.offline.readers import ReadReport, locations, read_spans
 from otel_provenance.offline.readers.source import FileSource
 
 
@@ -90,9 +92,69 @@ def test_a_url_naming_a_directory_cannot_be_read(memory) -> None:
     fs, root = memory
     fs.pipe(f"{root}/d/t.jsonl", b"{}\n")
     url = f"memory://{root}/d"
-    with pytest.raises(TraceReadError, match="cannot read file") as info:
+    with pytest.raises(TraceReadError) as info:
         list(read_spans([url]))
-    assert info.value.source == url
+    assert info.value.source == url and info.value.problem == "cannot read file (Is a directory)"
+    with pytest.raises(IsADirectoryError) as error:  # as os.open would say it
+        locations.size(url)
+    assert error.value.errno == errno.EISDIR
+
+
+def test_an_empty_file_at_a_url_has_size_zero(memory) -> None:
+    fs, root = memory
+    fs.pipe(f"{root}/empty.jsonl", b"")
+    assert locations.size(f"memory://{root}/empty.jsonl") == 0
+
+
+def test_local_inputs_are_expanded_in_the_order_given_each_glob_sorted(tmp_path: Path, memory) -> None:
+    """Plain paths pass through (a missing one is reported when read, not as a pattern); a glob names
+    its files sorted, never a directory; a file whose very name holds glob characters is that file;
+    a URL naming one file is that file, and the inputs after it are still expanded."""
+    fs, root = memory
+    for name in ("b", "a", "c"):
+        (tmp_path / f"{name}.jsonl").write_text("{}\n")
+    (tmp_path / "d.jsonl").mkdir()
+    (tmp_path / "x[1].jsonl").write_text("{}\n")
+    fs.pipe(f"{root}/u[1].jsonl", b"{}\n")
+    url = f"memory://{root}/u[1].jsonl"  # a URL with glob characters naming one file
+    plain, pattern, odd = str(tmp_path / "c.jsonl"), str(tmp_path / "?.jsonl"), str(tmp_path / "x[1].jsonl")
+    missing = str(tmp_path / "missing.jsonl")
+    assert locations.expand([plain, url, pattern, odd, missing]) == [
+        plain,
+        url,
+        *(str(tmp_path / f"{name}.jsonl") for name in ("a", "b", "c")),
+        odd,
+        missing,
+    ]
+    with pytest.raises(TraceReadError) as info:
+        list(FileSource([missing]).runs())
+    assert info.value.source == missing and info.value.problem.startswith("cannot read file")
+
+
+def test_a_glob_matching_nothing_is_an_error_saying_so(tmp_path: Path) -> None:
+    pattern = str(tmp_path / "*.jsonl")
+    (tmp_path / "dir.jsonl").mkdir()  # matches, but is no file
+    with pytest.raises(TraceReadError) as info:
+        locations.expand([pattern])
+    assert (info.value.source, info.value.problem) == (pattern, "no file matches this pattern")
+
+
+class _Denied(MemoryFileSystem):
+    """Object storage that refuses to list (as a bucket without list permission does)."""
+
+    protocol = "otelprovenance-denied"
+
+    def isfile(self, path):
+        raise PermissionError(13, "Permission denied")
+
+
+def test_a_url_glob_that_cannot_be_listed_is_an_error_naming_why() -> None:
+    fsspec.register_implementation(_Denied.protocol, _Denied, clobber=True)
+    pattern = f"{_Denied.protocol}://bucket/*.jsonl"
+    with pytest.raises(TraceReadError) as info:
+        locations.expand([pattern])
+    assert info.value.source == pattern
+    assert info.value.problem == "cannot list files (PermissionError: [Errno 13] Permission denied)"
 
 
 def test_a_url_of_an_unknown_scheme_is_an_error_naming_it() -> None:
@@ -114,3 +176,18 @@ def test_a_url_without_fsspec_names_the_extra_to_install(tmp_path: Path, monkeyp
     assert "reading a URL needs fsspec: pip install 'otel-provenance[dask]'" in str(info.value)
     _trace_file(tmp_path, "a", 1)  # a plain path never needs fsspec
     assert len(list(read_spans([tmp_path / "a.jsonl"]))) == 2
+
+
+def test_progress_while_a_long_file_is_read_from_a_url(memory) -> None:
+    fs, root = memory
+    span = (
+        '{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "%016x", "name": "s", "kind": 1, '
+        '"startTimeUnixNano": "1", "endTimeUnixNano": "2"}'
+    )
+    request = '{"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [%s]}]}]}\n'
+    data = "".join(request % (span % n) for n in range(1, 4100)).encode()
+    fs.pipe(f"{root}/long.jsonl", data)
+    calls: list[tuple[int, int]] = []
+    report = ReadReport(progress=lambda label, done, total: calls.append((done, total)))
+    assert len(list(read_spans([f"memory://{root}/long.jsonl"], report=report))) == 4099
+    assert len(calls) == 3 and all(total == len(data) and 0 < done <= len(data) for done, total in calls)

@@ -82,3 +82,37 @@ def test_a_corrupt_legacy_record_is_an_error_naming_it(tmp_path: Path) -> None:
         list(read_spans([path]))
     assert "not a valid instrumentation_library_spans record (DecodeError)" in str(info.value)
     assert info.value.source == str(path)
+
+
+def _keyed_file(tmp_path: Path, run_value: AnyValue) -> Path:
+    span = PbSpan(
+        trace_id=TRACE,
+        span_id=(7).to_bytes(8, "big"),
+        name="execute_tool t",
+        start_time_unix_nano=1,
+        end_time_unix_nano=2,
+        attributes=[KeyValue(key="agent.run.id", value=run_value)],
+    )
+    resource_spans = ResourceSpans(scope_spans=[ScopeSpans(spans=[span])])
+    request = ExportTraceServiceRequest(resource_spans=[resource_spans])
+    path = tmp_path / "keyed.pb"
+    path.write_bytes(request.SerializeToString())
+    return path
+
+
+@pytest.mark.parametrize(
+    "run_value",
+    [AnyValue(string_value=""), AnyValue(int_value=5)],
+    ids=["empty-string", "not-a-string"],
+)
+def test_a_protobuf_span_without_a_usable_run_id_is_kept_or_not_by_its_trace_id(
+    tmp_path: Path, run_value: AnyValue
+) -> None:
+    """``keep`` (a shard's filter) is asked about a span's run key before the span is converted: an
+    empty or non-string ``agent.run.id`` does not name a run, so the key is the trace id."""
+    asked: list[str] = []
+    path = _keyed_file(tmp_path, run_value)
+    assert list(read_spans([path], keep=lambda key: asked.append(key) or False)) == []
+    assert asked == [TRACE.hex()]
+    (span,) = read_spans([path], keep=lambda key: key == TRACE.hex())
+    assert span.trace_id == TRACE.hex()
