@@ -75,3 +75,34 @@ def test_a_long_duplicate_member_name_is_shown_cut_to_sixty_characters(tmp_path:
     with pytest.raises(TraceReadError) as info:
         list(read_spans([path]))
     assert info.value.problem == f"duplicate JSON member name '{'n' * 60}' (last-wins would change the data)"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"stringValue": ""}, {"intValue": "5"}],
+    ids=["empty-string", "not-a-string"],
+)
+def test_a_json_span_without_a_usable_run_id_is_kept_or_not_by_its_trace_id(tmp_path: Path, value) -> None:
+    """``keep`` (a shard's filter) is asked about a span's run key before the span is converted: an
+    empty or non-string ``agent.run.id`` does not name a run, so the key is the trace id."""
+    path = _file(tmp_path, value)
+    path.write_text(path.read_text().replace('"key": "k"', '"key": "agent.run.id"'))
+    asked: list[str] = []
+    assert list(read_spans([path], keep=lambda key: asked.append(key) or False)) == []
+    assert asked == ["0af7651916cd43dd8448eb211c80319c"]
+    (span,) = read_spans([path], keep=lambda key: key == "0af7651916cd43dd8448eb211c80319c")
+    assert span.attributes["agent.run.id"] == value.get("stringValue", 5)
+
+
+def test_a_malformed_run_id_value_is_reported_by_the_shard_of_its_trace(tmp_path: Path) -> None:
+    """A run id value that is no object names no run: the span falls in its trace id's share, and
+    is reported there (every span is reported by exactly the shard that owns it)."""
+    trace_id = "0af7651916cd43dd8448eb211c80319c"
+    path = _file(tmp_path, {"stringValue": "x"})
+    text = path.read_text()
+    path.write_text(
+        text.replace('"key": "k", "value": {"stringValue": "x"}', '"key": "agent.run.id", "value": "r1"')
+    )
+    with pytest.raises(TraceReadError, match="malformed OTLP structure"):
+        list(read_spans([path], keep=lambda key: key == trace_id))
+    assert list(read_spans([path], keep=lambda key: key != trace_id)) == []
