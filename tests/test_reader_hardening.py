@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 import sys
 import tracemalloc
 from pathlib import Path
@@ -336,6 +337,24 @@ def test_duplicate_member_in_a_pretty_document_names_its_line(tmp_path: Path, le
     assert lines[opening].strip() == "{" and info.value.line == opening + 1  # 1-based: the object's line
 
 
+def test_duplicate_member_too_deep_to_locate_is_still_refused_without_a_line(tmp_path: Path) -> None:
+    """The line is found by a second, pure-Python parse, which recurses about twice as deep per level
+    as the C parser that found the duplicate: nesting that only the C parser can take gives no line,
+    never a crash and never a pass."""
+    depth = 700
+    nested = "[" * depth + "]" * depth
+    text = json.dumps(_request(SPAN), indent=2).replace(
+        '"name": "execute_tool refund"', f'"deep": {nested},\n"name": "a",\n"name": "b"'
+    )
+    json.loads(text)  # the C parser takes this nesting
+    path = tmp_path / "t.json"
+    path.write_text(text)
+    assert sniff_format(path) == "otlp-json"
+    with pytest.raises(TraceReadError, match="duplicate JSON member name 'name'") as info:
+        list(read_spans([path]))
+    assert info.value.line is None and info.value.source == str(path)
+
+
 def test_protobuf_files_still_read(tmp_path: Path) -> None:
     spans = _recorded(3)
     assert len(list(read_spans([write_proto(spans, tmp_path / "t.pb")]))) == 3
@@ -412,9 +431,13 @@ def test_an_all_zero_parent_span_id_in_protobuf_is_a_root(tmp_path: Path) -> Non
     assert read.parent_span_id is None
 
 
-def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_path: Path) -> None:
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])
+def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_path: Path, compress) -> None:
+    """For compressed input, progress counts the compressed bytes read: the file's size is its total."""
+    rng = random.Random(5)
+    text = "".join(_line(spanId=f"{rng.getrandbits(64):016x}") for _ in range(5000))
     path = tmp_path / "t.jsonl"
-    path.write_text(_line() * 5000)
+    path.write_bytes(gzip.compress(text.encode()) if compress else text.encode())
     calls: list[tuple[str, int, int]] = []
     report = ReadReport(progress=lambda label, done, total: calls.append((label, done, total)))
     assert len(list(read_spans([path], report=report))) == 5000

@@ -1,0 +1,121 @@
+"""Runs joined late: a span's ``agent.run.id`` that the first pass's byte scan cannot see.
+
+``iter_runs`` indexes, per run, the last line that mentions it by scanning raw bytes for
+``"agent.run.id"``. A key written with a JSON escape (``"agent.run\\u002eid"``) reads as the same
+attribute but is invisible to that scan, so the second pass finds the link only when it parses the
+span, and joins the two runs then (``readers._late_link``): their held spans, and the later of their
+two ends. A link to a run that was already emitted is an error, never a split run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from otel_provenance.errors import TraceReadError
+from otel_provenance.offline.readers import iter_runs, read_spans
+
+T0, T1, T2, T3, T9 = (f"{n:032x}" for n in (0xA0, 0xA1, 0xA2, 0xA3, 0xA9))
+
+
+def _span(trace_id: str, n: int, run_id: str | None = None, hidden: str = "") -> dict:
+    """A span; ``hidden`` names what the byte scan must not see: "run" (the run id's key is escaped)
+    or "trace+run" (the trace id's key too)."""
+    span: dict = {
+        "traceId": trace_id,
+        "spanId": f"{n:016x}",
+        "name": f"execute_tool step{n}",
+        "kind": 1,
+        "startTimeUnixNano": str(n),
+        "endTimeUnixNano": str(n + 1),
+    }
+    if run_id is not None:
+        span["attributes"] = [{"key": "agent.run.id", "value": {"stringValue": run_id}}]
+    return {"__hidden": hidden, **span}
+
+
+def _line(*spans: dict) -> str:
+    texts = []
+    for span in spans:
+        hidden = span.pop("__hidden")
+        text = json.dumps(span)
+        if "run" in hidden:
+            text = text.replace('"agent.run.id"', '"agent.run\\u002eid"')
+        if "trace" in hidden:
+            text = text.replace('"traceId"', '"trace\\u0049d"')
+        texts.append(text)
+    request = '{"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [%s]}]}]}'
+    return request % ", ".join(texts) + "\n"
+
+
+def _write(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(lines))
+    return path
+
+
+def _runs(path: Path) -> list[tuple[str, list[str]]]:
+    return [(run.run_id, sorted(s.span_id for s in run.spans)) for run in iter_runs([path])]
+
+
+def _ids(*ns: int) -> list[str]:
+    return sorted(f"{n:016x}" for n in ns)
+
+
+def test_a_hidden_run_id_joins_the_held_spans_of_both_runs_and_ends_at_the_later_end(tmp_path: Path) -> None:
+    """Trace T2 is first seen without a run id, then one of its spans names run r1 under an escaped
+    key. Both runs have spans held by then; the joined run holds all of them and is emitted at T2's
+    last line (after r1's), while r0, which ends on r1's last line, is still emitted there."""
+    path = _write(
+        tmp_path,
+        _line(_span(T1, 1, "r1")),
+        _line(_span(T2, 2)),
+        _line(_span(T2, 3, "r1", hidden="run")),
+        _line(_span(T1, 4, "r1"), _span(T0, 10, "r0")),
+        _line(_span(T2, 5)),
+        _line(_span(T9, 90, "r9")),
+    )
+    assert _runs(path) == [("r0", _ids(10)), ("r1", _ids(1, 2, 3, 4, 5)), ("r9", _ids(90))]
+    assert len(list(read_spans([path]))) == 7
+
+
+def test_two_hidden_links_to_one_run_before_its_first_visible_span(tmp_path: Path) -> None:
+    """The first late link finds no span held for either side; the second joins a trace to the run
+    the first one formed. The joined run is emitted at r1's last line, before r9."""
+    path = _write(
+        tmp_path,
+        _line(_span(T2, 2, "r1", hidden="run")),
+        _line(_span(T3, 3, "r1", hidden="run")),
+        _line(_span(T1, 1, "r1")),
+        _line(_span(T9, 90, "r9")),
+    )
+    assert _runs(path) == [("r1", _ids(1, 2, 3)), ("r9", _ids(90))]
+
+
+def test_a_hidden_link_to_a_run_already_emitted_is_an_error(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        _line(_span(T1, 1, "r1")),
+        _line(_span(T2, 2, "r1", hidden="run")),
+    )
+    with pytest.raises(TraceReadError) as info:
+        list(iter_runs([path]))
+    assert str(info.value).endswith(
+        f"span {2:016x}: agent.run.id joins trace {T2} to a run that was already emitted"
+    )
+    assert info.value.source == str(path) and info.value.line == 2
+
+
+def test_a_hidden_link_from_a_trace_already_emitted_is_an_error(tmp_path: Path) -> None:
+    """Here the trace's own run (T2, no run id) was emitted; the run named (r1) is still open."""
+    path = _write(
+        tmp_path,
+        _line(_span(T2, 2)),
+        _line(_span(T2, 3, "r1", hidden="trace+run")),
+        _line(_span(T1, 1, "r1")),
+    )
+    with pytest.raises(TraceReadError, match=f"joins trace {T2} to a run that was already emitted") as info:
+        list(iter_runs([path]))
+    assert info.value.line == 2
