@@ -191,3 +191,19 @@ def test_a_wrapped_processor_failing_to_flush_is_logged_by_type_and_the_others_s
     assert after.timeouts == [1234]
     messages = [r.getMessage() for r in caplog.records if r.name.startswith("otel_provenance")]
     assert messages == ["otel-provenance: _Unflushable.force_flush failed with RuntimeError"]
+
+
+class _OtherProvider:
+    """A provider of another SDK: processors kept somewhere this package does not know."""
+
+    def __init__(self, active=None) -> None:
+        if active is not None:
+            self._active_span_processor = active
+
+
+def test_unsafe_processors_is_empty_where_the_provider_does_not_expose_its_processors():
+    from opentelemetry.trace import NoOpTracerProvider
+
+    assert unsafe_processors(NoOpTracerProvider()) == []
+    assert unsafe_processors(_OtherProvider()) == []
+    assert unsafe_processors(_OtherProvider(active=object())) == []
