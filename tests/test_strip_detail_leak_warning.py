@@ -207,3 +207,17 @@ def test_unsafe_processors_is_empty_where_the_provider_does_not_expose_its_proce
     assert unsafe_processors(NoOpTracerProvider()) == []
     assert unsafe_processors(_OtherProvider()) == []
     assert unsafe_processors(_OtherProvider(active=object())) == []
+
+
+class _CannotShutDown(SpanProcessor):
+    def shutdown(self) -> None:
+        raise RuntimeError("secret-77")
+
+
+def test_a_wrapped_processor_failing_to_shut_down_is_logged_by_type(caplog):
+    provider = TracerProvider()
+    provider.add_span_processor(op.ProvenanceSpanProcessor(_CannotShutDown()))
+    with caplog.at_level(logging.ERROR):
+        provider.shutdown()
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("otel_provenance")]
+    assert messages == ["otel-provenance: _CannotShutDown.shutdown failed with RuntimeError"]
