@@ -177,6 +177,14 @@ def test_log_body():
     assert strip_log_body("plain line", OPTS) == "plain line"
 
 
+def test_log_body_key_paths_start_at_the_body_top_level():
+    """A map body's keys are judged as paths from the body itself: a user prefix naming a nested
+    path removes it, and an allowed path is kept."""
+    options = StripOptions(prefixes=("request.card",), allow={"gen_ai.prompt"})
+    body = {"request": {"card_number": "4111", "id": 7}, "gen_ai.prompt": "allowed back"}
+    assert strip_log_body(body, options) == {"request": {"id": 7}, "gen_ai.prompt": "allowed back"}
+
+
 # --- property: nothing forbidden survives, everything else does ------------------------------------
 
 _FORBIDDEN = sorted(DEFAULT_FORBIDDEN_KEYS)
