@@ -229,3 +229,60 @@ def test_the_echo_rule_examines_at_most_4096_items_of_one_container():
     assert ledger.lookup(items[0]) is None and ledger.lookup(items[4095]) is None
     assert ledger.lookup(items[4096]) is not None
     assert len(ledger) == 4
+
+
+def test_echoed_plain_arguments_stay_unsourced_through_a_tool(traced):
+    """The plain-int, plain-str and bool fast paths of the echo rule, through ``@op.tool``."""
+    tools = Tools(traced)
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def validate(number: int, account: str, dry_run: bool) -> dict:
+        return {"number": number, "account": account, "dry_run": dry_run, "ticket": FRESH}
+
+    with op.run():
+        validate(number=918273, account="ACCT-9191-GUESS", dry_run=True)
+        kinds = tools.kinds(number=918273, account="ACCT-9191-GUESS", dry_run=True, ticket=FRESH)
+    assert kinds == {"number": "assumed", "account": "assumed", "dry_run": "assumed", "ticket": "observed"}
+
+
+SEEN = {"code": "a", "count": 7, "label": "ACCT-SEEN-1", "ref": "REF-SEEN-2", "dry_run": True}
+LONG, BLOB = "L" * 8192, "M" * 8192  # the longest texts remembered
+UNSOURCED = {  # in this order: each fast path is followed by echoes the later paths must undo
+    "count": 7,  # observed before (short, so unsourced under another name): its entry is restored
+    "number": 918273,
+    "label": "ACCT-SEEN-1",
+    "absent": "never-echoed-guess",  # not in the result: nothing to undo
+    "code": "./a",  # normalises to the observed "a"
+    "path": "./guess/a.txt",
+    "long": LONG,
+    "verbose": True,  # not in the result
+    "dry_run": True,  # observed before: restored
+    "force": False,
+    "request": {"ref": "REF-SEEN-2", "note": None, "deep": "./guess/b.txt", "blob": BLOB, "on": True},
+}
+
+
+def test_the_echo_rule_restores_what_the_ledger_held_and_adds_nothing():
+    """Each echoed text or flag is put back exactly as it was: an earlier observation keeps its source,
+    a value never observed is absent again, and no placeholder entry is left counting towards the bound
+    (``max_entries`` is reached exactly without the ledger reporting itself full)."""
+    bound = 32
+    ledger = Ledger(bound)
+    ledger.remember("seen", SEEN, "s0")
+    result = {k: v for k, v in UNSOURCED.items() if k not in ("absent", "verbose")}
+    ledger.remember("echo", {**result, "ticket": FRESH}, "s1", unsourced=UNSOURCED)
+
+    for text, kind in (("a", 0), ("7", 1), ("ACCT-SEEN-1", 0), ("REF-SEEN-2", 0)):
+        match = ledger.lookup(text, kind)
+        assert match is not None, text
+        assert (match.observation.tool, match.observation.span_id) == ("seen", "s0"), text
+    assert ledger.flag("dry_run", True).tool == "seen"
+    for text in ("918273", "guess/a.txt", "guess/b.txt", LONG, BLOB):
+        assert ledger.lookup(text) is None, text[:20]
+    assert ledger.flag("force", False) is None and ledger.flag("on", True) is None
+    assert ledger.lookup(FRESH).observation.tool == "echo"
+    assert len(ledger) == 5  # the four seen texts and the ticket
+
+    ledger.remember("fill", {f"field_{i}": f"filler-{i:04d}" for i in range(bound - 5)}, "s2")
+    ledger.remember("fill", {f"flag_{i}": True for i in range(bound - 1)}, "s3")
+    assert len(ledger) == bound and not ledger.full
