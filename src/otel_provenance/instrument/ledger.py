@@ -148,7 +148,9 @@ def _leaves(name: str, value: Any, depth: int = 0) -> list[tuple[str, Any]]:
         return []
     if isinstance(value, Mapping):
         items: Any = value.items()
-    elif isinstance(value, list | tuple | set | frozenset):
+    elif isinstance(value, list | tuple):  # by position, as ``remember`` names a list's flags
+        items = enumerate(value)
+    elif isinstance(value, set | frozenset):
         items = (("*", item) for item in value)
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):
         items = ((f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value))
