@@ -154,9 +154,10 @@ def mutant_changes(path: str, code: str) -> dict[str, tuple[str, ...]]:
 
 
 def renumber(rev: str) -> list[str]:
-    """Re-key scripts/mutation-equivalent.txt for modules changed since ``rev``: an entry whose mutant
-    still exists (the same change to the same function) takes its new name; one that is gone is
-    dropped and reported, to be judged again."""
+    """Re-key scripts/mutation-equivalent.txt for modules changed since ``rev``, the commit whose
+    numbering the entries use (run it once per source change, with the commit before it): an entry
+    whose mutant still exists (the same change to the same function) takes its new name; one that is
+    gone is dropped and reported, to be judged again."""
     path = ROOT / "scripts" / "mutation-equivalent.txt"
     lines = path.read_text().splitlines()
     report, cache = [], {}
