@@ -99,8 +99,8 @@ WRONG_TYPES = [
     (
         "    type: attribute_constraints\n    select: {step: a}\n    attribute: agent.side_effect\n"
         '    op: "<"\n    value: 3\n',
-        9,
-        "agent.side_effect is a string",
+        8,  # at the operator: no value makes '<' hold for a string attribute
+        "operator '<' compares numbers, but agent.side_effect is a string",
     ),
 ]
 

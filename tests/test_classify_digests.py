@@ -1,0 +1,111 @@
+"""Digests of arguments that are not one text: structures, bytes, None and flags.
+
+A digest is how a reviewer tells, across processes and releases, that two calls had the same
+argument (a retried payment) without the value leaving the process. So equal values must digest
+alike however they are spelled (key order, list or tuple, a dataclass or a dict, a path's spelling),
+different values must not, and the canonical text behind a structure's digest must not drift.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+import pytest
+
+from otel_provenance.instrument.classify import classify_arguments
+from otel_provenance.instrument.digest import keyed_digest
+from otel_provenance.instrument.settings import configure_settings
+
+KEY = bytes(range(32))
+SETTINGS = configure_settings(digest_key=KEY, environ={})
+
+
+class Opaque:
+    """Neither a structure nor a text: digested by identity, never by content."""
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: int
+
+
+def digest(value: object) -> str:
+    (argument,) = classify_arguments("t", {"arg": value}, None, settings=SETTINGS).arguments
+    assert argument.kind == "assumed"  # no run: nothing is observed
+    return argument.digest
+
+
+def test_a_structure_is_digested_as_its_canonical_json() -> None:
+    value = {
+        "b": [1, "x//y", None, True, False, 2.5, Opaque()],
+        "a": {"é": "/p/./q", "t": (1, 2)},
+    }
+    canonical = '{"a":{"t":["1","2"],"é":"/p/q"},"b":["1","x/y",null,true,false,"2.5","\\u0000opaque"]}'
+    assert digest(value) == keyed_digest(canonical, KEY)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}),  # key order
+        ([1, 2], (1, 2)),  # list or tuple
+        (Point(1, 2), {"x": 1, "y": 2}),  # a dataclass is its fields
+        ({"p": "/a//b/./c"}, {"p": "/a/b/c"}),  # a path's spelling
+        ({"n": [None]}, {"n": [None]}),
+        (b"ab", bytearray(b"ab")),
+    ],
+    ids=["key-order", "list-tuple", "dataclass", "path", "none", "bytes-bytearray"],
+)
+def test_equal_values_spelled_differently_digest_alike(one: object, other: object) -> None:
+    assert digest(one) == digest(other)
+
+
+DIFFERENT = {
+    "none": None,
+    "true": True,
+    "false": False,
+    "text-null": "null",
+    "text-true": "true",
+    "bytes": b"ab",
+    "other-bytes": b"ac",
+    "bytes-hex-text": "6162",
+    "dict": {"a": 1},
+    "dict-other-value": {"a": 2},
+    "dict-other-key": {"b": 1},
+    "list": [1, 2],
+    "list-reversed": [2, 1],
+    "nested": {"a": [1]},
+    "nested-deeper": {"a": [[1]]},
+    "in-none": {"a": None},
+    "in-true": {"a": True},
+    "in-false": {"a": False},
+    "in-text": {"a": "x"},
+    "in-opaque": {"a": Opaque()},
+    "in-list-none": [None],
+    "in-list-true": [True],
+    "in-list-opaque": [Opaque()],
+    "opaque": Opaque(),
+    "another-opaque": Opaque(),
+}
+
+
+@pytest.mark.parametrize(("one", "other"), list(itertools.combinations(DIFFERENT, 2)))
+def test_different_values_digest_apart(one: str, other: str) -> None:
+    assert digest(DIFFERENT[one]) != digest(DIFFERENT[other])
+
+
+def test_texts_inside_a_structure_are_normalised_like_a_text_argument() -> None:
+    assert digest({"p": "/srv/./data//x"}) == digest({"p": "/srv/data/x"})
+    assert digest({"p": "/srv/data/x"}) != digest({"p": "/srv/data/y"})
+
+
+def test_numbers_and_flags_inside_a_structure_keep_their_kind() -> None:
+    assert digest([1]) == digest(["1"])  # a number's text, as for a number argument
+    assert digest([True]) != digest(["true"]) != digest([1])
+
+
+def test_the_same_opaque_object_digests_alike_twice() -> None:
+    thing = Opaque()
+    assert digest(thing) == digest(thing)
