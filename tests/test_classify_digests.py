@@ -109,3 +109,56 @@ def test_numbers_and_flags_inside_a_structure_keep_their_kind() -> None:
 def test_the_same_opaque_object_digests_alike_twice() -> None:
     thing = Opaque()
     assert digest(thing) == digest(thing)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(None, "\x00null"), (True, "\x00true"), (False, "\x00false"), (b"ab", "\x00bytes:6162")],
+    ids=["none", "true", "false", "bytes"],
+)
+def test_none_flags_and_bytes_have_fixed_texts_so_digests_match_across_processes(
+    value: object, text: str
+) -> None:
+    assert digest(value) == keyed_digest(text, KEY)
+
+
+@pytest.mark.parametrize("size", [2**20, 2**20 + 1])
+def test_bytes_up_to_one_mib_are_digested_by_content_larger_by_identity(size: int) -> None:
+    one, other = b"x" * size, b"x" * size  # both alive: an identity is never reused
+    assert (digest(one) == digest(other)) is (size <= 2**20)
+
+
+def _nested(depth: int) -> list:
+    value: list = [1]
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize("depth", [16, 17])
+def test_structures_up_to_sixteen_levels_are_digested_by_content_deeper_by_identity(depth: int) -> None:
+    """The 16th level's leaves count; a 17th level makes the argument too big to look into."""
+    one, other = _nested(depth), _nested(depth)
+    assert (digest(one) == digest(other)) is (depth <= 16)
+
+
+@pytest.mark.parametrize("leaves", [256, 257])
+def test_structures_up_to_256_leaves_are_digested_by_content_more_by_identity(leaves: int) -> None:
+    one, other = list(range(leaves)), list(range(leaves))
+    assert (digest(one) == digest(other)) is (leaves <= 256)
+
+
+def test_a_structure_holding_the_same_object_twice_is_digested_by_identity() -> None:
+    """The guard against cycles: an object met twice stops the walk."""
+    shared = [1]
+    twice, copies = [shared, shared], [[1], [1]]
+    assert digest(twice) != digest(copies)
+    assert digest(copies) == digest([[1], [1]])
+
+
+def test_a_dataclass_field_never_set_is_digested_as_null() -> None:
+    @dataclasses.dataclass
+    class Late:
+        x: int = dataclasses.field(init=False)
+
+    assert digest(Late()) == digest({"x": None})
