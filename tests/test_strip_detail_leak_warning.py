@@ -8,6 +8,7 @@ per (place, error type), by type only.
 from __future__ import annotations
 
 import logging
+import os
 import warnings
 
 import pytest
@@ -88,7 +89,8 @@ def test_the_leak_warning_names_the_processors_and_where_they_belong(caplog):
         "ProvenanceSpanProcessor(...) instead of TracerProvider.add_span_processor"
     )
     assert str(leak.message) == expected
-    assert leak.filename == __file__  # attributed to the line that called op.configure
+    if "MUTANT_UNDER_TEST" not in os.environ:  # mutmut's trampolines add frames to every call
+        assert leak.filename == __file__  # attributed to the line that called op.configure
     assert [r.getMessage() for r in caplog.records if r.name.startswith("otel_provenance")] == [expected]
 
 
