@@ -13,18 +13,17 @@ from typing import Final
 from ... import semconv
 
 _BOOLEAN: Final = "a boolean (true or false)"
-_INTEGER: Final = "an integer"
+INTEGER: Final = "an integer"  # public: what an ordering operator needs
 _STRING: Final = "a string"
-INTEGER: Final = _INTEGER  # what an ordering operator needs an attribute to be
 
 KNOWN_TYPES: Final = {
     semconv.IDEMPOTENCY_PRESENT: _BOOLEAN,
     semconv.LEDGER_FULL: _BOOLEAN,
-    semconv.RETRY_NUMBER: _INTEGER,
-    semconv.BUDGET_ASSUMED: _INTEGER,
-    semconv.BUDGET_INVENTED: _INTEGER,
-    semconv.BUDGET_MAX_ASSUMED: _INTEGER,
-    semconv.BUDGET_MAX_INVENTED: _INTEGER,
+    semconv.RETRY_NUMBER: INTEGER,
+    semconv.BUDGET_ASSUMED: INTEGER,
+    semconv.BUDGET_INVENTED: INTEGER,
+    semconv.BUDGET_MAX_ASSUMED: INTEGER,
+    semconv.BUDGET_MAX_INVENTED: INTEGER,
     semconv.SIDE_EFFECT: _STRING,
     semconv.DATA_DOMAIN: _STRING,
     semconv.TOOL_STATUS: _STRING,
@@ -37,7 +36,7 @@ KNOWN_TYPES: Final = {
 
 _CHECKS: Final = {
     _BOOLEAN: lambda v: isinstance(v, bool),
-    _INTEGER: lambda v: isinstance(v, int) and not isinstance(v, bool),
+    INTEGER: lambda v: isinstance(v, int) and not isinstance(v, bool),
     _STRING: lambda v: isinstance(v, str),
 }
 

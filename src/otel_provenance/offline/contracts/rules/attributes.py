@@ -18,8 +18,7 @@ from ..outcomes import Outcome, Unknown, Violation, span_witness, spans_witnesse
 from ..rational import RATIONAL_PATTERN, exact_number, format_exact, parse_rational
 from ..ruletype import Absence, Fail, RuleType, always
 from ..selectors import values_equal
-from ..typing import INTEGER as _INTEGER
-from ..typing import check_value_type, known_type
+from ..typing import INTEGER, check_value_type, known_type
 
 _COMPARE = {
     "<": lambda a, b: a < b,
@@ -130,7 +129,7 @@ def _validate_constraint(params: dict[str, Any], fail: Fail) -> None:
         except ValueError:
             raise fail("value", f'operator {op!r} compares numbers; write an integer or "1/20"') from None
         kind = known_type(params["attribute"])
-        if kind is not None and kind != _INTEGER:
+        if kind is not None and kind != INTEGER:
             raise fail("op", f"operator {op!r} compares numbers, but {params['attribute']} is {kind}")
         return
     check_value_type(params["attribute"], value, lambda problem: fail("value", problem))
