@@ -162,3 +162,18 @@ def test_a_dataclass_field_never_set_is_digested_as_null() -> None:
         x: int = dataclasses.field(init=False)
 
     assert digest(Late()) == digest({"x": None})
+
+
+def test_a_pydantic_field_never_set_is_digested_as_null_not_as_a_fault() -> None:
+    """``model_construct`` skips validation, so a required field can be missing: reading it raises.
+    Like an unset dataclass field, it is a null in the structure, not an argument that cannot be
+    examined (which would be listed as a fault and digested apart from the same structure)."""
+    import pydantic
+
+    class Partial(pydantic.BaseModel):
+        x: int
+        y: int
+
+    classification = classify_arguments("t", {"arg": Partial.model_construct(x=1)}, None, settings=SETTINGS)
+    assert classification.faults == ()
+    assert classification.arguments[0].digest == digest({"x": 1, "y": None})

@@ -114,3 +114,20 @@ def test_a_short_value_counts_only_as_a_field_of_the_same_name() -> None:
     got = classify(ledger, ratio=1.5, other=1.5)
     assert (got["ratio"].kind, got["ratio"].source_field) == ("observed", "ratio")
     assert got["other"].kind == "assumed"
+
+
+def test_a_text_leaf_of_a_structure_is_matched_by_sha_prefix_and_by_path_join_like_a_plain_argument() -> None:
+    """A leaf is looked up as the text it is: an abbreviated commit of a full one a result listed, and a
+    path joined from a listed directory and a listed file name, count inside a structure too."""
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    ledger = ledger_of({"commit": sha, "root": "/srv/repo", "files": ["src/app.py"]})
+    got = classify(
+        ledger,
+        short=sha[:10],
+        joined="/srv/repo/src/app.py",
+        q={"rev": sha[:10]},
+        r={"p": "/srv/repo/src/app.py"},
+    )
+    assert [got[name].kind for name in ("short", "joined", "q", "r")] == ["observed"] * 4
+    assert (got["q"].source_field, got["q"].projection) == ("commit", "structure")
+    assert (got["r"].source_field, got["r"].projection) == ("files.0", "structure")
