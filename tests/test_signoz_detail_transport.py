@@ -10,6 +10,8 @@ import logging
 import os
 import re
 import threading
+import tracemalloc
+import zlib
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -550,6 +552,23 @@ def test_a_small_gzip_answer_that_inflates_past_the_cap_is_refused() -> None:
         assert _exchange(server.url, 3_000_000) == b"0" * 3_000_000
         with pytest.raises(ResponseTooLargeError):
             _exchange(server.url, 2_999_999)
+
+
+def test_a_gzip_bomb_is_refused_without_inflating_it_into_memory() -> None:
+    """200 MB of zeros packed into about 200 kB: no inflated chunk may be larger than what is left of
+    the cap, so refusing it holds about the cap in memory, not a chunk's worth of the bomb."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)  # 31: a gzip header and trailer
+    packed = b"".join(packer.compress(bytes(2**20)) for _ in range(200)) + packer.flush()
+    assert len(packed) < 300_000
+    with Scripted(Answer(200, packed, headers={"Content-Encoding": "gzip"})) as server:
+        tracemalloc.start()
+        try:
+            with pytest.raises(ResponseTooLargeError):
+                _exchange(server.url, 2**20)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert peak < 16 * 2**20
 
 
 def test_an_answer_labelled_gzip_that_is_not_gzip_is_a_query_error() -> None:
