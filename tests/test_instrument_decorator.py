@@ -505,3 +505,24 @@ def test_a_write_tool_outside_any_run_says_how_to_open_one(traced):
     with op.run(inputs={"branch": "main"}):
         delete_branch(branch="main")
     assert ran == ["main"]
+
+
+def test_sync_tool_span_is_current_in_the_body_and_nested_tools_are_its_children():
+    from opentelemetry import trace
+
+    t = Traced()
+    inside = []
+
+    @op.tool(tracer_provider=t.provider)
+    def inner(n: int) -> int:
+        return n
+
+    @op.tool(tracer_provider=t.provider)
+    def outer(n: int) -> int:
+        inside.append(trace.get_current_span().get_span_context().span_id)
+        return inner(n)
+
+    assert outer(3) == 3
+    outer_span, inner_span = t.span("outer"), t.span("inner")
+    assert inside == [outer_span.context.span_id]
+    assert inner_span.parent is not None and inner_span.parent.span_id == outer_span.context.span_id
