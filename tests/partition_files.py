@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from otel_provenance.offline.readers import ReadReport, read_spans
+from otel_provenance.offline.readers import ReadReport, partitions, read_spans
 from otel_provenance.offline.readers.partitions import Failed, Indexed, Partition, Split
 from otel_provenance.offline.runs import RunKeys
 
@@ -83,3 +83,18 @@ def members(split: Split | Failed) -> dict[str, list[str]]:
 
 def whole(path: Path) -> Partition:
     return Partition(str(path))
+
+
+class VanishingAfterSniff(partitions._TraceFile):
+    """The real sniff, then the file is removed: the read that follows meets a real ``OSError``
+    (a file rotated away between the two, as a collector's file exporter does)."""
+
+    def __init__(self, path: str, limits) -> None:
+        super().__init__(path, limits)
+        if "://" in path:
+            import fsspec
+
+            fs, inner = fsspec.core.url_to_fs(path)
+            fs.rm(inner)
+        else:
+            Path(path).unlink()

@@ -19,7 +19,7 @@ from otel_provenance.offline.readers.partitions import (
     plan,
     split_partition,
 )
-from partition_files import line, span, tid, write
+from partition_files import VanishingAfterSniff, line, span, tid, write
 
 
 def _jsonl(tmp_path: Path, name: str = "t.jsonl") -> Path:
@@ -85,23 +85,8 @@ def test_a_missing_file_is_a_failed_answer_naming_it(tmp_path: Path) -> None:
     assert plan(str(missing), 100) == Failed(f"{missing}: cannot read file (No such file or directory)")
 
 
-class _VanishingAfterSniff(partitions._TraceFile):
-    """The real sniff, then the file is removed: the read that follows meets a real ``OSError``
-    (a file rotated away between the two, as a collector's file exporter does)."""
-
-    def __init__(self, path: str, limits) -> None:
-        super().__init__(path, limits)
-        if "://" in path:
-            import fsspec
-
-            fs, inner = fsspec.core.url_to_fs(path)
-            fs.rm(inner)
-        else:
-            Path(path).unlink()
-
-
 def test_a_file_gone_after_its_sniff_is_a_failed_answer_naming_it(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(partitions, "_TraceFile", _VanishingAfterSniff)
+    monkeypatch.setattr(partitions, "_TraceFile", VanishingAfterSniff)
     path = _jsonl(tmp_path)
     assert plan(str(path), 100) == Failed(f"{path}: cannot read file (No such file or directory)")
 
@@ -109,7 +94,7 @@ def test_a_file_gone_after_its_sniff_is_a_failed_answer_naming_it(tmp_path: Path
 def test_a_url_gone_after_its_sniff_names_the_error_type_when_it_has_no_text(monkeypatch) -> None:
     """fsspec raises ``FileNotFoundError(path)``, with no ``strerror``: the message names the type."""
     fsspec = pytest.importorskip("fsspec")
-    monkeypatch.setattr(partitions, "_TraceFile", _VanishingAfterSniff)
+    monkeypatch.setattr(partitions, "_TraceFile", VanishingAfterSniff)
     url = "memory://partition-plan/gone.jsonl"
     with fsspec.open(url, "wb") as f:
         f.write("".join(line(span(n, n)) for n in range(1, 4)).encode())
