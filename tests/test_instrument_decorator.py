@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from opentelemetry.sdk.trace import SpanLimits, SpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor
 from opentelemetry.trace import SpanKind, StatusCode
 
 import otel_provenance as op
@@ -526,3 +526,58 @@ def test_sync_tool_span_is_current_in_the_body_and_nested_tools_are_its_children
     outer_span, inner_span = t.span("outer"), t.span("inner")
     assert inside == [outer_span.context.span_id]
     assert inner_span.parent is not None and inner_span.parent.span_id == outer_span.context.span_id
+
+
+def test_a_tool_method_names_its_arguments_however_it_is_called():
+    """Bound, through the class (wrapt hands over a partial), by keyword, and a tool function later
+    bound as a method: ``self`` is never an argument of a bound call, and is one of a plain call."""
+    t = Traced()
+
+    class Files:
+        @op.tool(tracer_provider=t.provider)
+        def read(self, folder: str) -> str:
+            return folder
+
+    @op.tool(tracer_provider=t.provider)
+    def listing(self, folder: str) -> str:
+        return folder
+
+    class Listings:
+        ls = listing
+
+    files = Files()
+    files.read("/srv/a")
+    Files.read(files, "/srv/b")
+    Files.read(files, folder="/srv/c")
+    listing(files, "/srv/d")
+    Listings().ls("/srv/e")
+    listing(files, "/srv/f")
+
+    def kinds(span: ReadableSpan) -> set[str]:
+        return {k for k in span.attributes if k.endswith(".kind")}
+
+    assert [kinds(t.span("read", i)) for i in range(3)] == [{"agent.arg.folder.kind"}] * 3
+    assert [kinds(t.span("listing", i)) for i in range(3)] == [
+        {"agent.arg.self.kind", "agent.arg.folder.kind"},
+        {"agent.arg.folder.kind"},
+        {"agent.arg.self.kind", "agent.arg.folder.kind"},
+    ]
+
+
+def test_calling_a_tool_method_through_its_class_does_not_keep_the_instance_alive():
+    import gc
+    import weakref
+
+    t = Traced()
+
+    class Session:
+        @op.tool(tracer_provider=t.provider)
+        def fetch(self, key: str) -> str:
+            return key
+
+    session = Session()
+    Session.fetch(session, "k-1")
+    alive = weakref.ref(session)
+    del session
+    gc.collect()
+    assert alive() is None

@@ -397,11 +397,14 @@ class _ToolSpec:
 
     def bind(self, wrapped: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
         """Passed arguments by parameter name; ``*args`` as ``name.0``..., ``**kwargs`` by their keys."""
-        if isinstance(wrapped, types.MethodType):
+        # ``type``, not ``isinstance``: wrapt's partial proxy for ``Class.method(instance, ...)`` claims
+        # the function's class, and as a key of its own (one per call, holding ``instance``) it would
+        # fill the cache with dead calls. Keyed on the function it wraps, it is stable.
+        if type(wrapped) is types.MethodType:
             cache_key: Any = (wrapped.__func__, 1)
-        elif isinstance(wrapped, types.FunctionType):
+        elif type(wrapped) is types.FunctionType:
             cache_key = (wrapped, 0)
-        else:  # e.g. wrapt's partial proxy for ``Class.method(instance, ...)``: stable on the function
+        else:
             cache_key = (getattr(wrapped, "__wrapped__", wrapped), 2)
         cached = self._signatures.get(cache_key)
         if cached is None:
