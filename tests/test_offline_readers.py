@@ -177,6 +177,14 @@ def _line(**span_fields) -> str:
         ({"traceId": "xyz"}, "traceId is not a 32-digit hex id"),
         ({"spanId": "00000000000000000"}, "spanId is not a 16-digit hex id"),
         ({"spanId": "0000000000000000"}, "spanId is all zeros"),
+        (
+            {"links": [{"traceId": "xyz", "spanId": "b7ad6b7169203331"}]},
+            "link traceId is not a 32-digit hex id",
+        ),
+        (
+            {"links": [{"traceId": "0af7651916cd43dd8448eb211c80319c"}]},
+            "link spanId is missing or not a string",
+        ),
         ({"kind": 9}, "kind 9 is out of range 0..5"),
         ({"attributes": [{"key": "a", "value": {"mapValue": {}}}]}, "value of unknown type 'mapValue'"),
         ({"attributes": [{"key": "a", "value": {"intValue": "1.5"}}]}, "'a' intValue is not an integer"),
