@@ -324,3 +324,9 @@ def test_possible_targets_are_undecided_and_each_span_is_named_once():
         "ticket.update", "ticket.update[agent.side_effect=write]"
     ).format(2)
     assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted([first, second]))),)
+
+
+def test_a_target_before_every_source_does_not_stop_the_check_of_later_targets():
+    run, (_, fetch, later) = _steps(("ticket.update", WRITE), ("web.fetch", READ), ("ticket.update", WRITE))
+    (finding,) = _rule(_paths(guard=False), run).findings
+    assert finding.witnesses == (Witness(run.trace_ids[0], tuple(sorted([fetch, later]))),)
