@@ -581,3 +581,51 @@ def test_calling_a_tool_method_through_its_class_does_not_keep_the_instance_aliv
     del session
     gc.collect()
     assert alive() is None
+
+
+def test_the_data_domain_is_on_every_span_of_the_tool():
+    t = Traced()
+
+    @op.tool(data_domain="billing", tracer_provider=t.provider)
+    def invoice(number: str) -> str:
+        return number
+
+    invoice("INV-1")
+    invoice("INV-2")
+    assert [t.span("invoice", i).attributes["agent.data_domain"] for i in range(2)] == ["billing"] * 2
+
+
+def test_options_given_positionally_are_refused_saying_how_to_pass_them():
+    with pytest.raises(op.ConfigurationError) as caught:
+        op.tool("refund")
+    assert str(caught.value) == "op.tool: expected a function; use op.tool(...) with keyword arguments"
+
+
+def test_a_bad_option_name_is_reported_against_the_function_its_tool_name_and_its_parameters():
+    with pytest.raises(op.ConfigurationError) as caught:
+
+        @op.tool(name="refund_tool", invented={"note"})
+        def refund(order_id: str) -> None: ...
+
+    assert str(caught.value) == (
+        "op.tool(refund_tool): invented names 'note', which is not a parameter of refund "
+        "(parameters: order_id)"
+    )
+    with pytest.raises(op.ConfigurationError) as caught:
+
+        @op.tool(invented={"note"})
+        def ping() -> None: ...
+
+    assert str(caught.value) == (
+        "op.tool(ping): invented names 'note', which is not a parameter of ping (parameters: none)"
+    )
+
+    class Lookup:  # a callable object has no __name__: the tool's name stands for it
+        def __call__(self, key: str) -> str:
+            return key
+
+    with pytest.raises(op.ConfigurationError) as caught:
+        op.tool(name="lookup", invented={"note"})(Lookup())
+    assert str(caught.value) == (
+        "op.tool(lookup): invented names 'note', which is not a parameter of lookup (parameters: key)"
+    )
