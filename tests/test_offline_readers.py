@@ -202,6 +202,11 @@ def _line(**span_fields) -> str:
         ({"startTimeUnixNano": "-1"}, "startTimeUnixNano is out of the unsigned 64-bit range"),
         ({"status": {"code": 7}}, "status code 7 is out of range"),
         ({"events": [{"name": "e", "timeUnixNano": "1", "attributes": "nope"}]}, "malformed OTLP structure"),
+        ({"events": [{"name": 7, "timeUnixNano": "1"}]}, "event name is not a string"),
+        (
+            {"events": [{"name": "e", "timeUnixNano": "-1"}]},
+            "event timeUnixNano is out of the unsigned 64-bit",
+        ),
     ],
 )
 def test_errors_name_file_line_and_problem(tmp_path: Path, fields: dict, problem: str) -> None:
@@ -464,3 +469,19 @@ def test_make_span_builds_the_same_span_as_the_dataclass() -> None:
     assert [getattr(made, f.name) for f in dataclasses.fields(Span)] == list(values)
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.name = "other"  # type: ignore[misc]
+
+
+def test_an_event_without_name_or_time_reads_as_proto3_defaults(tmp_path: Path) -> None:
+    """Proto3 JSON leaves out fields at their defaults: an empty name and time 0."""
+    path = tmp_path / "events.jsonl"
+    path.write_text(_line(events=[{}, {"name": "retry"}]))
+    (span,) = read_spans([path])
+    assert [(e.name, e.time_ns) for e in span.events] == [("", 0), ("retry", 0)]
+
+
+def test_an_event_name_of_another_type_is_named_exactly(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    path.write_text(_line(events=[{"name": ["retry"]}]))
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([path]))
+    assert info.value.problem == "resourceSpans[0].scopeSpans[0].spans[0]: event name is not a string"
