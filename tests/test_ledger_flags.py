@@ -101,3 +101,25 @@ def test_a_structured_argument_of_flags_observed_in_an_enclosing_run_is_observed
         with op.run(run_id="inner"):
             got = attrs(mode={"dry_run": True, "force": False})["mode"]
     assert (got["kind"], got["projection"], got["source_field"]) == ("observed", "structure", "mode.dry_run")
+
+
+def test_past_the_bound_the_oldest_half_of_the_flags_go_and_the_ledger_reports_full(traced):
+    """Flags are bounded like entries: more than ``max_entries`` of them drop the oldest half."""
+    flags = {f"flag_{n}": True for n in range(5)}
+    read_config, attrs = tools(traced, flags)
+    with op.run(ledger_max_entries=4):
+        read_config()  # 5 flags > 4: the oldest 5 // 2 go
+        got = attrs(**flags)
+    kinds = {name: got[name]["kind"] for name in flags}
+    assert kinds == {f"flag_{n}": "assumed" if n < 2 else "observed" for n in range(5)}
+    assert traced.span("use").attributes["agent.ledger.full"] is True
+
+
+def test_flags_within_the_bound_are_all_kept_and_the_ledger_is_not_full(traced):
+    flags = {f"flag_{n}": False for n in range(4)}
+    read_config, attrs = tools(traced, flags)
+    with op.run(ledger_max_entries=4):
+        read_config()
+        got = attrs(**flags)
+    assert {got[name]["kind"] for name in flags} == {"observed"}
+    assert "agent.ledger.full" not in traced.span("use").attributes

@@ -138,3 +138,57 @@ def test_calls_whose_results_add_nothing_do_not_push_a_listings_root_out(traced)
             ping(target=f"host-{n:02d}.internal")
         got = attrs(path="srv/app/main.py")["path"]
     assert (got["kind"], got["projection"]) == ("observed", "path_join")
+
+
+def test_calls_without_a_non_empty_text_argument_do_not_take_a_place(traced):
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def ls(root: str) -> dict:
+        return {"entries": ["main.py"]}
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def ping(target: str, attempt: int) -> dict:
+        return {"reply": f"PONG-{attempt:04d}"}
+
+    attrs = user(traced)
+    with op.run(ledger_max_entries=100):
+        ls(root="srv/app")
+        for n in range(20):
+            ping(target="", attempt=n)  # remembered, but nothing a path could be joined with
+        got = attrs(path="srv/app/main.py")["path"]
+    assert (got["kind"], got["projection"]) == ("observed", "path_join")
+
+
+def test_a_root_given_next_to_arguments_that_are_not_text_still_joins(traced):
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def ls(root: str, depth: int, patterns: list, hidden: bool) -> dict:
+        return {"entries": ["notes.txt"]}
+
+    attrs = user(traced)
+    with op.run():
+        ls(root="~", depth=2, patterns=["*.txt"], hidden=False)  # a one-character root
+        got = attrs(path="~/notes.txt")["path"]
+    assert (got["kind"], got["projection"], got["source_tool"]) == ("observed", "path_join", "ls")
+
+
+def join_kinds(attrs, numbers) -> dict[int, object]:
+    return {n: attrs(path=f"dir{n:02d}/file{n:02d}.txt")["path"]["kind"] for n in numbers}
+
+
+@pytest.mark.parametrize(("bound", "kept"), [(100, 16), (200, 20)])
+def test_the_arguments_of_the_most_recent_calls_are_kept_and_the_oldest_half_forgotten(traced, bound, kept):
+    """``max(16, bound // 10)`` calls keep their arguments; one more drops the oldest half."""
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def ls(root: str) -> dict:
+        return {"entries": [root.replace("dir", "file") + ".txt"]}
+
+    attrs = user(traced)
+    with op.run(ledger_max_entries=bound):
+        for n in range(kept):
+            ls(root=f"dir{n:02d}")
+        full_table = join_kinds(attrs, [0, kept - 1])
+        ls(root=f"dir{kept:02d}")  # one call too many: the oldest half of kept + 1 go
+        dropped = (kept + 1) // 2
+        after = join_kinds(attrs, [0, dropped - 1, dropped, kept])
+    assert full_table == {0: "observed", kept - 1: "observed"}
+    assert after == {0: "assumed", dropped - 1: "assumed", dropped: "observed", kept: "observed"}
