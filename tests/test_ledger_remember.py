@@ -97,8 +97,8 @@ def test_a_listing_that_only_reobserves_known_entries_still_joins_with_its_root(
     """One entry, already observed: the listing adds no entry but re-observes one (its smallest case)."""
 
     @op.tool(side_effect="read", tracer_provider=traced.provider)
-    def ls(root: str) -> dict:
-        return {"entries": ["setup.cfg"]}
+    def ls(root: str) -> list:
+        return ["setup.cfg"]
 
     attrs = user(traced)
     with op.run(inputs={"config": "setup.cfg"}):  # the entry is known before the listing
