@@ -18,6 +18,7 @@ import pytest
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
 from otel_provenance.instrument import projections as pj
+from otel_provenance.instrument.ledger import Ledger
 
 
 @pytest.fixture
@@ -155,3 +156,53 @@ def test_dates_and_ids_in_a_result_take_one_unit_of_room_each(traced):
         fetch()
         got = attrs(when="2026-01-02", ref=str(reference), ticket="TICKET-LAST-ONE")
     assert {name: got[name]["kind"] for name in got} == {n: "observed" for n in ("when", "ref", "ticket")}
+
+
+def test_a_date_or_id_inside_a_result_names_its_tool_span_and_field_path(traced):
+    reference = uuid.UUID("87654321-4321-8765-4321-876543218765")
+    audit = {"created": datetime.date(2026, 3, 4), "ref": reference}
+    fetch, attrs = tools(traced, {"meta": {"audit": audit}})
+    with op.run():
+        fetch()
+        got = attrs(created="2026-03-04", ref=str(reference))
+    span_id = format(traced.span("fetch").context.span_id, "016x")
+    for name in ("created", "ref"):
+        assert (got[name]["kind"], got[name]["source_tool"]) == ("observed", "fetch")
+        assert got[name]["source_span_id"] == span_id
+        assert got[name]["source_field"] == f"meta.audit.{name}"
+
+
+def test_a_bare_date_result_is_remembered(traced):
+    read, attrs = bare(traced, datetime.date(2026, 5, 6))
+    with op.run():
+        read()
+        got = attrs(day="2026-05-06")["day"]
+    assert (got["kind"], got["source_tool"]) == ("observed", "read")
+
+
+def test_items_a_generator_tool_yields_are_named_by_their_position(traced):
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def stream() -> Any:
+        yield "ITEM-A-0001"
+        yield "ITEM-B-0002"
+
+    _, attrs = tools(traced, None)
+    with op.run():
+        assert list(stream()) == ["ITEM-A-0001", "ITEM-B-0002"]
+        got = attrs(first="ITEM-A-0001", second="ITEM-B-0002")
+    span_id = format(traced.span("stream").context.span_id, "016x")
+    for name, position in (("first", "0"), ("second", "1")):
+        assert (got[name]["kind"], got[name]["source_tool"]) == ("observed", "stream")
+        assert (got[name]["source_field"], got[name]["source_span_id"]) == (position, span_id)
+
+
+def test_a_bare_value_remembered_under_a_field_prefix_is_named_by_the_whole_prefix():
+    """What the MCP wrapper does for a text content block: ``content.<index>``."""
+    ledger = Ledger(100)
+    ledger.remember("mcp_tool", "CONTENT-TEXT-0001", "s1", field_prefix=("content", 0))
+    ledger.remember("mcp_tool", uuid.UUID(int=7), "s1", field_prefix=("content", 1, "ref"))
+    ledger.remember("plain", "BARE-TEXT-0002", "s2")
+    ref = str(uuid.UUID(int=7))
+    fields = {text: ledger.lookup(text).observation.field for text in ("CONTENT-TEXT-0001", ref)}
+    assert fields == {"CONTENT-TEXT-0001": "content.0", ref: "content.1.ref"}
+    assert ledger.lookup("BARE-TEXT-0002").observation.field == "*"  # no field name: exported as *
