@@ -465,7 +465,7 @@ class Ledger:
         return None
 
     def _join(self, key: str, steps: tuple[str, ...]) -> Match | None:
-        start = 1 if key.startswith("/") else 0
+        start = 0  # an absolute path's first cut is at 0: root "/" (a listing of the filesystem root)
         for _ in range(MAX_PATH_SPLITS):
             cut = key.find("/", start)
             if cut < 0:
