@@ -244,3 +244,16 @@ def test_an_unsourced_value_echoed_in_a_long_listing_stays_unsourced(tools):
         got = tools.attrs(echo=guess, other="entry_010.txt")
     assert got["echo"]["kind"] == "assumed"
     assert (got["other"]["kind"], got["other"]["source_tool"]) == ("observed", "search")
+
+
+@pytest.mark.parametrize("bound", range(40, 46))
+def test_a_long_listing_costs_the_same_room_on_the_bulk_and_the_per_leaf_path(bound: int) -> None:
+    """A result is remembered up to the ledger's bound, one unit per container and per value: a field
+    after a long listing is remembered or not whichever path the listing took."""
+    remembered = []
+    for listing in (names(), with_entry("entrée", 0)):  # plain ASCII: bulk; an accent: per-leaf
+        ledger = Ledger(bound)
+        ledger.remember("ls", {"files": listing, "tail": "TAIL-VALUE-0001"}, "00000000000000ab")
+        remembered.append(ledger.lookup("TAIL-VALUE-0001") is not None)
+    assert remembered[0] == remembered[1]
+    assert remembered[0] is (bound >= 43)  # the map, the list, its 40 entries, then the tail

@@ -298,7 +298,7 @@ class Ledger:
             items: Any = value.items()
         elif t is list or t is tuple:
             if len(value) >= _BULK_MIN and len(value) < room and self._bulk(tool, span_id, value, path):
-                return room - len(value)
+                return room - len(value) - 1  # as the per-leaf path charges it: the list, then each item
             items = enumerate(value)
         elif t is str or t is int or t is float or t is bool or value is None:
             return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
