@@ -216,8 +216,9 @@ def test_zstd_without_a_zstd_library_names_the_extra(tmp_path: Path, monkeypatch
     for path in (stream, record):
         with pytest.raises(
             TraceReadError, match=r"install the 'zstd' extra \(pip install 'otel-provenance\[zstd\]'\)"
-        ):
+        ) as info:
             list(read_spans([path]))
+        assert info.value.source == str(path)
 
 
 # --- #18 point 7: decompression limits -------------------------------------------------------------
@@ -274,6 +275,17 @@ def test_zstd_stream_and_record_bombs_are_refused(tmp_path: Path) -> None:
     record.write_bytes(_framed(frame * 1024))
     error, peak = _bounded(lambda: list(read_spans([record])))
     assert "record at byte 0 expands more than" in str(error) and peak < 200 << 20
+    assert isinstance(error, TraceReadError) and error.source == str(record)
+
+
+def test_a_corrupt_zstd_record_names_the_file_the_record_and_the_library_error(tmp_path: Path) -> None:
+    frame = zstandard.ZstdCompressor().compress(_proto_request(_recorded()))
+    record = tmp_path / "corrupt.bin"
+    record.write_bytes(_framed(frame[:4] + b"\xff" * 8 + frame[12:]))
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([record]))
+    assert info.value.source == str(record)
+    assert info.value.problem == "record at byte 0: corrupt zstd data (ZstdError)"
 
 
 def test_decompression_limits_are_configurable(tmp_path: Path) -> None:
@@ -463,3 +475,28 @@ def test_iter_runs_of_a_release_yields_no_run_of_another(tmp_path: Path, trace_i
     assert runs and {r.release for r in runs} == {"v2"}
     assert sorted(r.run_id for r in runs) == sorted(r.run_id for r in every if r.release == "v2")
     assert len(every) == 2 * len(runs)
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_compressed_input_rewinds_to_its_start_and_nowhere_else(tmp_path: Path, kind: str) -> None:
+    """The sniffer reads a file's head and rewinds: decompression restarts from the first byte, with
+    the count of bytes produced (what the limits check, and ``tell``) from zero. Any other seek is
+    refused rather than answered with the start."""
+    import io
+
+    from otel_provenance.offline.readers._compressed import open_input
+
+    text = b"".join(b'{"line": %d}\n' % i for i in range(20_000))  # several decompressor steps
+    packed = gzip.compress(text) if kind == "gzip" else zstandard.ZstdCompressor().compress(text)
+    path = tmp_path / f"t.{kind}"
+    path.write_bytes(packed)
+    limits = ReadLimits(max_bytes=len(text), max_ratio=1000)
+    with open_input(str(path), limits) as f:
+        assert f.read(300_000) == text[:300_000]
+        assert f.seek(0) == 0 and f.tell() == 0
+        assert f.read() == text  # all of it again, exactly at the byte limit
+        f.seek(0)
+        with pytest.raises(
+            io.UnsupportedOperation, match="^compressed input can only be rewound to its start$"
+        ):
+            f.seek(len(text) // 2)
