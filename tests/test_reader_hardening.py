@@ -497,6 +497,6 @@ def test_compressed_input_rewinds_to_its_start_and_nowhere_else(tmp_path: Path, 
         assert f.read() == text  # all of it again, exactly at the byte limit
         f.seek(0)
         with pytest.raises(
-            io.UnsupportedOperation, match="^compressed input can only be rewound to its start$"
+            io.UnsupportedOperation, match=r"^compressed input can only be rewound to its start$"
         ):
             f.seek(len(text) // 2)
