@@ -500,3 +500,13 @@ def test_compressed_input_rewinds_to_its_start_and_nowhere_else(tmp_path: Path, 
             io.UnsupportedOperation, match=r"^compressed input can only be rewound to its start$"
         ):
             f.seek(len(text) // 2)
+
+
+def test_a_zstd_file_of_several_frames_is_read_to_its_last_frame(tmp_path: Path) -> None:
+    """zstd streams may be concatenated frames (a writer that flushes per batch, or ``cat``): a reader
+    that stopped at the first frame's end would drop the rest of the file without a word."""
+    first, second = (write_jsonl(_recorded(n), tmp_path / f"part{n}.jsonl").read_bytes() for n in (2, 3))
+    compressor = zstandard.ZstdCompressor()
+    path = tmp_path / "frames.jsonl.zst"
+    path.write_bytes(compressor.compress(first) + compressor.compress(second))
+    assert len(list(read_spans([path]))) == 5
