@@ -552,14 +552,16 @@ def test_a_tool_method_names_its_arguments_however_it_is_called():
     listing(files, "/srv/d")
     Listings().ls("/srv/e")
     listing(files, "/srv/f")
+    Listings.ls(files, "/srv/g")  # through the class: a plain call, ``self`` is an argument
 
     def kinds(span: ReadableSpan) -> set[str]:
         return {k for k in span.attributes if k.endswith(".kind")}
 
     assert [kinds(t.span("read", i)) for i in range(3)] == [{"agent.arg.folder.kind"}] * 3
-    assert [kinds(t.span("listing", i)) for i in range(3)] == [
+    assert [kinds(t.span("listing", i)) for i in range(4)] == [
         {"agent.arg.self.kind", "agent.arg.folder.kind"},
         {"agent.arg.folder.kind"},
+        {"agent.arg.self.kind", "agent.arg.folder.kind"},
         {"agent.arg.self.kind", "agent.arg.folder.kind"},
     ]
 
@@ -575,12 +577,13 @@ def test_calling_a_tool_method_through_its_class_does_not_keep_the_instance_aliv
         def fetch(self, key: str) -> str:
             return key
 
-    session = Session()
-    Session.fetch(session, "k-1")
-    alive = weakref.ref(session)
-    del session
+    through_class, through_instance = Session(), Session()
+    Session.fetch(through_class, "k-1")
+    through_instance.fetch("k-2")
+    alive = [weakref.ref(through_class), weakref.ref(through_instance)]
+    del through_class, through_instance
     gc.collect()
-    assert alive() is None
+    assert [ref() for ref in alive] == [None, None]
 
 
 def test_the_data_domain_is_on_every_span_of_the_tool():
@@ -629,3 +632,41 @@ def test_a_bad_option_name_is_reported_against_the_function_its_tool_name_and_it
     assert str(caught.value) == (
         "op.tool(lookup): invented names 'note', which is not a parameter of lookup (parameters: key)"
     )
+
+
+def test_arguments_are_named_for_any_callable_a_tool_wraps():
+    """A keyword-only parameter left at its default, a callable object, a builtin with no signature
+    (positional arguments by position), and ``**kwargs`` whose keys are not names (by position: a key
+    chosen by the caller may be content, and attribute names are exported)."""
+    t = Traced()
+
+    @op.tool(tracer_provider=t.provider)
+    def remove(path: str, *, force: bool = False) -> str:
+        return path
+
+    class Lookup:
+        def __call__(self, key: str) -> str:
+            return key
+
+    @op.tool(tracer_provider=t.provider)
+    def tag(**labels: str) -> None: ...
+
+    lookup = op.tool(name="lookup", tracer_provider=t.provider)(Lookup())
+    largest = op.tool(name="largest", tracer_provider=t.provider)(max)
+    remove("/srv/tmp/old.log")
+    assert lookup("customer-42") == "customer-42"
+    assert largest(3, -7, key=abs) == -7
+    tag(**{"team": "billing", "ann@example.com": "owner"})
+
+    def names(tool: str) -> set[str]:
+        return {
+            k.split(".kind")[0].removeprefix("agent.arg.")
+            for k in t.span(tool).attributes
+            if k.endswith(".kind")
+        }
+
+    assert names("remove") == {"path"}
+    assert names("lookup") == {"key"}
+    assert names("largest") == {"args.0", "args.1", "key"}
+    assert names("tag") == {"team", "labels.1"}
+    assert not any("example.com" in key for key in t.span("tag").attributes)
