@@ -266,3 +266,22 @@ def test_property_the_fast_clean_check_agrees_with_stripping(attrs):
     that must happen exactly when stripping would leave the attributes as they are."""
     attrs = _as_exported(attrs)
     assert has_forbidden_key(attrs, OPTS) == (strip_attributes(attrs, OPTS) != attrs)
+
+
+def test_a_prefix_rule_applies_to_a_nested_key_as_well_as_to_a_path():
+    """``corp.pii_`` forbids the key ``corp.pii_email`` wherever it is nested, not only at the top."""
+    opts = StripOptions(prefixes=("corp.pii_",))
+    attrs = {"app.user": {"corp.pii_email": "ann@example.com", "plan": "pro"}, "corp.pii_phone": "555"}
+    assert strip_attributes(attrs, opts) == {"app.user": {"plan": "pro"}}
+
+
+def test_a_value_nested_exactly_to_the_depth_limit_is_kept_one_deeper_is_removed():
+    def nested(levels: int) -> dict:
+        value: dict = {"leaf": 1}
+        for _ in range(levels):
+            value = {"d": value}
+        return value
+
+    # the attribute's value is at depth 0, its innermost map at depth ``levels``
+    assert strip_attributes({"v": nested(MAX_DEPTH)}, OPTS) == {"v": nested(MAX_DEPTH)}
+    assert strip_attributes({"v": nested(MAX_DEPTH + 1), "ok": 1}, OPTS) == {"ok": 1}
