@@ -285,3 +285,26 @@ def test_a_value_nested_exactly_to_the_depth_limit_is_kept_one_deeper_is_removed
     # the attribute's value is at depth 0, its innermost map at depth ``levels``
     assert strip_attributes({"v": nested(MAX_DEPTH)}, OPTS) == {"v": nested(MAX_DEPTH)}
     assert strip_attributes({"v": nested(MAX_DEPTH + 1), "ok": 1}, OPTS) == {"ok": 1}
+
+
+def test_a_full_key_path_rule_reaches_maps_inside_arrays():
+    opts = StripOptions(keys={"app.items.secret"})
+    attrs = {"app.items": [{"secret": "s3cr3t", "n": 1}, {"n": 2}], "other": [{"secret": "kept"}]}
+    assert strip_attributes(attrs, opts) == {
+        "app.items": ({"n": 1}, {"n": 2}),
+        "other": ({"secret": "kept"},),
+    }
+
+
+def test_arrays_count_towards_the_depth_limit_like_maps():
+    def nested(levels: int) -> list:
+        value: list = [1]
+        for _ in range(levels):
+            value = [value]
+        return value
+
+    def as_tuples(value):
+        return tuple(as_tuples(v) for v in value) if isinstance(value, list) else value
+
+    assert strip_attributes({"v": nested(MAX_DEPTH)}, OPTS) == {"v": as_tuples(nested(MAX_DEPTH))}
+    assert strip_attributes({"v": nested(MAX_DEPTH + 1), "ok": 1}, OPTS) == {"ok": 1}
