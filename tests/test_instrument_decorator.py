@@ -670,3 +670,28 @@ def test_arguments_are_named_for_any_callable_a_tool_wraps():
     assert names("largest") == {"args.0", "args.1", "key"}
     assert names("tag") == {"team", "labels.1"}
     assert not any("example.com" in key for key in t.span("tag").attributes)
+
+
+def test_a_call_that_does_not_fit_the_signature_still_names_what_it_can_and_the_body_raises():
+    """The same name given twice, or a keyword the function does not take: the body's TypeError is
+    the caller's answer, and the span names positional arguments by position and keywords by name
+    (by position under ``kwargs`` when the key is not a name)."""
+    t = Traced()
+
+    @op.tool(tracer_provider=t.provider)
+    def rename(path: str) -> str:
+        return path
+
+    with pytest.raises(TypeError):
+        rename("/srv/a", path="/srv/b")  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        rename("/srv/a", **{"to": "/srv/c", "not a name": "/srv/d"})  # type: ignore[call-arg]
+
+    def names(index: int) -> set[str]:
+        span = t.span("rename", index)
+        return {
+            k.removeprefix("agent.arg.").removesuffix(".kind") for k in span.attributes if k.endswith(".kind")
+        }
+
+    assert names(0) == {"args.0", "path"}
+    assert names(1) == {"args.0", "to", "kwargs.1"}

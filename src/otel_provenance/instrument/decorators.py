@@ -424,7 +424,8 @@ class _ToolSpec:
         signature, positional = cached
         if positional is not None and len(args) <= len(positional):
             bound = dict(zip(positional, args, strict=False))
-            if not any(k in bound for k in kwargs):
+            parameters = signature.parameters
+            if all(k in parameters and k not in bound for k in kwargs):  # else: a call that cannot bind
                 bound.update(kwargs)
                 return bound
         try:
