@@ -695,3 +695,37 @@ def test_a_call_that_does_not_fit_the_signature_still_names_what_it_can_and_the_
 
     assert names(0) == {"args.0", "path"}
     assert names(1) == {"args.0", "to", "kwargs.1"}
+
+
+def test_a_blocked_call_outside_a_run_lists_every_violation(traced):
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def move(source: str, target: str) -> None: ...
+
+    with pytest.raises(op.ProvenanceError) as caught:
+        move(source="/srv/a", target="/srv/b")
+    assert str(caught.value).startswith(
+        "move: blocked by provenance budget (max_assumed:source=assumed, max_assumed:target=assumed): "
+        "no op.run is active"
+    )
+
+
+def test_essentials_survive_attributes_added_by_a_body_that_then_fails():
+    t = Traced(span_limits=SpanLimits(max_span_attributes=40))
+
+    @op.tool(tracer_provider=t.provider)
+    def noisy(a: str) -> None:
+        from opentelemetry import trace
+
+        span = trace.get_current_span()
+        for i in range(60):
+            span.set_attribute(f"user.attr.{i}", i)
+        raise KeyError(a)
+
+    with pytest.raises(KeyError):
+        noisy("first-value")
+    attrs = t.span("noisy").attributes
+    assert (attrs["gen_ai.tool.name"], attrs["agent.tool.status"], attrs["error.type"]) == (
+        "noisy",
+        "error",
+        "KeyError",
+    )
