@@ -487,3 +487,10 @@ def test_an_event_name_of_another_type_is_named_exactly(tmp_path: Path) -> None:
     with pytest.raises(TraceReadError) as info:
         list(read_spans([path]))
     assert info.value.problem == "resourceSpans[0].scopeSpans[0].spans[0]: event name is not a string"
+
+
+def test_times_span_the_whole_unsigned_64_bit_range(tmp_path: Path) -> None:
+    path = tmp_path / "edges.jsonl"
+    path.write_text(_line(startTimeUnixNano="0", endTimeUnixNano=str(2**64 - 1)))
+    (span,) = read_spans([path])
+    assert (span.start_ns, span.end_ns) == (0, 2**64 - 1)

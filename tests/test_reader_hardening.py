@@ -492,6 +492,8 @@ def test_compressed_input_rewinds_to_its_start_and_nowhere_else(tmp_path: Path, 
     path.write_bytes(packed)
     limits = ReadLimits(max_bytes=len(text), max_ratio=1000)
     with open_input(str(path), limits) as f:
+        assert f.read() == text  # exactly at the byte limit
+        f.seek(0)
         assert f.read(300_000) == text[:300_000]
         assert f.seek(0) == 0 and f.tell() == 0
         assert f.read() == text  # all of it again, exactly at the byte limit

@@ -308,3 +308,11 @@ def test_arrays_count_towards_the_depth_limit_like_maps():
 
     assert strip_attributes({"v": nested(MAX_DEPTH)}, OPTS) == {"v": as_tuples(nested(MAX_DEPTH))}
     assert strip_attributes({"v": nested(MAX_DEPTH + 1), "ok": 1}, OPTS) == {"ok": 1}
+
+
+def test_a_tuple_of_maps_is_checked_for_forbidden_keys_not_waved_through_as_scalars():
+    """The clean check skips a tuple only when every item is a plain scalar (what the SDK makes of a
+    list attribute); a tuple of maps — a log attribute — can hold content."""
+    assert has_forbidden_key({"items": ({"input.value": "x"},)}, OPTS)
+    assert has_forbidden_key({"items": (None, {"gen_ai.prompt": "x"})}, OPTS)
+    assert not has_forbidden_key({"items": ("a", 1, None, 2.5, True)}, OPTS)
