@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -43,3 +44,22 @@ def settings(**values) -> Iterator[settings_module.Settings]:
 def arg_attrs(span: ReadableSpan, name: str) -> dict[str, object]:
     prefix = f"agent.arg.{name}."
     return {k[len(prefix) :]: v for k, v in span.attributes.items() if k.startswith(prefix)}
+
+
+def argument_attributes(traced: Traced) -> Callable[..., dict[str, dict[str, object]]]:
+    """``attrs(name=value, ...)``: each value passed to a read tool ``use`` in turn, and the
+    ``agent.arg.<name>.*`` attributes its span got (kind, source, projection, ...), by name."""
+    import otel_provenance as op
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def use(**values: Any) -> None:
+        return None
+
+    def attrs(**values: Any) -> dict[str, dict[str, object]]:
+        out = {}
+        for name, value in values.items():
+            use(**{name: value})
+            out[name] = arg_attrs(traced.span("use"), name)
+        return out
+
+    return attrs

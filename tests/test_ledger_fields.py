@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import Traced, argument_attributes
 from otel_provenance.instrument import projections as pj
 from otel_provenance.instrument.ledger import Ledger
 
@@ -31,16 +31,7 @@ def tools(traced: Traced, result: Any):
     def fetch() -> Any:
         return result
 
-    @op.tool(side_effect="read", tracer_provider=traced.provider)
-    def use(**values: Any) -> None:
-        return None
-
-    def attrs(**values: Any) -> dict[str, dict[str, object]]:
-        out = {}
-        for name, value in values.items():
-            use(**{name: value})
-            out[name] = arg_attrs(traced.span("use"), name)
-        return out
+    attrs = argument_attributes(traced)
 
     return fetch, attrs
 

@@ -8,12 +8,10 @@ Through ``@op.tool`` and ``op.run`` with the real SDK; ``use`` shows how a path 
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import Traced, argument_attributes
 from otel_provenance.instrument.classify import classify_arguments
 from otel_provenance.instrument.ledger import Ledger
 from otel_provenance.instrument.settings import configure_settings
@@ -26,27 +24,12 @@ def traced() -> Traced:
     return Traced()
 
 
-def user(traced: Traced):
-    @op.tool(side_effect="read", tracer_provider=traced.provider)
-    def use(**values: Any) -> None:
-        return None
-
-    def attrs(**values: Any) -> dict[str, dict[str, object]]:
-        out = {}
-        for name, value in values.items():
-            use(**{name: value})
-            out[name] = arg_attrs(traced.span("use"), name)
-        return out
-
-    return attrs
-
-
 def test_an_entry_with_slashes_joins_with_the_listing_root_at_the_first_cut(traced):
     @op.tool(side_effect="read", tracer_provider=traced.provider)
     def ls(root: str) -> dict:
         return {"entries": ["pkg/mod.py", "pkg/util/io.py"]}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run():
         ls(root="srv")
         got = attrs(first="srv/pkg/mod.py", second="srv/pkg/util/io.py", elsewhere="tmp/pkg/mod.py")
@@ -68,7 +51,7 @@ def test_a_join_of_an_argument_that_needed_normalising_names_both_steps(traced):
     def tree() -> dict:
         return {"base": "www", "files": ["index.html"]}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run():
         ls(root="srv/app")
         tree()
@@ -98,7 +81,7 @@ def test_a_cut_whose_entry_has_no_root_is_passed_over_for_a_later_cut_that_joins
     def ls(root: str) -> dict:
         return {"entries": ["index.html"]}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run():
         recent()
         ls(root="projects/web")
@@ -125,7 +108,7 @@ def test_a_listing_of_the_filesystem_root_joins_with_its_entries(traced):
     def tree() -> dict:
         return {"root": "/", "files": ["srv/data"]}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run():
         ls(root="/")
         tree()

@@ -15,28 +15,13 @@ from typing import Any
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import Traced, argument_attributes
 from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
 
 
 @pytest.fixture
 def traced() -> Traced:
     return Traced()
-
-
-def user(traced: Traced):
-    @op.tool(side_effect="read", tracer_provider=traced.provider)
-    def use(**values: Any) -> None:
-        return None
-
-    def attrs(**values: Any) -> dict[str, dict[str, object]]:
-        out = {}
-        for name, value in values.items():
-            use(**{name: value})
-            out[name] = arg_attrs(traced.span("use"), name)
-        return out
-
-    return attrs
 
 
 class Unreadable(Mapping):
@@ -64,7 +49,7 @@ def test_an_echo_stays_unsourced_when_walking_the_rest_of_the_result_fails(trace
     def transfer(account: str) -> str:
         return "sent"
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with caplog.at_level(logging.WARNING), op.run():
         validate(account="ACC-GUESSED-1")  # assumed: nothing observed it
         got = attrs(account="ACC-GUESSED-1", ticket="TICKET-FRESH-9")
@@ -100,7 +85,7 @@ def test_a_listing_that_only_reobserves_known_entries_still_joins_with_its_root(
     def ls(root: str) -> list:
         return ["setup.cfg"]
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run(inputs={"config": "setup.cfg"}):  # the entry is known before the listing
         ls(root="srv/app")
         got = attrs(path="srv/app/setup.cfg")["path"]
@@ -112,7 +97,7 @@ def test_a_bare_string_result_joins_with_the_root_argument_of_its_call(traced):
     def newest(directory: str) -> str:
         return "report-2026.pdf"
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run():
         newest(directory="archive/reports")
         got = attrs(path="archive/reports/report-2026.pdf")["path"]
@@ -131,7 +116,7 @@ def test_calls_whose_results_add_nothing_do_not_push_a_listings_root_out(traced)
     def ping(target: str) -> dict:
         return {}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run(ledger_max_entries=100):
         ls(root="srv/app")
         for n in range(20):
@@ -149,7 +134,7 @@ def test_calls_without_a_non_empty_text_argument_do_not_take_a_place(traced):
     def ping(target: str, attempt: int) -> dict:
         return {"reply": f"PONG-{attempt:04d}"}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run(ledger_max_entries=100):
         ls(root="srv/app")
         for n in range(20):
@@ -163,7 +148,7 @@ def test_a_root_given_next_to_arguments_that_are_not_text_still_joins(traced):
     def ls(root: str, depth: int, patterns: list, hidden: bool) -> dict:
         return {"entries": ["notes.txt"]}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run():
         ls(root="~", depth=2, patterns=["*.txt"], hidden=False)  # a one-character root
         got = attrs(path="~/notes.txt")["path"]
@@ -182,7 +167,7 @@ def test_the_arguments_of_the_most_recent_calls_are_kept_and_the_oldest_half_for
     def ls(root: str) -> dict:
         return {"entries": [root.replace("dir", "file") + ".txt"]}
 
-    attrs = user(traced)
+    attrs = argument_attributes(traced)
     with op.run(ledger_max_entries=bound):
         for n in range(kept):
             ls(root=f"dir{n:02d}")
