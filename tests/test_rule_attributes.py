@@ -160,3 +160,20 @@ def test_a_value_of_the_wrong_type_for_a_known_attribute_is_refused_at_the_value
     )
     fine = _constraint("=", "write", attribute="agent.side_effect")
     assert _rule(fine, triage_run()).status.value == "pass"
+
+
+@pytest.mark.parametrize(
+    ("actual", "shown"),
+    [
+        (0.1, "0.1000000000000000055511151231257827021181583404541015625"),
+        (1e20, "100000000000000000000"),
+        (7, "7"),
+    ],
+)
+def test_a_float_that_breaks_a_bound_is_shown_as_the_exact_number_compared(actual, shown):
+    """Bounds compare exactly, so the message shows the exact value of the double that was compared:
+    0.1 is a little above 0.1, which is why ``score <= 0.1`` fails for it."""
+    run = triage_run(update_attrs={"score": actual})
+    rule = _rule(_constraint("<", '"0.05"'), run)
+    message = rule.findings[0].message
+    assert message == f"ticket.update has score = {shown}; the contract requires score < 0.05."
