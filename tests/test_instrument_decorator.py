@@ -729,3 +729,25 @@ def test_essentials_survive_attributes_added_by_a_body_that_then_fails():
         "error",
         "KeyError",
     )
+
+
+def test_a_source_whose_span_was_not_recorded_is_named_without_a_span_id():
+    """A tool traced by a provider that records nothing (the API's no-op) still feeds the run's
+    ledger; a later recorded call names its tool and field, and no all-zero span id."""
+    from opentelemetry.trace import NoOpTracerProvider
+
+    t = Traced()
+
+    @op.tool(side_effect="read", tracer_provider=NoOpTracerProvider())
+    def lookup() -> dict:
+        return {"ticket": "TICKET-000123"}
+
+    @op.tool(side_effect="read", tracer_provider=t.provider)
+    def close(ticket: str) -> None: ...
+
+    with op.run():
+        lookup()
+        close("TICKET-000123")
+    attrs = arg_attrs(t.span("close"), "ticket")
+    assert (attrs["kind"], attrs["source_tool"]) == ("observed", "lookup")
+    assert "source_span_id" not in attrs
