@@ -221,3 +221,23 @@ def test_property_values_survive_as_signoz_keeps_them_and_absence_stays_absent(d
                 else:
                     assert got[key] == round_like_signoz(value)
         assert spans["first"].attributes.get("nope", ABSENT) is ABSENT
+
+
+def test_a_signoz_source_reads_with_its_options_counts_its_spans_and_groups_by_its_run_attribute() -> None:
+    """The trace source ``gate check --signoz`` uses: the API key and other options reach the reader,
+    the report counts the spans read, and ``run_attribute`` joins two traces of one session."""
+    from otel_provenance.offline.readers.source import SigNozSource
+
+    def two_traces_one_session(tracer) -> None:
+        for step in ("lookup", "refund"):
+            with tracer.start_as_current_span("invoke_agent support", attributes={"session.id": "s-1"}):
+                tracer.start_span(f"execute_tool {step}", attributes={"gen_ai.tool.name": step}).end()
+
+    with SigNozDouble() as double:
+        export_spans(double, {"service.name": "agent", "service.version": "v2"}, two_traces_one_session)
+        start, end = window_around_now()
+        key = double.api_key
+        source = SigNozSource(double.url, "v2", start, end, run_attribute="session.id", api_key=key)
+        runs = list(source.runs())
+    assert [len(r.trace_ids) for r in runs] == [2]
+    assert source.report.spans == 4
