@@ -590,3 +590,17 @@ def test_an_answer_in_another_encoding_is_refused() -> None:
     with Scripted(Answer(200, b"\x1b\x00", headers={"Content-Encoding": "br"})) as server:
         message = _message(lambda: _exchange(server.url + "/api/v1/version", 1024))
     assert message == f"{server.url}/api/v1/version: answered with Content-Encoding 'br'; expected identity"
+
+
+def test_a_wait_past_the_deadline_is_logged_as_the_time_left(caplog: pytest.LogCaptureFixture) -> None:
+    """A Retry-After of a minute with under a second of the deadline left: the read waits (and says it
+    waits) only what is left, then ends at the deadline."""
+    with (
+        Scripted(Answer(503, headers={"Retry-After": "60"})) as server,
+        SigNozClient(server.url, api_key=KEY, deadline_s=0.6) as client,
+        caplog.at_level(logging.INFO),
+    ):
+        _message(lambda: _query(client))
+    (wait,) = _waits(caplog)
+    left = float(wait.rsplit("retrying in ", 1)[1].removesuffix(" s"))
+    assert 0 < left <= 0.6
