@@ -177,3 +177,22 @@ def test_the_arguments_of_the_most_recent_calls_are_kept_and_the_oldest_half_for
         after = join_kinds(attrs, [0, dropped - 1, dropped, kept])
     assert full_table == {0: "observed", kept - 1: "observed"}
     assert after == {0: "assumed", dropped - 1: "assumed", dropped: "observed", kept: "observed"}
+
+
+def test_a_result_that_cannot_be_remembered_is_named_in_a_warning_and_counts_as_unseen(traced, caplog):
+    """An unsourced argument whose items cannot be listed: its echoes cannot be told apart, so the
+    result is not remembered at all (its values stay unsourced), and the warning names the tool and
+    the error's type, never a value."""
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def search(query: Any) -> dict:
+        return {"ticket": "TICKET-FRESH-7"}
+
+    attrs = argument_attributes(traced)
+    with caplog.at_level(logging.WARNING), op.run():
+        search(query=Unreadable())
+        got = attrs(ticket="TICKET-FRESH-7")
+    assert got["ticket"]["kind"] == "assumed"
+    assert [r.getMessage() for r in caplog.records if "could not remember" in r.getMessage()] == [
+        "search: could not remember the result (RuntimeError)"
+    ]
