@@ -552,16 +552,14 @@ def test_a_tool_method_names_its_arguments_however_it_is_called():
     listing(files, "/srv/d")
     Listings().ls("/srv/e")
     listing(files, "/srv/f")
-    Listings.ls(files, "/srv/g")  # through the class: a plain call, ``self`` is an argument
 
     def kinds(span: ReadableSpan) -> set[str]:
         return {k for k in span.attributes if k.endswith(".kind")}
 
     assert [kinds(t.span("read", i)) for i in range(3)] == [{"agent.arg.folder.kind"}] * 3
-    assert [kinds(t.span("listing", i)) for i in range(4)] == [
+    assert [kinds(t.span("listing", i)) for i in range(3)] == [
         {"agent.arg.self.kind", "agent.arg.folder.kind"},
         {"agent.arg.folder.kind"},
-        {"agent.arg.self.kind", "agent.arg.folder.kind"},
         {"agent.arg.self.kind", "agent.arg.folder.kind"},
     ]
 
