@@ -71,6 +71,14 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
+@pytest.fixture
+def traced():
+    """A real SDK provider whose finished spans are kept in memory (``instrument_helpers.Traced``)."""
+    from instrument_helpers import Traced
+
+    return Traced()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_leak_warnings():
     """The exporter-leak warning is given once per process and set of processors: start each test

@@ -16,12 +16,7 @@ from opentelemetry import trace
 from opentelemetry.trace import StatusCode
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
+from instrument_helpers import arg_attrs
 
 
 def _span_id(span) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import arg_attrs
 
 
 class Unreadable(dict):
@@ -19,11 +19,6 @@ class Unreadable(dict):
 
     def __iter__(self):
         raise RuntimeError("backend closed")
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def test_an_argument_that_cannot_be_examined_is_assumed_never_observed(traced):

@@ -13,11 +13,6 @@ from instrument_helpers import Traced, arg_attrs
 from otel_provenance.instrument.settings import ENV_DIGEST_KEY, reset_settings
 
 
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
-
-
 def make_tools(t: Traced, effects: list):
     @op.tool(side_effect="read", tracer_provider=t.provider)
     def list_files(root: str) -> dict:

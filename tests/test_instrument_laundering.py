@@ -13,12 +13,7 @@ import pytest
 from pydantic import BaseModel
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
+from instrument_helpers import arg_attrs
 
 
 def test_an_echoed_assumed_argument_stays_assumed(traced):

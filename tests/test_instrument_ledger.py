@@ -10,18 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import arg_attrs
 from otel_provenance.instrument import projections as pj
 from otel_provenance.instrument.classify import classify_arguments
 from otel_provenance.instrument.ledger import Ledger
 from otel_provenance.instrument.settings import configure_settings
 
 SETTINGS = configure_settings(digest_key=bytes(range(32)), environ={})
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def classify(ledger: Ledger | None, invented=frozenset(), **arguments):

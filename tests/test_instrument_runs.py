@@ -9,14 +9,9 @@ import threading
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs, settings
+from instrument_helpers import arg_attrs, settings
 from otel_provenance.instrument.runscope import current_ledger, retry_attempt
 from otel_provenance.instrument.settings import ENV_ENFORCE, reset_settings
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def test_one_thousand_concurrent_asyncio_runs_never_see_each_other(traced):

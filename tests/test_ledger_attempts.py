@@ -9,15 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import otel_provenance as op
 from instrument_helpers import Traced
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def retry_numbers(traced: Traced, name: str) -> list[Any]:

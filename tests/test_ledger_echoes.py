@@ -14,18 +14,12 @@ import uuid
 from typing import Any
 
 import pydantic
-import pytest
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
 from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
 
 FRESH = "TCK-FRESH-000123"
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 class Tools:

@@ -3,17 +3,10 @@ and what is kept still matches through every projection (the git object id prefi
 
 from __future__ import annotations
 
-import pytest
-
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import arg_attrs
 
 SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8"
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def test_overflow_drops_the_oldest_down_to_three_quarters_and_keeps_the_object_id_prefixes(traced):

@@ -21,11 +21,6 @@ from otel_provenance.instrument import projections as pj
 from otel_provenance.instrument.ledger import Ledger
 
 
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
-
-
 def tools(traced: Traced, result: Any):
     @op.tool(side_effect="read", tracer_provider=traced.provider)
     def fetch() -> Any:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import arg_attrs
 from otel_provenance.instrument import projections as pj
 from otel_provenance.instrument.classify import classify_arguments
 from otel_provenance.instrument.ledger import Ledger
@@ -19,11 +17,6 @@ from otel_provenance.instrument.settings import configure_settings
 
 SETTINGS = configure_settings(digest_key=bytes(range(32)), environ={})
 SHA1 = "9fceb02d0ae598e95dc970b74767f19372d61af8"
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def classify(ledger: Ledger, **arguments: Any):

@@ -8,20 +8,13 @@ Through ``@op.tool`` and ``op.run`` with the real SDK; ``use`` shows how a path 
 
 from __future__ import annotations
 
-import pytest
-
 import otel_provenance as op
-from instrument_helpers import Traced, argument_attributes
+from instrument_helpers import argument_attributes
 from otel_provenance.instrument.classify import classify_arguments
 from otel_provenance.instrument.ledger import Ledger
 from otel_provenance.instrument.settings import configure_settings
 
 SETTINGS = configure_settings(digest_key=bytes(range(32)), environ={})
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 def test_an_entry_with_slashes_joins_with_the_listing_root_at_the_first_cut(traced):

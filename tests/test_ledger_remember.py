@@ -15,13 +15,8 @@ from typing import Any
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import Traced, argument_attributes
+from instrument_helpers import argument_attributes
 from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
-
-
-@pytest.fixture
-def traced() -> Traced:
-    return Traced()
 
 
 class Unreadable(Mapping):
