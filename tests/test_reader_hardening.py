@@ -10,12 +10,15 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
 import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from offline_helpers import Recorder, write_jsonl, write_proto
 from otel_provenance.errors import TraceReadError
@@ -512,3 +515,82 @@ def test_a_zstd_file_of_several_frames_is_read_to_its_last_frame(tmp_path: Path)
     path = tmp_path / "frames.jsonl.zst"
     path.write_bytes(compressor.compress(first) + compressor.compress(second))
     assert len(list(read_spans([path]))) == 5
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+def test_a_cut_compressed_file_is_incomplete_and_names_its_compression(tmp_path: Path, kind: str) -> None:
+    """A compressed stream that ends early is incomplete input, and the message says which kind of
+    data was cut off — what a user checks the writer for. So is one cut before its first byte of
+    output: not an empty file."""
+    text = write_jsonl(_recorded(40), tmp_path / "t.jsonl").read_bytes()
+    packed = gzip.compress(text) if kind == "gzip" else zstandard.ZstdCompressor().compress(text)
+    path = tmp_path / f"t.jsonl.{'gz' if kind == 'gzip' else 'zst'}"
+    for cut in (len(packed) * 2 // 3, 12):
+        path.write_bytes(packed[:cut])
+        expected = rf"^{re.escape(str(path))}.*incomplete file: the {kind} data ends early"
+        with pytest.raises(TraceReadError, match=expected):
+            list(read_spans([path]))
+
+
+def _zstd_frame(payload: bytes, kind: str) -> bytes:
+    """One frame as different writers make it: sized one-shot, checksummed, streamed (no size in
+    its header, so a window descriptor instead), or a skippable frame carrying no data at all."""
+    if kind == "skippable":
+        magic = 0x184D2A50 + len(payload) % 16
+        return magic.to_bytes(4, "little") + len(payload).to_bytes(4, "little") + payload
+    if kind == "streamed":
+        obj = zstandard.ZstdCompressor(level=3).compressobj()
+        return obj.compress(payload) + obj.flush()
+    return zstandard.ZstdCompressor(level=1, write_checksum=kind == "checksummed").compress(payload)
+
+
+@settings(max_examples=60)
+@given(data=st.data())
+def test_a_zstd_file_cut_inside_a_frame_is_incomplete_and_one_cut_between_frames_complete(data) -> None:
+    """zstandard ends a stream cut off mid-frame as if it were whole; the reader follows the frames and
+    says the file is incomplete — however the frames were written (sized, streamed, checksummed,
+    skippable, many blocks, runs of one byte) and wherever the cut falls. A cut that falls exactly
+    between frames leaves whole frames: complete, with every span they hold."""
+    import tempfile
+
+    kinds = st.sampled_from(["sized", "checksummed", "streamed", "skippable"])
+    frames, spans_in = [], []
+    for _ in range(data.draw(st.integers(1, 3), label="frames")):
+        kind = data.draw(kinds)
+        n = data.draw(st.integers(1, 3))
+        with tempfile.TemporaryDirectory() as scratch:
+            text = write_jsonl(_recorded(n), Path(scratch) / "t.jsonl").read_bytes()
+        padding = b"\n" * data.draw(st.sampled_from([0, 150_000]))  # two blocks, of one repeated byte
+        frames.append(_zstd_frame(text + padding, kind))
+        spans_in.append(0 if kind == "skippable" else n)
+    if all(n == 0 for n in spans_in):
+        with tempfile.TemporaryDirectory() as scratch:
+            frames[0] = _zstd_frame(write_jsonl(_recorded(1), Path(scratch) / "t").read_bytes(), "sized")
+        spans_in[0] = 1
+    whole = b"".join(frames)
+    ends = [sum(len(f) for f in frames[: i + 1]) for i in range(len(frames))]
+    cut = data.draw(st.one_of(st.sampled_from(ends), st.integers(5, len(whole))), label="cut")
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "t.jsonl.zst"
+        path.write_bytes(whole[:cut])
+        report = ReadReport()
+        read = list(read_spans([path], report=report))
+    before = sum(n for end, n in zip(ends, spans_in, strict=True) if end <= cut)
+    if cut in ends:
+        assert report.complete and len(read) == before
+    else:
+        assert not report.complete and "the zstd data ends early" in str(report.incomplete[0])
+        assert before <= len(read) <= before + spans_in[ends.index(min(e for e in ends if e > cut))]
+
+
+def test_a_zstd_record_cut_inside_its_frame_is_an_error(tmp_path: Path) -> None:
+    """The Collector's per-record zstd: a record's bytes end inside the frame (its length says so), and
+    zstandard hands back what it could. The record is refused, never read as fewer spans."""
+    frame = zstandard.ZstdCompressor(level=1).compress(_proto_request(_recorded(3)))
+    path = tmp_path / "t.bin"
+    for cut in (len(frame) - 1, len(frame) - 4, len(frame) // 2):
+        path.write_bytes(_framed(frame[:cut]))
+        with pytest.raises(TraceReadError, match=r"record at byte 0: corrupt zstd data \(it ends inside"):
+            list(read_spans([path]))
+    path.write_bytes(_framed(frame))
+    assert len(list(read_spans([path]))) == 3

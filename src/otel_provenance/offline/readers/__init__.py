@@ -207,7 +207,8 @@ class _TraceFile:
                 raise TraceReadError(self.source, "starts with a UTF-8 byte-order mark (remove it)", 1)
             elif self.format == FORMAT_TEXT:
                 raise TraceReadError(self.source, "text that is neither OTLP JSON nor OTLP protobuf", 1)
-            else:
+            else:  # empty, yet read to its end: a compressed stream may be cut before its first byte
+                f.read(1)
                 units = iter(())
             if limit == 0:
                 return

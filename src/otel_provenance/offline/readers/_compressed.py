@@ -22,6 +22,7 @@ from typing import IO, Any, Final
 
 from ...errors import TraceReadError
 from . import locations
+from ._zstd_frames import FrameWalker, starts_zstd
 
 GZIP_MAGIC: Final = b"\x1f\x8b"
 ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
@@ -90,11 +91,15 @@ class _SmallReads:
 
     CHUNK: Final = 4 * 1024
 
-    def __init__(self, raw: IO[bytes]) -> None:
+    def __init__(self, raw: IO[bytes], frames: FrameWalker | None) -> None:
         self.raw = raw
+        self.frames = frames
 
     def read(self, size: int = -1) -> bytes:
-        return self.raw.read(self.CHUNK if size < 0 else min(size, self.CHUNK))
+        data = self.raw.read(self.CHUNK if size < 0 else min(size, self.CHUNK))
+        if self.frames is not None:
+            self.frames.feed(data)
+        return data
 
     def readable(self) -> bool:
         return True
@@ -114,13 +119,19 @@ class _Limited(io.RawIOBase):
 
     def __init__(self, make: Any, raw: IO[bytes], source: str, limits: ReadLimits) -> None:
         self.make = make
-        self.inner = make(_SmallReads(raw))
+        self.name = "gzip" if make is _gzip_reader else "zstd"
         self.raw = raw
         self.source = source
         self.limits = limits
+        self._start()
+
+    def _start(self) -> None:
+        # zstd's frames are followed as they are read: a stream cut between them is whole, one cut
+        # inside a frame is not, and zstandard's reader ends both alike (see ._zstd_frames)
+        self.frames = FrameWalker() if self.name == "zstd" else None
+        self.inner = self.make(_SmallReads(self.raw, self.frames))
         self.produced = 0
         self.truncated = False
-        self.name = "gzip" if make is _gzip_reader else "zstd"
 
     def readable(self) -> bool:
         return True
@@ -134,9 +145,7 @@ class _Limited(io.RawIOBase):
             raise io.UnsupportedOperation("compressed input can only be rewound to its start")
         self.inner.close()
         self.raw.seek(0)
-        self.inner = self.make(_SmallReads(self.raw))
-        self.produced = 0
-        self.truncated = False
+        self._start()
         return 0
 
     def tell(self) -> int:
@@ -150,6 +159,9 @@ class _Limited(io.RawIOBase):
             n = self.inner.readinto1(buffer)
         except EOFError:  # cut off mid-stream: what came before stands; the reader reports the cut
             self.truncated = True
+            return 0
+        if not n and self.frames is not None and not self.frames.between_frames:
+            self.truncated = True  # the same cut, ended silently by zstandard
             return 0
         self.produced += n or 0
         self.limits.check(self.source, self.produced, self.raw.tell())
@@ -175,7 +187,7 @@ def open_input(path: str, limits: ReadLimits) -> IO[bytes]:
         raw.seek(0)
         if head[:2] == GZIP_MAGIC:
             make: Any = _gzip_reader
-        elif head == ZSTD_MAGIC:
+        elif starts_zstd(head):
             try:
                 zstd_module()
             except ModuleNotFoundError as exc:
@@ -223,5 +235,9 @@ def zstd_decompress_record(data: bytes, source: str, limits: ReadLimits, what: s
             out = stream.read(cap)
     except Exception as exc:  # each library raises its own error type for corrupt data
         raise TraceReadError(source, f"{what}: corrupt zstd data ({type(exc).__name__})") from None
+    frames = FrameWalker()
+    frames.feed(data)
+    if not frames.between_frames:  # zstandard returns what it could of a cut record, without a word
+        raise TraceReadError(source, f"{what}: corrupt zstd data (it ends inside a frame)")
     limits.check(source, len(out), len(data), what)
     return out

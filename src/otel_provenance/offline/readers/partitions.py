@@ -30,7 +30,7 @@ from ... import semconv
 from ...errors import OtelProvenanceError, TraceReadError
 from ..model import Span
 from . import FORMAT_JSONL, IncompleteFile, ReadLimits, ReadReport, _TraceFile, _Unit, locations
-from ._compressed import ZSTD_MAGIC
+from ._zstd_frames import starts_zstd
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +79,7 @@ def plan(source: str, block_size: int) -> list[Partition] | Failed:
             return [Partition(source)]
         with locations.open_binary(source) as f:
             head = f.read(4)
-            if head[:2] == b"\x1f\x8b" or head == ZSTD_MAGIC:  # compressed: read whole
+            if head[:2] == b"\x1f\x8b" or starts_zstd(head):  # compressed: read whole
                 return [Partition(source)]
     except OtelProvenanceError as exc:
         return Failed(str(exc))
