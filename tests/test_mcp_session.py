@@ -195,6 +195,22 @@ def test_tool_error_result_ends_the_span_as_tool_error(record):
     assert span.attributes["agent.tool.status"] == "error"
 
 
+def test_tool_error_result_status_names_the_failure_without_the_processor(record):
+    """No exception was raised: the span's own status names the failure (not the type of a missing
+    exception), before any processor could mend it."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+
+    async def agent(session):
+        with op.run(inputs={"customer": "acme"}):
+            return await session.call_tool("list_invoices", {"wrong": "acme"})
+
+    assert is_error(run(record, agent, tracer_provider=provider))
+    (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool list_invoices"]
+    assert span.status.status_code.name == "ERROR" and span.status.description == "tool_error"
+
+
 def test_side_effect_from_annotations():
     from mcp import types
 

@@ -247,3 +247,37 @@ def test_unknown_violation_tags_count_as_other_rule(reader):
     )
     rules = {dict(k)[tool_metrics.BUDGET_RULE] for k in collect(reader)[tool_metrics.BUDGET_VIOLATIONS]}
     assert rules == {"other", "max_invented"}
+
+
+def test_each_calls_duration_is_linked_to_its_own_tool_span():
+    """The duration is recorded in the tool span's context, so an SDK with exemplars on (trace-based,
+    the default) links the bucket to that span — for a call that returned and for one that raised."""
+    from opentelemetry.sdk.metrics._internal.exemplar import TraceBasedExemplarFilter
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader], exemplar_filter=TraceBasedExemplarFilter())
+    tool_metrics.use_meter_provider(provider)
+    try:
+        traced = Traced()
+
+        @op.tool(tracer_provider=traced.provider)
+        def fine(x: str) -> str:
+            return "ok"
+
+        @op.tool(tracer_provider=traced.provider)
+        def broken(x: str) -> str:
+            raise KeyError("missing")
+
+        with op.run(inputs={"x": "a"}):
+            fine("a")
+            with pytest.raises(KeyError):
+                broken("a")
+        durations = collect(reader)[tool_metrics.TOOL_DURATION]
+    finally:
+        tool_metrics.use_meter_provider(None)
+        provider.shutdown()
+    for name in ("fine", "broken"):
+        span = traced.span(name)
+        (point,) = [p for k, p in durations.items() if (TOOL, name) in k]
+        linked = {(e.trace_id, e.span_id) for e in point.exemplars}
+        assert linked == {(span.context.trace_id, span.context.span_id)}, name

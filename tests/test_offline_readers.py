@@ -432,6 +432,28 @@ def test_keep_hook_partitions_runs_exactly(tmp_path: Path, writer) -> None:
     assert [s.name for s in kept] == ["child", "root"] or [s.name for s in kept] == ["root", "child"]
 
 
+@pytest.mark.parametrize("writer", [write_jsonl, write_proto])
+def test_keep_hook_is_asked_about_a_spans_whole_run(tmp_path: Path, writer) -> None:
+    """A third-party child span names no run: the keep hook is asked about the run its trace belongs
+    to. A run id joined to a smaller one is asked about as that one. So a shard keeps a run whole or
+    not at all."""
+    rec = Recorder("v1")
+    with rec.span("root", {semconv.RUN_ID: "run-b"}) as root, rec.span("child", {}, parent=root):
+        pass  # the child names no run: its trace's run is run-b's
+    with (
+        rec.span("other", {semconv.RUN_ID: "run-a"}) as other,
+        rec.span("joined", {semconv.RUN_ID: "run-b"}, parent=other),
+    ):
+        pass  # this trace carries both ids: run-b is joined to run-a
+    path = writer(rec.spans(), tmp_path / "t")
+    (everything,) = iter_runs([path])
+    assert everything.run_id == "run-a" and len(everything.spans) == 4
+    asked: list[str] = []
+    assert list(iter_runs([path], keep=lambda run: asked.append(run) or run == "run-a")) == [everything]
+    assert set(asked) == {"run-a"}
+    assert list(iter_runs([path], keep=lambda run: run != "run-a")) == []
+
+
 def test_make_span_builds_the_same_span_as_the_dataclass() -> None:
     """#13: readers build spans with ``model.make_span`` (slot setters, no frozen ``__setattr__``):
     the result must be indistinguishable from ``Span(...)`` — fields, equality, hash, frozenness."""
