@@ -91,7 +91,7 @@ class _SmallReads:
 
     CHUNK: Final = 4 * 1024
 
-    def __init__(self, raw: IO[bytes], frames: FrameWalker | None) -> None:
+    def __init__(self, raw: IO[bytes], frames: FrameWalker | None = None) -> None:
         self.raw = raw
         self.frames = frames
 
