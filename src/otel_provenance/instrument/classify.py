@@ -312,19 +312,21 @@ def _digest_text(value: Any, leaves: list[tuple[str, Any]]) -> str:
         return "\x00bytes:" + value.hex()
     if leaves is _TOO_BIG or _children(value) is None:
         return f"\x00object:{type(value).__qualname__}:{id(value)}"
-    return json.dumps(_normalised_tree(value, 0), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return json.dumps(_normalised_tree(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _normalised_tree(value: Any, depth: int) -> Any:
+def _normalised_tree(value: Any) -> Any:
     children = _children(value)
     if children is None:
+        if isinstance(value, bytes | bytearray):  # by content, as a bytes argument (not "opaque")
+            return _digest_text(value, [])
         found = pj.leaf_text(value)
         if found is None:
             return None if value is None else bool(value) if isinstance(value, bool) else "\x00opaque"
         return pj.normalise(found[0]) if found[1] == pj.TEXT else found[0]
     if isinstance(value, list | tuple):
-        return [_normalised_tree(v, depth + 1) for _, v in children]
-    return {str(k): _normalised_tree(v, depth + 1) for k, v in children}
+        return [_normalised_tree(v) for _, v in children]
+    return {str(k): _normalised_tree(v) for k, v in children}
 
 
 __all__ = ["STRUCTURE", "ArgumentProvenance", "Classification", "classify_arguments"]
