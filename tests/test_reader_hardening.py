@@ -594,3 +594,46 @@ def test_a_zstd_record_cut_inside_its_frame_is_an_error(tmp_path: Path) -> None:
             list(read_spans([path]))
     path.write_bytes(_framed(frame))
     assert len(list(read_spans([path]))) == 3
+
+
+def test_a_pzstd_file_is_read_whole_and_a_cut_in_its_skippable_frames_is_incomplete(tmp_path: Path) -> None:
+    """pzstd writes a skippable frame before each frame; such a file is zstd all the same. Cut inside a
+    skippable frame's content (no data lost yet), it is still a cut file."""
+    parts = [write_jsonl(_recorded(n), tmp_path / f"p{n}.jsonl").read_bytes() for n in (2, 3)]
+    whole = b"".join(_zstd_frame(b"\x00" * 4, "skippable") + _zstd_frame(p, "sized") for p in parts)
+    path = tmp_path / "t.jsonl.zst"
+    path.write_bytes(whole)
+    report = ReadReport()
+    assert len(list(read_spans([path], report=report))) == 5 and report.complete
+    second = len(_zstd_frame(b"\x00" * 4, "skippable") + _zstd_frame(parts[0], "sized"))
+    path.write_bytes(whole[: second + 10])  # inside the second skippable frame's four bytes
+    report = ReadReport()
+    assert len(list(read_spans([path], report=report))) == 2 and not report.complete
+
+
+@settings(max_examples=100)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["sized", "checksummed", "streamed", "skippable"]),
+            st.binary(max_size=300),
+            st.sampled_from([0, 150_000]),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_the_frame_walker_is_between_frames_exactly_at_frame_ends(frames) -> None:
+    """Fed a few bytes at a time (headers split across feeds every way), the walker is between frames
+    at the start, at each frame's end, and nowhere else."""
+    from otel_provenance.offline.readers._zstd_frames import FrameWalker
+
+    blobs = [_zstd_frame(payload + b"\n" * padding, kind) for kind, payload, padding in frames]
+    data = b"".join(blobs)
+    ends = {0} | {sum(len(b) for b in blobs[: i + 1]) for i in range(len(blobs))}
+    for step in (1, 2, 3, 5, 7):
+        walker = FrameWalker()
+        for at in range(0, len(data), step):
+            assert walker.between_frames is (at in ends), (step, at)
+            walker.feed(data[at : at + step])
+        assert walker.between_frames, step

@@ -28,7 +28,8 @@ def starts_zstd(head: bytes) -> bool:
 
 class FrameWalker:
     """Follows zstd frame structure over bytes fed in order; ``between_frames`` at the end says
-    whether the stream is whole. Unknown or reserved structure is never "between frames"."""
+    whether the stream is whole. Unknown or reserved structure is never "between frames" (and the
+    decompressor refuses it first)."""
 
     __slots__ = ("_checksum", "_header", "_need", "_skip", "_state")
 
@@ -45,7 +46,7 @@ class FrameWalker:
 
     def feed(self, data: bytes) -> None:
         at, end = 0, len(data)
-        while at < end and self._state != "unknown":
+        while at < end:
             if self._skip:
                 step = min(self._skip, end - at)
                 self._skip -= step
@@ -72,11 +73,9 @@ class FrameWalker:
             single_segment = header >> 5 & 1
             self._checksum = bool(header >> 2 & 1)
             content_size = _CONTENT_SIZE_SIZE[header >> 6] or single_segment
+            # never empty: a window descriptor, or (a single segment) the content size
             rest = (1 - single_segment) + _DICTIONARY_ID_SIZE[header & 3] + content_size
-            if rest:
-                self._expect("frame header", rest)
-            else:
-                self._expect("block", 3)
+            self._expect("frame header", rest)
         elif state == "frame header":
             self._expect("block", 3)
         elif state == "block":
@@ -94,8 +93,9 @@ class FrameWalker:
         elif state == "skippable size":
             self._skip = header
             self._expect("magic", 4)
-        else:  # the checksum
+        elif state == "checksum":
             self._expect("magic", 4)
+        # "unknown" (not zstd, or a reserved block type) matches no state: never between frames again
 
     def _expect(self, state: str, size: int) -> None:
         self._state = state
