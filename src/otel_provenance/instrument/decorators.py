@@ -445,6 +445,8 @@ class _ToolSpec:
 
     def _per_argument_room(self, essential_count: int) -> int | None:
         tracer = self.tracer
+        if isinstance(tracer, trace.ProxyTracer):  # the API's proxy: the tracer it resolves to now
+            tracer = tracer._tracer
         cached_tracer, limit = self._room
         if cached_tracer is not tracer:  # a tracer's span limits are fixed when it is made
             limit = _attribute_limit(tracer)
@@ -597,12 +599,10 @@ def _restore_essentials(span: Span, call: _Call) -> None:
 
 
 def _attribute_limit(tracer: Any) -> int | None:
-    real = getattr(tracer, "_real_tracer", None) or tracer
-    limits = getattr(real, "_span_limits", None)
-    if limits is None:
-        return 128
-    value = limits.max_span_attributes
-    return value if isinstance(value, int) and value >= 0 else None
+    """The SDK tracer's attribute limit (None: unlimited; the SDK has refused a negative one). Another
+    tracer (the API's no-op one, which records nothing) gets the SDK's default."""
+    limits = getattr(tracer, "_span_limits", None)
+    return 128 if limits is None else limits.max_span_attributes
 
 
 def _span_id(span: Span) -> str:
