@@ -56,7 +56,8 @@ from ...errors import TraceReadError
 from ..model import Run, Span
 from ..runs import RunKeys, in_release, make_run, run_value
 from . import _convert, _json, locations, otlp_json, otlp_proto
-from ._compressed import ZSTD_MAGIC, ReadLimits, open_input, position, truncated, zstd_decompress_record
+from ._compressed import ReadLimits, open_input, position, truncated, zstd_decompress_record
+from ._zstd_frames import ZSTD_MAGIC
 
 __all__ = [
     "IncompleteFile",

@@ -25,7 +25,6 @@ from . import locations
 from ._zstd_frames import FrameWalker, starts_zstd
 
 GZIP_MAGIC: Final = b"\x1f\x8b"
-ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 _GIB: Final = 1 << 30
 _MIB: Final = 1 << 20
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Final
 
-_ZSTD_MAGIC: Final = 0xFD2FB528
+ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"  # a frame's first four bytes
+_ZSTD_MAGIC: Final = int.from_bytes(ZSTD_MAGIC, "little")
 _SKIPPABLE_MAGIC: Final = 0x184D2A50  # the low four bits are free
 _DICTIONARY_ID_SIZE: Final = (0, 1, 2, 4)
 _CONTENT_SIZE_SIZE: Final = (0, 2, 4, 8)  # flag 0 means 1 byte when the frame is a single segment
