@@ -40,9 +40,15 @@ def cli(*argv: str) -> tuple[int, str, str]:
 
 @pytest.fixture(scope="module")
 def cluster():
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
-    ) as local:
+    # LocalCluster closes a worker's nanny for good when, lost-worker-timeout after a worker left, no worker
+    # of that name is registered. The tests below kill a worker on purpose; a second kill landing at that
+    # moment would leave one worker for the rest of the module. The nanny restarts killed workers itself.
+    with (
+        dask.config.set({"distributed.deploy.lost-worker-timeout": "1h"}),
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=40
+        ) as local,
+    ):
         yield local
 
 
