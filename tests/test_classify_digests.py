@@ -115,6 +115,21 @@ def test_the_same_opaque_object_digests_alike_twice() -> None:
     assert digest(thing) == digest(thing)
 
 
+class Other:
+    """Another opaque class, laid out like Opaque."""
+
+
+def test_an_opaque_object_whose_class_changed_is_another_argument() -> None:
+    """Identity is the object's address *and* its type: an address reused by an object of another
+    type (here the same object, its class swapped) must not read as the same argument."""
+    thing = Opaque()
+    before = digest(thing)
+    thing.__class__ = Other
+    assert digest(thing) != before
+    thing.__class__ = Opaque
+    assert digest(thing) == before
+
+
 @pytest.mark.parametrize(
     ("value", "text"),
     [(None, "\x00null"), (True, "\x00true"), (False, "\x00false"), (b"ab", "\x00bytes:6162")],

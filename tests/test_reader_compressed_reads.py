@@ -16,3 +16,23 @@ def test_the_decompressors_view_of_the_file_reads_small_chunks_and_seeks_as_aske
     assert small.seek(10) == 10 and small.read(3) == data[10:13]  # from the start by default
     assert small.seek(2, io.SEEK_CUR) == 15 and small.tell() == 15
     assert small.seek(-1, io.SEEK_END) == len(data) - 1 and small.read(5) == data[-1:]
+
+
+def test_a_gzip_file_with_an_empty_extra_field_reads_whole(tmp_path) -> None:
+    """gzip's FEXTRA flag with a zero-length field (valid; some writers set it) makes the decompressor
+    ask the file for 0 bytes: that read must return nothing, not a chunk of the deflate stream."""
+    import gzip
+
+    from otel_provenance.offline.readers import ReadReport, read_spans
+
+    line = b'{"resourceSpans": []}\n'
+    packed = gzip.compress(line * 3)
+    with_extra = packed[:3] + bytes([packed[3] | 0x04]) + packed[4:10] + b"\x00\x00" + packed[10:]
+    assert gzip.decompress(with_extra) == line * 3  # the standard library reads it
+    path = tmp_path / "extra.jsonl.gz"
+    path.write_bytes(with_extra)
+    report = ReadReport()
+    assert list(read_spans([path], report=report)) == []
+    assert report.incomplete == [] and report.files == 1
+    small = _compressed._SmallReads(io.BytesIO(b"abc"))
+    assert small.read(0) == b"" and small.read(1) == b"a"

@@ -265,3 +265,38 @@ def test_calls_without_usable_provenance_leave_the_budget_unchecked():
     assert rule.status.value == "insufficient_evidence"
     assert [f.message for f in rule.findings] == [message]
     assert _provenance("max_assumed: 0", {"agent.budget.assumed": 0})[1].status.value == "pass"
+
+
+def test_a_call_without_provenance_does_not_hide_a_later_call_over_budget():
+    """A span the budget cannot read is set aside; the spans after it are still judged."""
+    unreadable = {_kind("a"): "weird"}
+    evicted = {_kind("a"): "observed", "agent.budget.invented": 1}  # counted, names lost, within max 5
+    over = {_kind("b"): "assumed"}
+    _, rule = _provenance("max_assumed: 0\n    max_invented: 5", unreadable, evicted, over)
+    assert rule.status.value == "fail"
+    assert [f.message for f in rule.findings] == [
+        "ticket.update has 1 assumed argument(s) (b); the contract permits at most 0.",
+        "2 tool span(s) carry no (or incomplete) argument provenance (agent.arg.*.kind); the budget "
+        "cannot be checked.",
+    ]
+
+
+def test_every_allowed_name_is_listed_in_the_message():
+    call = {_kind("a"): "assumed", _kind("b"): "assumed", _kind("c"): "assumed"}
+    (finding,) = _provenance("max_assumed: 0\n    allow: [b, a]", call)[1].findings
+    assert finding.message == (
+        "ticket.update has 1 assumed argument(s) (c) (a, b allowed); the contract permits at most 0."
+    )
+
+
+def test_a_call_that_might_be_selected_leaves_the_provenance_budget_insufficient():
+    b = RunBuilder("maybe")
+    b.add("ticket.update", attrs={**WRITE, _kind("a"): "observed"})
+    maybe = b.add("ticket.update", attrs={_kind("a"): "assumed"})  # no agent.side_effect
+    run = b.run()
+    select = "{step: ticket.update, attributes: {agent.side_effect: write}}"
+    rule = _rule(f"type: provenance_budgets\n    select: {select}\n    max_assumed: 0", run)
+    assert rule.status.value == "insufficient_evidence"
+    (finding,) = rule.findings
+    assert finding.message == "cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write]."
+    assert finding.witnesses == (Witness(run.trace_ids[0], (maybe,)),)

@@ -1,0 +1,37 @@
+"""A multi-line OTLP/JSON document that cannot be read: the error names the file, and the line when
+there is one (a syntax error), never an empty line number."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from otel_provenance.errors import TraceReadError
+from otel_provenance.offline.readers import read_spans
+
+
+def _error(tmp_path: Path, body: bytes) -> TraceReadError:
+    path = tmp_path / "doc.json"
+    path.write_bytes(body)
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    return caught.value
+
+
+def test_a_syntax_error_in_a_document_names_its_line(tmp_path: Path) -> None:
+    err = _error(tmp_path, b'{\n  "resourceSpans": [\n    {"scopeSpans": [}\n  ]\n}\n')
+    assert err.line == 3
+    assert str(err) == f"{tmp_path / 'doc.json'}:3: invalid JSON (Expecting value, column 21)"
+
+
+def test_a_document_that_is_not_utf8_names_the_file_without_a_line(tmp_path: Path) -> None:
+    err = _error(tmp_path, b'{\n  "resourceSpans": [\n    {"x": "\xff"}\n  ]\n}\n')
+    assert err.line is None
+    assert str(err) == f"{tmp_path / 'doc.json'}: invalid JSON (UnicodeDecodeError)"
+
+
+def test_a_duplicate_member_in_a_document_names_the_line_of_its_object(tmp_path: Path) -> None:
+    err = _error(tmp_path, b'{\n  "resourceSpans": [\n    {"resource": {}, "resource": {}}\n  ]\n}\n')
+    assert err.line == 3
+    assert "duplicate JSON member name 'resource'" in str(err)
