@@ -1,0 +1,94 @@
+"""@op.tool on a tracer provider other than the SDK's (a vendor's implementation of the OTel API):
+spans that keep their attributes in a plain dict and report no ``dropped_attributes``."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanContext, SpanKind, TraceFlags
+
+import otel_provenance as op
+
+
+class DictSpan(trace.Span):
+    """A recording span of another OTel API implementation: attributes in a dict, no eviction."""
+
+    _next_id = 1
+
+    def __init__(self, name: str, kind: SpanKind, attributes: Any) -> None:
+        DictSpan._next_id += 1
+        self.name, self.kind = name, kind
+        self.attributes: dict[str, Any] = dict(attributes or {})
+        self.ended = False
+        self._context = SpanContext(0x1F, DictSpan._next_id, False, TraceFlags(TraceFlags.SAMPLED))
+
+    def get_span_context(self) -> SpanContext:
+        return self._context
+
+    def set_attributes(self, attributes) -> None:
+        self.attributes.update(attributes)
+
+    def set_attribute(self, key: str, value: Any) -> None:
+        self.attributes[key] = value
+
+    def add_event(self, name, attributes=None, timestamp=None) -> None:
+        return None
+
+    def update_name(self, name: str) -> None:
+        self.name = name
+
+    def is_recording(self) -> bool:
+        return not self.ended
+
+    def set_status(self, status, description=None) -> None:
+        return None
+
+    def record_exception(self, exception, attributes=None, timestamp=None, escaped=False) -> None:
+        return None
+
+    def end(self, end_time=None) -> None:
+        self.ended = True
+
+
+class DictTracer(trace.Tracer):
+    def __init__(self) -> None:
+        self.spans: list[DictSpan] = []
+
+    def start_span(self, name, context=None, kind=SpanKind.INTERNAL, attributes=None, *args, **kwargs):
+        span = DictSpan(name, kind, attributes)
+        self.spans.append(span)
+        return span
+
+    @contextlib.contextmanager
+    def start_as_current_span(self, name, *args, **kwargs):
+        with trace.use_span(self.start_span(name, *args, **kwargs), end_on_exit=True) as span:
+            yield span
+
+
+class DictTracerProvider(trace.TracerProvider):
+    def __init__(self) -> None:
+        self.tracer = DictTracer()
+
+    def get_tracer(self, *args, **kwargs) -> DictTracer:
+        return self.tracer
+
+
+def test_attributes_the_body_sets_stay_on_a_span_that_reports_no_eviction():
+    """The essentials are put back only after an eviction: on a span that never evicts, the call id
+    a framework sets from inside the tool (the model's own) is the one the span keeps."""
+    provider = DictTracerProvider()
+
+    @op.tool(side_effect="read", tracer_provider=provider)
+    def lookup(order_id: str) -> str:
+        trace.get_current_span().set_attribute("gen_ai.tool.call.id", "call_from_the_model")
+        return order_id
+
+    with op.run(inputs={"order_id": "ord-1"}):
+        assert lookup("ord-1") == "ord-1"
+    [span] = provider.tracer.spans
+    assert span.ended and span.name == "execute_tool lookup" and span.kind is SpanKind.INTERNAL
+    assert span.attributes["gen_ai.tool.call.id"] == "call_from_the_model"
+    assert span.attributes["agent.tool.status"] == "ok"
+    assert span.attributes["agent.arg.order_id.kind"] == "observed"
