@@ -236,6 +236,7 @@ def test_configuration_errors_name_the_problem():
         ToolPolicy(side_effect="delete")
     with pytest.raises(op.ConfigurationError, match="invented"):
         ToolPolicy(invented="path")
+    assert ToolPolicy(invented=None).invented == frozenset()  # as op.tool(invented=None)
 
 
 def test_the_example_runs_offline_and_the_guess_never_reaches_the_server(tmp_path):

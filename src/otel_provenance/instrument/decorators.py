@@ -145,7 +145,7 @@ class _ToolSpec:
         blocked_error: type[Exception] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
-        self.name = name if name is not None else getattr(inner, "__name__", "tool" if func is None else None)
+        self.name = name if name is not None else getattr(inner, "__name__", None)
         if not isinstance(self.name, str) or not self.name:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
         if side_effect not in sc.SIDE_EFFECTS:
@@ -169,9 +169,8 @@ class _ToolSpec:
             _check_argument_names(inner, self.name, invented, idempotency_key, budget)
         self.side_effect = side_effect
         self.blocked_error = blocked_error
-        self.data_domain = data_domain
         self.budget = budget or _DEFAULT_BUDGET
-        self.invented = frozenset(invented)
+        self.invented = frozenset(invented or ())
         self.idempotency_key = idempotency_key
         self.tracer_provider = tracer_provider
         self.span_name = sc.TOOL_SPAN_PREFIX + self.name

@@ -69,7 +69,7 @@ class ToolPolicy:
             raise ConfigurationError(
                 f"ToolPolicy.side_effect: must be None or one of {', '.join(sc.SIDE_EFFECTS)}"
             )
-        invented = self.invented
+        invented = () if self.invented is None else self.invented  # None: none, as on op.tool
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
         object.__setattr__(self, "invented", frozenset(invented))
