@@ -153,6 +153,10 @@ def mutant_changes(path: str, code: str) -> dict[str, tuple[str, ...]]:
     return changes
 
 
+def _mutants_of(changes: dict[str, tuple[str, ...]], base: str) -> dict[str, tuple[str, ...]]:
+    return {name: change for name, change in changes.items() if name.rpartition("__mutmut_")[0] == base}
+
+
 def renumber(rev: str) -> list[str]:
     """Re-key scripts/mutation-equivalent.txt for modules changed since ``rev``, the commit whose
     numbering the entries use (run it once per source change, with the commit before it): an entry
@@ -180,6 +184,9 @@ def renumber(rev: str) -> list[str]:
         before, after = cache[source]
         change = before.get("x" + local)
         base = ("x" + local).rpartition("__mutmut_")[0]
+        if _mutants_of(before, base) == _mutants_of(after, base):  # the function did not change
+            out.append(line)
+            continue
         match = [n for n, c in after.items() if c == change and n.rpartition("__mutmut_")[0] == base]
         if change is not None and len(match) == 1:
             out.append(f"{module}.{match[0]} {reason}")
