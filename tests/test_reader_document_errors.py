@@ -35,3 +35,14 @@ def test_a_duplicate_member_in_a_document_names_the_line_of_its_object(tmp_path:
     err = _error(tmp_path, b'{\n  "resourceSpans": [\n    {"resource": {}, "resource": {}}\n  ]\n}\n')
     assert err.line == 3
     assert "duplicate JSON member name 'resource'" in str(err)
+
+
+def test_a_document_mixing_traces_and_logs_is_refused_naming_the_file(tmp_path: Path) -> None:
+    err = _error(tmp_path, b'{\n  "resourceLogs": [], "resourceSpans": []\n}\n')
+    assert str(err) == f"{tmp_path / 'doc.json'}: resourceSpans and resourceLogs in one request"
+
+
+def test_a_logs_document_is_a_logs_file_not_an_empty_trace_file(tmp_path: Path) -> None:
+    """A multi-line logs request read as traces would be an empty, complete trace file."""
+    err = _error(tmp_path, b'{\n  "resourceLogs": []\n}\n')
+    assert str(err) == f"{tmp_path / 'doc.json'}: a logs file (resourceLogs), not traces"
