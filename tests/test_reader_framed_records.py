@@ -38,14 +38,15 @@ def test_progress_is_reported_every_2048_records_with_the_bytes_read(tmp_path: P
 
 @pytest.mark.parametrize("cut", [2, 9], ids=["in-the-length", "in-the-payload"])
 def test_a_record_cut_off_names_the_byte_where_it_starts(tmp_path: Path, cut: int) -> None:
-    first, second = _request("one"), _request("two")
-    data = _framed(first, second)
+    first, second, third = _request("one"), _request("two"), _request("three")
+    data = _framed(first, second, third)
+    third_at = 4 + len(first) + 4 + len(second)
     path = tmp_path / "t.bin"
-    path.write_bytes(data[: 4 + len(first) + cut])
+    path.write_bytes(data[: third_at + cut])
     report = ReadReport()
-    assert [s.name for s in read_spans([path], report=report)] == ["one"]
+    assert [s.name for s in read_spans([path], report=report)] == ["one", "two"]
     [incomplete] = report.incomplete
-    assert incomplete.problem == f"the data ends inside the record at byte {4 + len(first)}"
+    assert incomplete.problem == f"the data ends inside the record at byte {third_at}"
 
 
 def test_a_json_record_is_read_as_json_also_after_leading_whitespace(tmp_path: Path) -> None:

@@ -177,3 +177,14 @@ def test_a_float_that_breaks_a_bound_is_shown_as_the_exact_number_compared(actua
     rule = _rule(_constraint("<", '"0.05"'), run)
     message = rule.findings[0].message
     assert message == f"ticket.update has score = {shown}; the contract requires score < 0.05."
+
+
+def test_a_value_outside_the_allowed_ones_is_named_with_every_allowed_value():
+    b = RunBuilder("priority")
+    b.add("ticket.update", attrs={**WRITE, "priority": "high"})
+    body = (
+        "type: allowed_values\n    select: {step: ticket.update}\n"
+        "    attribute: priority\n    values: [low, medium, 3]"
+    )
+    (finding,) = _rule(body, b.run()).findings
+    assert finding.message == "ticket.update has priority = high; the contract allows only low, medium, 3."
