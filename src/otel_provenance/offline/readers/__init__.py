@@ -413,7 +413,8 @@ def _sniff(f: IO[bytes]) -> str:
         return FORMAT_EMPTY if not f.read(1) else FORMAT_JSONL
     if head.startswith(b"\xef\xbb\xbf"):
         return FORMAT_BOM
-    if otlp_proto.looks_framed(head):
+    # JSON text (whitespace, "{}", then "{") can look like a length and a record: a JSON object wins
+    if otlp_proto.looks_framed(head) and not _JSON_START.match(head):
         return FORMAT_FRAMED
     if not _JSON_START.match(head):
         first = head.lstrip()[:1]
