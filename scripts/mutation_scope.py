@@ -136,8 +136,9 @@ def mutant_changes(path: str, code: str) -> dict[str, tuple[str, ...]]:
     from mutmut.mutation.file_mutation import mutate_file_contents
 
     mutated = mutate_file_contents(path, code).code
+    lines = mutated.splitlines()  # sliced by line numbers: get_source_segment re-splits the file per call
     functions = {
-        node.name: ast.get_source_segment(mutated, node) or ""
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
         for node in ast.walk(ast.parse(mutated))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and "__mutmut_" in node.name
     }
@@ -170,6 +171,8 @@ def renumber(rev: str) -> list[str]:
         name, _, reason = line.partition(" ")
         module, _, local = name.partition(".x")
         source = "src/" + module.replace(".", "/") + ".py"
+        if not (ROOT / source).exists():  # a package: its __init__
+            source = source.removesuffix(".py") + "/__init__.py"
         if line.startswith("#") or not line.strip() or not (ROOT / source).exists():
             out.append(line)
             continue
