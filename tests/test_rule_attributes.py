@@ -188,3 +188,25 @@ def test_a_value_outside_the_allowed_ones_is_named_with_every_allowed_value():
     )
     (finding,) = _rule(body, b.run()).findings
     assert finding.message == "ticket.update has priority = high; the contract allows only low, medium, 3."
+
+
+def test_allowed_values_cannot_pass_a_span_it_might_select_or_one_lacking_the_attribute():
+    """A write lacking the attribute, and an update that may or may not be a write: neither is a pass."""
+    b = RunBuilder("unsure")
+    b.add("ticket.update", attrs={**WRITE, "priority": "low"})
+    lacking = b.add("ticket.update", attrs=dict(WRITE))
+    maybe = b.add("ticket.update", attrs={"priority": "high"})  # no agent.side_effect
+    run = b.run()
+    body = (
+        "type: allowed_values\n    select: {step: ticket.update, attributes: {agent.side_effect: write}}\n"
+        "    attribute: priority\n    values: [low]"
+    )
+    rule = _rule(body, run)
+    assert rule.status.value == "insufficient_evidence"
+    assert sorted((f.message, f.witnesses[0].span_ids) for f in rule.findings) == [
+        ("cannot tell whether 1 span(s) are ticket.update[agent.side_effect=write].", (maybe,)),
+        (
+            "ticket.update[agent.side_effect=write] lacks priority on 1 span(s); the rule cannot be checked.",
+            (lacking,),
+        ),
+    ]
