@@ -46,7 +46,17 @@ if [ -n "$sample" ]; then
   mapfile -t patterns < <(.venv/bin/python scripts/mutation_scope.py sample "$sample" "$seed")
 fi
 echo "mutation: mutating ${patterns[*]:-every listed module}"
-.venv/bin/mutmut run --max-children "$children" "${patterns[@]}" > out/mutation/run.log 2>&1 || {
-  tail -40 out/mutation/run.log; echo "mutation: mutmut failed (log: out/mutation/run.log)"; exit 1; }
+: > out/mutation/run.log
+# mutmut's timeout thread sends SIGXCPU to a child's PID at its deadline even after the child has ended;
+# once PIDs wrap, that PID may be mutmut itself (exit 152 = 128 + SIGXCPU). It keeps its results, so go on.
+for attempt in 1 2 3 4 5 6 7 8; do
+  status=0
+  .venv/bin/mutmut run --max-children "$children" "${patterns[@]}" >> out/mutation/run.log 2>&1 || status=$?
+  [ "$status" -eq 152 ] || break
+  echo "mutation: mutmut stopped by a stray SIGXCPU (attempt $attempt); going on where it stopped"
+done
+if [ "$status" -ne 0 ]; then
+  tail -40 out/mutation/run.log; echo "mutation: mutmut failed (log: out/mutation/run.log)"; exit 1
+fi
 .venv/bin/mutmut results --all true > out/mutation/results.txt
 .venv/bin/python scripts/mutation_scope.py summary out/mutation/results.txt out/mutation "${patterns[@]}"
