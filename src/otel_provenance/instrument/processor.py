@@ -312,7 +312,6 @@ class _LeakGuard:
 
     def __init__(self) -> None:
         self._seen: dict[int, int] = {}
-        self._warned = False
         self._lock = threading.Lock()
 
     def check(self, span: Span) -> None:
@@ -325,10 +324,9 @@ class _LeakGuard:
                 self._seen.clear()
             self._seen[id(multi)] = id(processors)
             names = processors_beside(processors)
-            if not names or self._warned:
+            if not names:
                 return
-            self._warned = True
-        warn_leaks(names)
+        warn_leaks(names)  # once per process for each set of leaking processors
 
 
 # --- the processor ---------------------------------------------------------------------------------
