@@ -79,6 +79,24 @@ def traced():
     return Traced()
 
 
+@pytest.fixture
+def reader():
+    """A real MeterProvider with an in-memory reader, installed as the tools' meter provider for the test."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    from otel_provenance.instrument import metrics as tool_metrics
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    tool_metrics.use_meter_provider(provider)
+    try:
+        yield reader
+    finally:
+        tool_metrics.use_meter_provider(None)
+        provider.shutdown()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_leak_warnings():
     """The exporter-leak warning is given once per process and set of processors: start each test

@@ -8,8 +8,6 @@ import re
 import secrets
 
 import pytest
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
@@ -17,18 +15,6 @@ from otel_provenance.instrument import metrics as tool_metrics
 from otel_provenance.instrument.settings import ENV_DIGEST_KEY, reset_settings
 
 ADVISORY = "provenance budget exceeded, advisory only"
-
-
-@pytest.fixture
-def reader():
-    reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    tool_metrics.use_meter_provider(provider)
-    try:
-        yield reader
-    finally:
-        tool_metrics.use_meter_provider(None)
-        provider.shutdown()
 
 
 def metric_names(reader) -> set[str]:

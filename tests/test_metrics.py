@@ -23,18 +23,6 @@ TOOL = sc.GEN_AI_TOOL_NAME
 SCOPE = tool_metrics.SCOPE
 
 
-@pytest.fixture
-def reader():
-    reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    tool_metrics.use_meter_provider(provider)
-    try:
-        yield reader
-    finally:
-        tool_metrics.use_meter_provider(None)
-        provider.shutdown()
-
-
 def collect(reader, scope: str = SCOPE) -> dict[str, dict[frozenset, object]]:
     """metric name -> {frozenset(attributes): value (sums) or data point (histograms)}."""
     out: dict[str, dict[frozenset, object]] = {}
