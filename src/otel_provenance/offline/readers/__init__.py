@@ -413,10 +413,10 @@ def _sniff(f: IO[bytes]) -> str:
         return FORMAT_EMPTY if not f.read(1) else FORMAT_JSONL
     if head.startswith(b"\xef\xbb\xbf"):
         return FORMAT_BOM
-    # JSON text (whitespace, "{}", then "{") can look like a length and a record: a JSON object wins
-    if otlp_proto.looks_framed(head) and not _JSON_START.match(head):
-        return FORMAT_FRAMED
     if not _JSON_START.match(head):
+        # only here: JSON text (whitespace, "{}", then "{") can look like a length and a record too
+        if otlp_proto.looks_framed(head):
+            return FORMAT_FRAMED
         first = head.lstrip()[:1]
         if first in (b"{", b"["):  # JSON, just not an OTLP object: let the JSON reader say what is wrong
             return FORMAT_JSON if b"\n" in head.strip() and first == b"[" else FORMAT_JSONL
