@@ -113,6 +113,8 @@ def test_an_attribute_without_a_value_is_left_out_and_the_next_ones_read(tmp_pat
 def test_an_array_holding_a_value_of_unknown_kind_is_left_out_and_counted(tmp_path: Path) -> None:
     """A ``string_value_strindex`` element (profiling dictionaries only) makes its whole array
     attribute unknown: left out, counted in the report, the other attributes kept."""
+    if "string_value_strindex" not in AnyValue.DESCRIPTOR.fields_by_name:
+        pytest.skip("this opentelemetry-proto release predates string_value_strindex (the writer needs it)")
     strindex = AnyValue(string_value_strindex=3)
     path = _write(tmp_path, attributes=[_attr("k", _array(_TEXT, strindex)), _attr("b", _TEXT)])
     report = ReadReport()
