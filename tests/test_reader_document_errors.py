@@ -46,3 +46,9 @@ def test_a_logs_document_is_a_logs_file_not_an_empty_trace_file(tmp_path: Path) 
     """A multi-line logs request read as traces would be an empty, complete trace file."""
     err = _error(tmp_path, b'{\n  "resourceLogs": []\n}\n')
     assert str(err) == f"{tmp_path / 'doc.json'}: a logs file (resourceLogs), not traces"
+
+
+def test_a_file_starting_with_a_byte_order_mark_is_refused_at_line_1(tmp_path: Path) -> None:
+    err = _error(tmp_path, b'\xef\xbb\xbf{"resourceSpans": []}\n')
+    assert err.line == 1
+    assert str(err) == f"{tmp_path / 'doc.json'}:1: starts with a UTF-8 byte-order mark (remove it)"
