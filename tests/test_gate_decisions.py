@@ -293,6 +293,25 @@ def test_a_rule_on_a_step_no_run_contains_is_never_a_silent_pass():
     assert decide(check_release(runs, good, "v1", AT), good).decision == "pass"
 
 
+@pytest.mark.parametrize("minimum", ["min: 1", "exact: 1"])
+def test_a_step_a_minimum_count_requires_is_judged_by_that_rule_not_called_misspelled(minimum: str):
+    """A cardinality rule with a minimum (``min`` or ``exact``) fails the runs that lack its step, so
+    an upper-bound rule on the same step is not also reported as selecting a misspelled step."""
+    text = CONTRACT.replace("select: {step: ticket.update}", "select: {step: ticket.escalate}")
+    text += f"""  - id: escalated
+    type: cardinality
+    select: {{step: ticket.escalate}}
+    {minimum}
+"""
+    contract = parse_contract(text, "min.yaml")
+    runs = [triage_run(f"run-{i}") for i in range(4)]
+    result = decide(check_release(runs, contract, "v1", AT), contract)
+    statuses = {v.rule.id: v.status for v in result.verdicts}
+    assert statuses["escalated"] == "fail"
+    assert statuses["duplicate_write"] == "pass"
+    assert "misspelled" not in render_text(result)
+
+
 @pytest.mark.parametrize("torn", [False, True])
 def test_jobs_give_exactly_the_result_of_one_process(tmp_path: Path, torn: bool) -> None:
     traces = tmp_path / "t.jsonl"

@@ -186,6 +186,9 @@ def _line(**span_fields) -> str:
             "link spanId is missing or not a string",
         ),
         ({"kind": 9}, "kind 9 is out of range 0..5"),
+        ({"kind": 6}, "kind 6 is out of range 0..5"),
+        ({"kind": "SPAN_KIND_BOGUS"}, "kind is not a known span kind"),
+        ({"kind": 1.0}, "kind is not a known span kind"),
         ({"attributes": [{"key": "a", "value": {"mapValue": {}}}]}, "value of unknown type 'mapValue'"),
         ({"attributes": [{"key": "a", "value": {"intValue": "1.5"}}]}, "'a' intValue is not an integer"),
         ({"attributes": [{"key": "a", "value": {"intValue": str(2**63)}}]}, "signed 64-bit range"),
@@ -219,6 +222,41 @@ def test_errors_name_file_line_and_problem(tmp_path: Path, fields: dict, problem
     assert info.value.source == str(path) and info.value.line == 2
     assert problem in info.value.problem
     assert "resourceSpans[0].scopeSpans[0].spans[0]" in info.value.problem
+
+
+@pytest.mark.parametrize("kind", ["SPAN_KIND_BOGUS", 1.0, None])
+def test_a_kind_that_is_neither_a_number_nor_a_known_name_is_named_as_such(tmp_path: Path, kind) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_line(kind=kind))
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([path]))
+    assert info.value.problem == "resourceSpans[0].scopeSpans[0].spans[0]: kind is not a known span kind"
+
+
+@pytest.mark.parametrize(
+    ("resource_spans", "where", "problem"),
+    [
+        (
+            {"resource": {"attributes": [{"key": "a", "value": {"intValue": "x"}}]}, "scopeSpans": []},
+            "resourceSpans[0]: ",
+            "attribute 'a' intValue is not an integer",
+        ),
+        (
+            {"resource": {}, "scopeSpans": [{"scope": {"name": 7}, "spans": []}]},
+            "resourceSpans[0].scopeSpans[0]: ",
+            "scope name/version is not a string",
+        ),
+    ],
+)
+def test_an_error_above_the_spans_names_its_resource_or_scope(
+    tmp_path: Path, resource_spans: dict, where: str, problem: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_line() + json.dumps({"resourceSpans": [resource_spans]}) + "\n")
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([path]))
+    assert info.value.line == 2
+    assert info.value.problem == where + problem
 
 
 def test_error_messages_never_hold_attribute_values(tmp_path: Path) -> None:

@@ -183,3 +183,25 @@ def test_a_links_own_dropped_attribute_count_survives_stripping():
     assert canary.encode() not in blob
     [[[proto_span]]] = [[s.spans for s in r.scope_spans] for r in encode_proto([exported]).resource_spans]
     assert proto_span.links[0].dropped_attributes_count == 2
+
+
+def test_a_value_nested_too_deep_to_prove_clean_is_removed_not_passed_on():
+    """A map nested past the depth limit cannot be proven clean: the span is rebuilt without it,
+    even though no key in it is a forbidden one."""
+    canary = _canary()
+    deep: object = {"note": canary}
+    for _ in range(40):
+        deep = {"level": deep}
+    exporter = InMemorySpanExporter()
+    processor = op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter))
+    span = ReadableSpan(
+        name="replayed",
+        context=_context(),
+        attributes={"app.step": 1, "app.deep": deep},
+        start_time=1,
+        end_time=2,
+    )
+    processor.on_end(span)
+    [exported] = exporter.get_finished_spans()
+    assert dict(exported.attributes) == {"app.step": 1}
+    assert canary not in exported.to_json()
