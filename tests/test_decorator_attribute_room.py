@@ -109,3 +109,49 @@ def test_a_proxy_provider_uses_the_limit_of_the_provider_it_resolves_to(monkeypa
     wide(**fields)
     assert at_start.counts == [40 - AFTER_THE_CALL] * 2
     assert [s.dropped_attributes for s in exporter.get_finished_spans()] == [0, 0]
+
+
+def _argument_keys(limit: int) -> list[str] | None:
+    """The ``agent.arg.*`` keys (without the prefix) of a call with two observed arguments and an
+    unsourced one, under a span attribute limit of ``limit``; None while even the key id has no room."""
+    tp, _at_start, exporter = provider(limit)
+
+    @op.tool(side_effect="read", tracer_provider=tp)
+    def listing() -> dict:
+        return {"first": "acct-first-1", "second": "acct-second-2"}
+
+    @op.tool(side_effect="read", tracer_provider=tp)
+    def compare(a_first: str, b_second: str, z_guess: str) -> str:
+        return "ok"
+
+    with op.run():
+        found = listing()
+        compare(a_first=found["first"], b_second=found["second"], z_guess="acct-guess-3")
+    [span] = [s for s in exporter.get_finished_spans() if s.name == "execute_tool compare"]
+    keys = sorted(k.removeprefix("agent.arg.") for k in span.attributes if k.startswith("agent.arg."))
+    return keys if "agent.digest.key_id" in span.attributes else None
+
+
+def test_short_of_room_argument_attributes_are_kept_in_order_of_importance() -> None:
+    """One more place keeps one more attribute, in this order: the unsourced argument's kind (even
+    though its name sorts last), every other kind, the data-flow sources (span id, then tool) of
+    each observed argument, their fields and projections, and the digests last."""
+    priority = [
+        "z_guess.kind",
+        "a_first.kind",
+        "b_second.kind",
+        "a_first.source_span_id",
+        "a_first.source_tool",
+        "b_second.source_span_id",
+        "b_second.source_tool",
+        "a_first.source_field",
+        "a_first.projection",
+        "b_second.source_field",
+        "b_second.projection",
+        "z_guess.digest",
+        "a_first.digest",
+        "b_second.digest",
+    ]
+    base = next(limit for limit in range(8, 64) if _argument_keys(limit + 1))  # room for none yet
+    for extra in range(len(priority) + 2):
+        assert _argument_keys(base + extra) == sorted(priority[:extra]), extra

@@ -98,6 +98,14 @@ def test_a_route_of_a_pending_family_fails_and_names_it():
     assert alone.witnesses[0].observed == (("fingerprint", FP_SKIPPED), ("pending_family", "skip"))
 
 
+def test_a_pending_family_the_run_does_not_follow_is_not_named():
+    """Only a pending family holding the run's own fingerprint is "the route this run follows"."""
+    text = _routes("1", _family("usual", USUAL), _family("far", FAR, "pending"))
+    (finding,) = _rule(text, SKIPPED).findings
+    assert finding.message.startswith("this run's route matches no approved family; ")
+    assert "pending_family" not in dict(finding.witnesses[0].observed)
+
+
 def test_an_incomplete_run_off_every_route_is_insufficient():
     lost = triage_run("lost", orphan=True)
     rule = _rule(_routes("1", _family("usual", USUAL)), lost)
@@ -110,8 +118,8 @@ def test_an_incomplete_run_off_every_route_is_insufficient():
 @pytest.mark.parametrize(
     ("similarity", "families", "message"),
     [
-        ("3/2", ("usual",), "similarity must be between 0 and 1, found 3/2"),
-        ("1", ("usual", "other", "usual"), "duplicate family id 'usual'"),
+        ("3/2", ("usual",), "rules[0].similarity: similarity must be between 0 and 1, found 3/2"),
+        ("1", ("usual", "other", "usual"), "rules[0].families: duplicate family id 'usual'"),
     ],
 )
 def test_an_impossible_threshold_or_a_repeated_family_is_refused(similarity, families, message):

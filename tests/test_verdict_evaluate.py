@@ -142,3 +142,30 @@ def test_a_checker_that_yields_something_else_is_an_internal_error(monkeypatch):
     result = evaluate_safely(triage_run(), contract)
     statuses = {r.rule_id: r.status.value for r in result.rules}
     assert statuses["b_pass"] == statuses["c_fail"] == "error"
+
+
+def test_a_run_whose_evidence_cannot_be_indexed_makes_every_rule_an_error_naming_the_type():
+    """Indexing the run fails before any rule runs (here a span id that is not a string): every rule
+    is an error naming only the exception type, and the run keeps its id — never a pass."""
+    run = triage_run("unindexable")
+    broken = dataclasses.replace(
+        run, spans=(dataclasses.replace(run.spans[0], span_id=["not", "hashable"]), *run.spans[1:])
+    )
+    contract = parse_contract(FOUR_RULES)
+    result = evaluate_safely(broken, contract)
+    assert result.run_id == run.run_id and result.status == "error"
+    assert [r.rule_id for r in result.rules] == sorted(rule.id for rule in contract.rules)
+    for rule in result.rules:
+        assert rule.status.value == "error"
+        [finding] = rule.findings
+        assert finding.message == f"internal error while checking rule {rule.rule_id}: TypeError"
+
+
+@pytest.mark.parametrize(("minimum", "status"), [(1, "pass"), (2, "fail")])
+def test_required_spans_counts_up_to_its_own_minimum(minimum: int, status: str):
+    """``min`` raises the requirement: one permission check is not enough for ``min: 2``."""
+    run = triage_run()
+    assert sum(1 for s in run.spans if s.name.endswith("permissions.check")) == 1
+    contract = _contract(f"type: required_spans\n    select: {{step: permissions.check}}\n    min: {minimum}")
+    (rule,) = evaluate(run, contract).rules
+    assert rule.status.value == status
