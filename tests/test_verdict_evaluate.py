@@ -168,4 +168,4 @@ def test_required_spans_counts_up_to_its_own_minimum(minimum: int, status: str):
     assert sum(1 for s in run.spans if s.name.endswith("permissions.check")) == 1
     contract = _contract(f"type: required_spans\n    select: {{step: permissions.check}}\n    min: {minimum}")
     (rule,) = evaluate(run, contract).rules
-    assert rule.status.value == status
+    assert (rule.rule_id, rule.code, rule.status.value) == ("r", "MISSING_PREREQUISITE", status)
