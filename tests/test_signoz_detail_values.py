@@ -94,6 +94,7 @@ def test_a_root_has_no_parent_and_missing_names_kinds_and_statuses_are_the_defau
         (TRACE.upper(), SPAN, f"{TRACE.upper()}/{SPAN}"),
         (TRACE, SPAN[:-1], f"{TRACE}/{SPAN[:-1]}"),
         (TRACE, "g" + SPAN[1:], f"{TRACE}/g{SPAN[1:]}"),
+        ("X" + TRACE[1:], SPAN, f"X{TRACE[1:]}/{SPAN}"),
         ("", "", "?/?"),
     ],
 )
