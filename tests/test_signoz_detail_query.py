@@ -90,13 +90,20 @@ def test_the_key_catalogue_keeps_attribute_and_resource_keys_typed_and_sorted(
         "name": [_entry("name", "span", "string")],
         "body": [_entry("body", "log", "string")],
         "odd": [_entry("odd", "attribute", "[]string"), _entry("odd", "attribute", "")],
-        "broken": [None, "text", {"fieldContext": "attribute"}, _entry(7, "attribute", "string")],
+        "broken": [
+            None,
+            "text",
+            {"fieldContext": "attribute"},
+            _entry(7, "attribute", "string"),
+            _entry("after_broken", "attribute", "string"),  # the broken entries before it are skipped
+        ],
         "empty": None,
     }
     with caplog.at_level(logging.WARNING):
         keys = _parse_keys(raw)
     assert keys == [
         FieldKey("a", "attribute", "number"),
+        FieldKey("after_broken", "attribute", "string"),
         FieldKey("b", "attribute", "bool"),
         FieldKey("b", "attribute", "string"),
         FieldKey("z", "attribute", "number"),

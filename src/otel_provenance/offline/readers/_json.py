@@ -100,19 +100,19 @@ def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 _DECODER: Final = json.JSONDecoder(object_pairs_hook=_unique)
 
 
-def loads(raw: bytes | str) -> Any:
-    """Parse one JSON text; ``_Bad`` for invalid JSON (with its column) or a duplicate member name.
+def loads(raw: bytes) -> Any:
+    """Parse one UTF-8 JSON text; ``_Bad`` for invalid JSON (with its column) or a duplicate member name.
 
-    ``DuplicateMember`` carries no line: callers reading a multi-line document use ``line_of``."""
+    ``DuplicateMember`` carries no line: callers reading a multi-line document use ``line_of_duplicate``."""
     try:
-        doc = _DECODER.decode(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        doc = _DECODER.decode(raw.decode("utf-8"))
     except json.JSONDecodeError as exc:
         raise _Bad(f"invalid JSON ({exc.msg}, column {exc.colno})") from None
     except DuplicateMember:
         raise
     except (ValueError, RecursionError) as exc:
         raise _Bad(f"invalid JSON ({type(exc).__name__})") from None
-    if _SNAKE_MEMBER.search(raw if isinstance(raw, bytes) else raw.encode("utf-8", "replace")):
+    if _SNAKE_MEMBER.search(raw):
         doc = _to_camel(doc)
     return doc
 
