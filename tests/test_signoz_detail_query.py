@@ -87,7 +87,7 @@ def test_the_key_catalogue_keeps_attribute_and_resource_keys_typed_and_sorted(
         "b": [_entry("b", "point", "bool"), _entry("b", "Attribute", "STRING")],
         "service.version": [_entry("service.version", "Resource", "string")],
         "a": [_entry("a", "attribute", "number")],
-        "name": [_entry("name", "span", "string")],
+        "name": [_entry("name", "span", "string"), _entry("name", "attribute", "string")],
         "body": [_entry("body", "log", "string")],
         "odd": [_entry("odd", "attribute", "[]string"), _entry("odd", "attribute", "")],
         "broken": [
@@ -106,6 +106,7 @@ def test_the_key_catalogue_keeps_attribute_and_resource_keys_typed_and_sorted(
         FieldKey("after_broken", "attribute", "string"),
         FieldKey("b", "attribute", "bool"),
         FieldKey("b", "attribute", "string"),
+        FieldKey("name", "attribute", "string"),  # an attribute named like the intrinsic column
         FieldKey("z", "attribute", "number"),
         FieldKey("service.version", "resource", "string"),
     ]
