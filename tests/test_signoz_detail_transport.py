@@ -306,6 +306,19 @@ def test_the_key_catalogue_is_asked_for_traces_in_the_window() -> None:
     }
 
 
+def test_a_read_asks_the_key_catalogue_for_its_own_window(caplog: pytest.LogCaptureFixture) -> None:
+    """``read_signoz`` passes its window on to the key catalogue (which SigNoz ignores for traces today,
+    but a server that honours it must get the read's window, not none)."""
+    from otel_provenance.offline.readers.signoz import read_signoz
+
+    answers = (Answer(200, {"version": "v0.134.2"}), _keys(True, "k"))
+    with Scripted(*answers) as server, caplog.at_level(logging.WARNING):
+        assert list(read_signoz(server.url, release="v1", start_ms=1000, end_ms=2000, api_key=KEY)) == []
+    _version, catalogue = server.requests
+    assert catalogue["path"] == "/api/v1/fields/keys"
+    assert (catalogue["query"]["startUnixMilli"], catalogue["query"]["endUnixMilli"]) == (["1000"], ["2000"])
+
+
 def test_an_answer_without_complete_is_complete() -> None:
     with Scripted(_keys(None, "k")) as server, SigNozClient(server.url, api_key=KEY) as client:
         assert client.field_keys(1, 2) == [FieldKey("k", "attribute", "string")]
