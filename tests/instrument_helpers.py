@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanContext, TraceFlags
 
 from otel_provenance.instrument import settings as settings_module
 
@@ -63,3 +65,29 @@ def argument_attributes(traced: Traced) -> Callable[..., dict[str, dict[str, obj
         return out
 
     return attrs
+
+
+def fresh_canary() -> str:
+    """A fresh value that must never reach exported bytes (fresh per call: mutmut forks warm
+    processes, and a cached value would hide a mutant)."""
+    return f"canary-{secrets.token_hex(8)}"
+
+
+def span_context(*, remote: bool = False) -> SpanContext:
+    """A sampled span context with fresh random ids."""
+    return SpanContext(
+        trace_id=secrets.randbits(128) | 1,
+        span_id=secrets.randbits(64) | 1,
+        is_remote=remote,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED),
+    )
+
+
+class Unreadable(dict):
+    """An argument whose examination raises (a lazy mapping whose backend is gone)."""
+
+    def items(self):
+        raise RuntimeError("backend closed")
+
+    def __iter__(self):
+        raise RuntimeError("backend closed")

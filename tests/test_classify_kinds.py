@@ -6,18 +6,8 @@ from __future__ import annotations
 import secrets
 
 import otel_provenance as op
-from instrument_helpers import Traced, arg_attrs
+from instrument_helpers import Traced, Unreadable, arg_attrs
 from otel_provenance.instrument.classify import classify_arguments
-
-
-class Unreadable(dict):
-    """An argument whose examination raises (a lazy mapping whose backend is gone)."""
-
-    def items(self):
-        raise RuntimeError("backend closed")
-
-    def __iter__(self):
-        raise RuntimeError("backend closed")
 
 
 def test_an_invented_number_is_invented_even_when_a_result_showed_it():

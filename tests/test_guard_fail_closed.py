@@ -8,17 +8,7 @@ from __future__ import annotations
 import pytest
 
 import otel_provenance as op
-from instrument_helpers import arg_attrs
-
-
-class Unreadable(dict):
-    """An argument whose examination raises (a lazy mapping whose backend is gone)."""
-
-    def items(self):
-        raise RuntimeError("backend closed")
-
-    def __iter__(self):
-        raise RuntimeError("backend closed")
+from instrument_helpers import Unreadable, arg_attrs
 
 
 def test_an_argument_that_cannot_be_examined_is_assumed_never_observed(traced):

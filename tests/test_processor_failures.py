@@ -10,7 +10,6 @@ SDK's own span object in allowlist mode.
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Iterator, Mapping
 
 import pytest
@@ -19,23 +18,11 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanLimits, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Link, SpanContext, TraceFlags
+from opentelemetry.trace import Link
 
 import otel_provenance as op
+from instrument_helpers import fresh_canary, span_context
 from otel_provenance.instrument.redaction import StripOptions
-
-
-def _canary() -> str:
-    return f"canary-{secrets.token_hex(8)}"
-
-
-def _context() -> SpanContext:
-    return SpanContext(
-        trace_id=secrets.randbits(128) | 1,
-        span_id=secrets.randbits(64) | 1,
-        is_remote=False,
-        trace_flags=TraceFlags(TraceFlags.SAMPLED),
-    )
 
 
 class _Records(SpanProcessor):
@@ -90,10 +77,10 @@ def test_a_span_whose_attributes_raise_is_dropped_and_both_failures_are_logged_b
     """Classification is best effort and stripping is not: the span is dropped, not exported, and
     each failure is logged once, with the exception type and never its message (it may quote
     content)."""
-    canary = _canary()
+    canary = fresh_canary()
     exporter = InMemorySpanExporter()
     processor = op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter))
-    span = ReadableSpan(name="execute_tool", context=_context(), attributes=_Hostile(canary))
+    span = ReadableSpan(name="execute_tool", context=span_context(), attributes=_Hostile(canary))
     with caplog.at_level(logging.ERROR):
         processor.on_end(span)  # must not raise into the host application
     assert exporter.get_finished_spans() == ()
@@ -107,7 +94,7 @@ def test_a_span_whose_attributes_raise_is_dropped_and_both_failures_are_logged_b
 def test_with_foreign_classification_off_a_foreign_tool_span_is_stripped_without_a_word(caplog):
     """``classify_foreign_tools=False`` means no classification at all — not one that fails and is
     logged on every foreign tool span."""
-    canary = _canary()
+    canary = fresh_canary()
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(
@@ -132,13 +119,13 @@ def test_with_foreign_classification_off_a_foreign_tool_span_is_stripped_without
 def test_a_nested_key_is_judged_by_its_full_path_before_a_span_is_passed_on_unchanged():
     """A span replayed by hand may hold a map; a prefix rule that names ``app.secret`` covers the
     ``secret`` key inside ``app``, so the span is rebuilt without it rather than passed on as clean."""
-    canary = _canary()
+    canary = fresh_canary()
     exporter = InMemorySpanExporter()
     options = StripOptions(prefixes=["app.secret"])
     processor = op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter), options=options)
     span = ReadableSpan(
         name="replayed",
-        context=_context(),
+        context=span_context(),
         attributes={"app": {"secret": canary, "step": 1}},
         start_time=1,
         end_time=2,
@@ -168,11 +155,11 @@ def test_a_clean_span_is_handed_on_as_the_sdks_own_span_in_allowlist_mode():
 def test_a_links_own_dropped_attribute_count_survives_stripping():
     """The SDK's count of link attributes dropped at its limit is kept on the rebuilt span (and
     reaches OTLP as ``dropped_attributes_count``); only the content goes."""
-    canary = _canary()
+    canary = fresh_canary()
     exporter = InMemorySpanExporter()
     provider = TracerProvider(span_limits=SpanLimits(max_link_attributes=1))
     provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter)))
-    link = Link(_context(), {"app.peer": "queue", "app.a": 1, "app.b": 2})
+    link = Link(span_context(), {"app.peer": "queue", "app.a": 1, "app.b": 2})
     with provider.get_tracer("t").start_as_current_span(
         "step", attributes={"input.value": canary}, links=[link]
     ):
@@ -189,7 +176,7 @@ def test_a_links_own_dropped_attribute_count_survives_stripping():
 def test_a_value_nested_too_deep_to_prove_clean_is_removed_not_passed_on():
     """A map nested past the depth limit cannot be proven clean: the span is rebuilt without it,
     even though no key in it is a forbidden one."""
-    canary = _canary()
+    canary = fresh_canary()
     deep: object = {"note": canary}
     for _ in range(40):
         deep = {"level": deep}
@@ -197,7 +184,7 @@ def test_a_value_nested_too_deep_to_prove_clean_is_removed_not_passed_on():
     processor = op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter))
     span = ReadableSpan(
         name="replayed",
-        context=_context(),
+        context=span_context(),
         attributes={"app.step": 1, "app.deep": deep},
         start_time=1,
         end_time=2,

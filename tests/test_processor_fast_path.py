@@ -8,14 +8,13 @@ leak.
 
 from __future__ import annotations
 
-import secrets
-
 from opentelemetry.sdk.trace import Event, ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import Link, SpanContext, Status, StatusCode, TraceFlags
+from opentelemetry.trace import Link, Status, StatusCode
 
 import otel_provenance as op
+from instrument_helpers import fresh_canary, span_context
 
 
 def _setup():
@@ -26,23 +25,10 @@ def _setup():
     return processor, provider.get_tracer("fast-path"), exporter
 
 
-def _canary() -> str:
-    return f"canary-{secrets.token_hex(8)}"
-
-
-def _other_context() -> SpanContext:
-    return SpanContext(
-        trace_id=secrets.randbits(128) | 1,
-        span_id=secrets.randbits(64) | 1,
-        is_remote=True,
-        trace_flags=TraceFlags(TraceFlags.SAMPLED),
-    )
-
-
 def test_a_content_event_is_dropped_from_a_span_with_clean_attributes():
     """A content event goes whole, even when none of its own keys is a forbidden one."""
     _processor, tracer, exporter = _setup()
-    canary = _canary()
+    canary = fresh_canary()
     with tracer.start_as_current_span("chat", attributes={"app.step": 1}) as span:
         span.add_event("gen_ai.user.message", {"note": canary})
         span.add_event("app.checkpoint", {"n": 1})
@@ -53,7 +39,7 @@ def test_a_content_event_is_dropped_from_a_span_with_clean_attributes():
 
 def test_a_forbidden_event_key_is_removed_from_a_span_with_clean_attributes():
     _processor, tracer, exporter = _setup()
-    canary = _canary()
+    canary = fresh_canary()
     with tracer.start_as_current_span("step", attributes={"app.step": 1}) as span:
         span.add_event("app.checkpoint", {"input.value": canary, "n": 1})
     [exported] = exporter.get_finished_spans()
@@ -64,8 +50,8 @@ def test_a_forbidden_event_key_is_removed_from_a_span_with_clean_attributes():
 
 def test_a_forbidden_link_key_is_removed_from_a_span_with_clean_attributes():
     _processor, tracer, exporter = _setup()
-    canary = _canary()
-    links = [Link(_other_context(), {"input.value": canary, "app.peer": "queue"})]
+    canary = fresh_canary()
+    links = [Link(span_context(remote=True), {"input.value": canary, "app.peer": "queue"})]
     with tracer.start_as_current_span("step", attributes={"app.step": 1}, links=links):
         pass
     [exported] = exporter.get_finished_spans()
@@ -77,7 +63,7 @@ def test_a_forbidden_link_key_is_removed_from_a_span_with_clean_attributes():
 def test_a_clean_span_with_clean_links_is_exported_with_its_links():
     """Checking a link's attributes must not fail (and drop the span) when there is nothing to remove."""
     _processor, tracer, exporter = _setup()
-    other = _other_context()
+    other = span_context(remote=True)
     links = [Link(other, {"app.peer": "queue"}), Link(other)]
     with tracer.start_as_current_span("step", attributes={"app.step": 1}, links=links):
         pass
@@ -104,14 +90,14 @@ def test_a_span_built_by_hand_with_plain_dict_event_and_link_attributes_is_strip
     from another source) holds plain dicts where the SDK holds ``BoundedAttributes``. Its content is
     removed all the same, and the span is exported, not dropped."""
     processor, _tracer, exporter = _setup()
-    in_event, in_link = _canary(), _canary()
-    context = _other_context()
+    in_event, in_link = fresh_canary(), fresh_canary()
+    context = span_context(remote=True)
     span = ReadableSpan(
         name="replayed",
         context=context,
         attributes={"app.step": 1},
         events=[Event("app.checkpoint", {"input.value": in_event, "n": 1}, timestamp=1)],
-        links=[Link(_other_context(), {"output.value": in_link, "app.peer": "queue"})],
+        links=[Link(span_context(remote=True), {"output.value": in_link, "app.peer": "queue"})],
         start_time=1,
         end_time=2,
     )

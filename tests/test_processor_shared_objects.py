@@ -8,7 +8,6 @@ Canary values are random: any trace of one in the OTLP protobuf or JSON is a lea
 from __future__ import annotations
 
 import json
-import secrets
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_proto
 from opentelemetry.sdk.resources import Resource
@@ -17,14 +16,11 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
+from instrument_helpers import fresh_canary
 from interop import otlp_json_spans
 
 RESOURCE_SCHEMA = "https://opentelemetry.io/schemas/1.21.0"
 SCOPE_SCHEMA = "https://opentelemetry.io/schemas/1.26.0"
-
-
-def _canary() -> str:
-    return f"canary-{secrets.token_hex(8)}"
 
 
 def _setup(resource: Resource | None = None):
@@ -40,7 +36,7 @@ def _assert_absent(canary: str, spans) -> None:
 
 
 def test_a_resource_with_a_forbidden_key_keeps_its_schema_url_and_other_attributes():
-    canary = _canary()
+    canary = fresh_canary()
     resource = Resource({"service.name": "agent", "input.value": canary}, RESOURCE_SCHEMA)
     provider, exporter = _setup(resource)
     tracer = provider.get_tracer("t")
@@ -60,7 +56,7 @@ def test_a_resource_with_a_forbidden_key_keeps_its_schema_url_and_other_attribut
 
 
 def test_a_scope_with_a_forbidden_key_keeps_its_name_version_schema_url_and_other_attributes():
-    canary = _canary()
+    canary = fresh_canary()
     provider, exporter = _setup()
     tracer = provider.get_tracer(
         "agent.lib", "2.3.4", schema_url=SCOPE_SCHEMA, attributes={"input.value": canary, "lib.flag": "on"}

@@ -6,7 +6,6 @@ drop, and the function works with its defaults (no shared cleaner passed).
 from __future__ import annotations
 
 import logging
-import secrets
 
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans as encode_proto
 from opentelemetry.sdk.trace import SpanProcessor, TracerProvider
@@ -14,13 +13,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
+from instrument_helpers import fresh_canary
 from interop import otlp_json_spans
 from otel_provenance.instrument.processor import strip_span
 from otel_provenance.instrument.redaction import DEFAULT_OPTIONS
-
-
-def _canary() -> str:
-    return f"canary-{secrets.token_hex(8)}"
 
 
 class _Records(SpanProcessor):
@@ -70,7 +66,7 @@ def test_attributes_added_to_a_clean_span_are_kept():
 def test_strip_span_with_its_defaults_strips_a_span():
     """Called with only a span (no options, no shared cleaner), a span with content is stripped and
     a clean one comes back as it is; the Resource (with attributes) is checked along the way."""
-    canary = _canary()
+    canary = fresh_canary()
     dirty = _finished({"app.step": 1, "input.value": canary})
     assert dirty.resource.attributes  # the SDK's default Resource: telemetry.sdk.*, service.name
     stripped = strip_span(dirty)
@@ -85,7 +81,7 @@ def test_strip_span_with_its_defaults_strips_a_span():
 def test_an_exception_event_without_a_type_does_not_drop_the_span(caplog):
     """A span that must be rebuilt (it holds content) and has an ``exception`` event with no
     ``exception.type`` is exported with that event and without the content — not dropped."""
-    canary = _canary()
+    canary = fresh_canary()
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter)))
