@@ -33,7 +33,9 @@ def _expressions(double: SigNozDouble) -> list[str]:
 
 
 def _config_error(**kwargs: Any) -> str:
-    args: dict[str, Any] = {"release": "v2", "start_ms": 0, "end_ms": 10, "api_key": "k"}
+    # A short deadline: should an argument get through, the read fails at once on the closed port
+    # instead of retrying for the default five minutes.
+    args: dict[str, Any] = {"release": "v2", "start_ms": 0, "end_ms": 10, "api_key": "k", "deadline_s": 0.5}
     with pytest.raises(ConfigurationError) as info:
         list(read_signoz("http://127.0.0.1:9", **{**args, **kwargs}))
     return str(info.value)

@@ -212,17 +212,25 @@ def test_one_key_with_two_types_and_a_key_named_like_a_column(double: SigNozDoub
 def test_bad_arguments_are_configuration_errors(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SIGNOZ_API_KEY", raising=False)
     with pytest.raises(ConfigurationError, match=r"SIGNOZ_API_KEY"):
-        list(read_signoz("http://127.0.0.1:9", release="v2", start_ms=0, end_ms=1))
+        list(read_signoz("http://127.0.0.1:9", release="v2", start_ms=0, end_ms=1, deadline_s=0.5))
     with pytest.raises(ConfigurationError, match=r"empty time window"):
-        list(read_signoz("http://127.0.0.1:9", release="v2", start_ms=5, end_ms=5, api_key="k"))
+        list(
+            read_signoz("http://127.0.0.1:9", release="v2", start_ms=5, end_ms=5, api_key="k", deadline_s=0.5)
+        )
     with pytest.raises(ConfigurationError, match=r"page_size"):
         list(
             read_signoz(
-                "http://127.0.0.1:9", release="v2", start_ms=0, end_ms=1, api_key="k", page_size=10_001
+                "http://127.0.0.1:9",
+                release="v2",
+                start_ms=0,
+                end_ms=1,
+                api_key="k",
+                page_size=10_001,
+                deadline_s=0.5,
             )
         )
     with pytest.raises(QueryError, match=r"http:// or https://"):
-        list(read_signoz("localhost:8080", release="v2", start_ms=0, end_ms=1, api_key="k"))
+        list(read_signoz("localhost:8080", release="v2", start_ms=0, end_ms=1, api_key="k", deadline_s=0.5))
 
 
 def test_key_from_environment(double: SigNozDouble, monkeypatch: pytest.MonkeyPatch) -> None:
