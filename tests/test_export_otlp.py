@@ -7,11 +7,9 @@ a file and read back with the offline reader (``offline.readers.read_spans``).
 
 from __future__ import annotations
 
-import gzip
 import secrets
 import threading
 from concurrent import futures
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import grpc
 import pytest
@@ -23,6 +21,7 @@ from interop import logs_sdk, require
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.configure import configure_logs
 from otel_provenance.offline.readers import read_spans
+from otlp_receiver import OtlpReceiver
 
 
 class _Received:
@@ -34,40 +33,8 @@ class _Received:
 
 @pytest.fixture
 def http_receiver():
-    received = _Received()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            if self.headers.get("Content-Encoding") == "gzip":
-                body = gzip.decompress(body)
-            if self.path not in received.bodies or self.headers["Content-Type"] != "application/x-protobuf":
-                self.send_response(404)
-                self.end_headers()
-                return
-            response = (
-                trace_service_pb2.ExportTraceServiceResponse()
-                if self.path == "/v1/traces"
-                else logs_service_pb2.ExportLogsServiceResponse()
-            ).SerializeToString()
-            with received.lock:
-                received.bodies[self.path].append(body)
-                received.headers.append({k.lower(): v for k, v in self.headers.items()})
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(response)))
-            self.end_headers()
-            self.wfile.write(response)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", received
-    server.shutdown()
-    server.server_close()
+    with OtlpReceiver("/v1/traces", "/v1/logs") as receiver:
+        yield receiver.url, receiver
 
 
 @pytest.fixture
@@ -105,7 +72,7 @@ def _emit(provider, monkeypatch) -> list[str]:
     return [path, body]
 
 
-def _read_back(tmp_path, received: _Received):
+def _read_back(tmp_path, received: _Received | OtlpReceiver):
     bodies = received.bodies["/v1/traces"]
     assert bodies, "the receiver got nothing"
     wire = b"".join(bodies)

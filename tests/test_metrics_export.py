@@ -4,14 +4,11 @@ Plus the canary: no argument value, caller-chosen name or id in any metric attri
 
 from __future__ import annotations
 
-import gzip
 import os
 import secrets
 import subprocess
 import sys
 import textwrap
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -26,6 +23,7 @@ from instrument_helpers import Traced
 from otel_provenance.errors import ConfigurationError
 from otel_provenance.instrument import metrics as tool_metrics
 from otel_provenance.instrument.configure import configure_metrics
+from otlp_receiver import OtlpReceiver
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,33 +37,8 @@ def clean_env(monkeypatch):
 
 @pytest.fixture
 def metrics_receiver():
-    bodies: list[bytes] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            if self.headers.get("Content-Encoding") == "gzip":
-                body = gzip.decompress(body)
-            if self.path != "/v1/metrics" or self.headers["Content-Type"] != "application/x-protobuf":
-                self.send_response(404)
-                self.end_headers()
-                return
-            bodies.append(body)
-            response = metrics_service_pb2.ExportMetricsServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(response)))
-            self.end_headers()
-            self.wfile.write(response)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", bodies
-    server.shutdown()
-    server.server_close()
+    with OtlpReceiver("/v1/metrics") as receiver:
+        yield receiver.url, receiver.bodies["/v1/metrics"]
 
 
 def _tools(provider):

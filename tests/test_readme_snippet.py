@@ -6,16 +6,15 @@ It must give one trace per run: the tool spans are children of the ``invoke_agen
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from otlp_receiver import OtlpReceiver
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -28,42 +27,17 @@ def _snippet() -> str:
     return match.group(1)
 
 
-def _receive(bodies: list[bytes]) -> ThreadingHTTPServer:
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            if self.headers.get("Content-Encoding") == "gzip":
-                body = gzip.decompress(body)
-            bodies.append(body)
-            response = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/x-protobuf")
-            self.send_header("Content-Length", str(len(response)))
-            self.end_headers()
-            self.wfile.write(response)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def test_readme_snippet_gives_one_trace_per_run(tmp_path):
     (tmp_path / "app.py").write_text("print('hi')\n")
     script = tmp_path / "snippet.py"
     script.write_text(_snippet())
-    bodies: list[bytes] = []
-    server = _receive(bodies)
-    try:
+    with OtlpReceiver("/v1/traces") as receiver:
         env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
-        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{server.server_address[1]}"
+        env["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
         done = subprocess.run(
             [sys.executable, str(script)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
         )
-    finally:
-        server.shutdown()
+    bodies = receiver.bodies["/v1/traces"]
     assert done.returncode == 1  # the last call is blocked: ProvenanceError, as the comment says
     assert "otel_provenance.errors.ProvenanceError" in done.stderr
     spans = []
