@@ -4,6 +4,7 @@ that arrives mid-read, and what it tells the user."""
 from __future__ import annotations
 
 import logging
+import secrets
 import time
 from typing import Any
 
@@ -217,3 +218,17 @@ def test_no_dropped_defaults_no_warning_and_the_page_size_kept(caplog: pytest.Lo
             assert [dict(s.attributes) for s in read(d, report=report, page_size=50)] == [{"k": ""}]
     assert report == SigNozReport(set(), 0, 50)  # the page size it ended with: the one asked
     assert [r.getMessage() for r in caplog.records if r.name.startswith("otel_provenance")] == []
+
+
+def test_each_request_is_bounded_by_the_timeout_given_to_the_read(caplog: pytest.LogCaptureFixture) -> None:
+    """``timeout_s`` reaches the client: a query answered after 1.5 s is given up at the timeout (0.2 to
+    0.4 s) and asked
+    again (well inside the deadline), rather than waited for."""
+    timeout_s = 0.2 + secrets.randbelow(20) / 100  # fresh per run: nothing cached can stand in for it
+    with SigNozDouble(version="v0.134.0") as d:
+        export_spans(d, RESOURCE, lambda t: t.start_span("x").end())
+        d.inject(QUERY, Fault(delay_s=1.5))
+        with caplog.at_level(logging.INFO, logger="otel_provenance"):
+            assert [s.name for s in read(d, timeout_s=timeout_s, deadline_s=30.0)] == ["x"]
+    retries = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert len(retries) == 1 and f"{timeout_s:.3g} s" in retries[0], retries
