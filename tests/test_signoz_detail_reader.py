@@ -222,8 +222,7 @@ def test_no_dropped_defaults_no_warning_and_the_page_size_kept(caplog: pytest.Lo
 
 def test_each_request_is_bounded_by_the_timeout_given_to_the_read(caplog: pytest.LogCaptureFixture) -> None:
     """``timeout_s`` reaches the client: a query answered after 1.5 s is given up at the timeout (0.2 to
-    0.4 s) and asked
-    again (well inside the deadline), rather than waited for."""
+    0.4 s) and asked again (well inside the deadline), rather than waited for."""
     timeout_s = 0.2 + secrets.randbelow(20) / 100  # fresh per run: nothing cached can stand in for it
     with SigNozDouble(version="v0.134.0") as d:
         export_spans(d, RESOURCE, lambda t: t.start_span("x").end())
