@@ -337,3 +337,44 @@ def test_a_link_the_byte_scan_misses_is_joined_on_the_cluster_too(cluster, tmp_p
     assert one[0] == 0 and one[1].count('"run_id"') == 9  # joined: no run of its own for a moved trace
     address = ("--dask-scheduler", cluster.scheduler_address)
     assert cli("fingerprint", *paths, "--format", "json", *address) == one
+
+
+def _logs_request() -> bytes:
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+
+    request = logs_service_pb2.ExportLogsServiceRequest()
+    record = request.resource_logs.add().scope_logs.add().log_records.add()
+    record.body.string_value, record.time_unix_nano = "started", 1
+    return request.SerializeToString()
+
+
+def test_other_signals_and_unknown_values_are_counted_as_in_one_process(cluster, scattered, tmp_path) -> None:
+    """A Collector file shared by the logs and metrics pipelines, cut into byte ranges: the cluster
+    skips and counts the other signals' lines, and the attribute values of an unknown kind it leaves
+    out, exactly as one process does; a file of nothing but logs is the same error both ways."""
+    paths, _ = scattered
+    lines = Path(paths[0]).read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"stringValue":', b'"stringValueStrindex":', 1)
+    mixed = []
+    for i, line in enumerate(lines):
+        mixed.append(line)
+        if i % 97 == 0:
+            mixed.append(b'{"resourceLogs": [{"resource": {}, "scopeLogs": []}]}\n')
+    mixed.append(b'{"resourceMetrics": []}\n')
+    shared = tmp_path / "shared.jsonl"
+    shared.write_bytes(b"".join(mixed))
+    assert shared.stat().st_size > 2 * 160 * 1024  # read as byte ranges on the cluster
+    inputs = [str(shared), *paths[1:]]
+    address = ("--dask-scheduler", cluster.scheduler_address)
+
+    one = cli("fingerprint", *inputs)
+    assert cli("fingerprint", *inputs, *address) == one and one[0] == 0
+    logs = len(lines[::97])
+    assert f"shared.jsonl: skipped {logs} logs lines, 1 metrics line (not traces)" in one[2]
+    assert "1 attribute value(s) of an unknown kind" in one[2]
+
+    only_logs = tmp_path / "logs.binpb"
+    only_logs.write_bytes(_logs_request())
+    one = cli("fingerprint", str(only_logs), *paths)
+    assert cli("fingerprint", str(only_logs), *paths, *address) == one
+    assert one[0] == 1 and "logs.binpb: a logs file (resourceLogs), not traces" in one[2]

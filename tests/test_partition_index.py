@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_provenance.offline.readers import IncompleteFile
+from otel_provenance.offline.readers import IncompleteFile, SkippedRecords
 from otel_provenance.offline.readers.partitions import (
     Failed,
     Indexed,
@@ -92,16 +92,15 @@ def test_a_whole_file_index_holds_its_links_and_counts_its_lines(tmp_path: Path)
         tmp_path / "t.jsonl", line(span(1, 1, "r1"), span(2, 2)), line(span(2, 3, "r1")), line(span(3, 4))
     )
     assert plan(str(path), path.stat().st_size) == [whole(path)]
-    assert index_partition(whole(path)) == Indexed(
-        frozenset({(tid(1), None), (tid(1), "r1"), (tid(2), None), (tid(2), "r1"), (tid(3), None)}), 3, None
-    )
+    links = frozenset({(tid(1), None), (tid(1), "r1"), (tid(2), None), (tid(2), "r1"), (tid(3), None)})
+    assert index_partition(whole(path)) == Indexed(links, 3, None, 3)
 
 
 def test_a_cut_off_last_line_is_reported_with_its_line_not_failed(tmp_path: Path) -> None:
     """A writer stopped mid-write: the complete lines are indexed, the cut-off one is noted."""
     path = write(tmp_path / "t.jsonl", line(span(1, 1, "r1")), line(span(2, 2)), '{"resourceSpans": [{"res')
     assert index_partition(whole(path)) == Indexed(
-        frozenset({(tid(1), None), (tid(1), "r1"), (tid(2), None)}), 2, IncompleteFile(str(path), 3, CUT)
+        frozenset({(tid(1), None), (tid(1), "r1"), (tid(2), None)}), 2, IncompleteFile(str(path), 3, CUT), 2
     )
 
 
@@ -112,7 +111,7 @@ def test_a_cut_off_last_line_in_a_byte_range_is_noted_at_its_line_in_the_range(t
     path = write(tmp_path / "t.jsonl", first, line(span(2, 2)), '{"resourceSpans": [{"res')
     part = Partition(str(path), len(first), path.stat().st_size)
     ix = index_partition(part)
-    assert ix == Indexed(frozenset({(tid(2), None)}), 2, IncompleteFile(str(path), 2, CUT))
+    assert ix == Indexed(frozenset({(tid(2), None)}), 2, IncompleteFile(str(path), 2, CUT), 1)
     split = split_partition(part, 1, ix.units, {tid(2): tid(2)}, frozenset(), 2)
     assert members(split) == {tid(2): [f"{2:016x}"]}
 
@@ -141,3 +140,24 @@ def test_a_range_reads_the_lines_that_start_in_it_and_no_others(tmp_path: Path, 
     )
     assert isinstance(head, Indexed) and isinstance(tail, Indexed)
     assert (head.units, tail.units) == (1, len(LINES) - 1)
+
+
+def test_a_range_counts_its_trace_lines_and_other_signals_and_its_split_the_unknown_values(
+    tmp_path: Path,
+) -> None:
+    """What the client needs to judge a file as one process does: trace lines, other signals' lines
+    (an empty request is neither), and attribute values of an unknown kind left out by the split."""
+    first = line(span(1, 1, "r1"))
+    unknown = line(span(2, 2, value={"stringValueStrindex": 3}))
+    logs, metrics = '{"resourceLogs": []}\n', '{"resourceMetrics": []}\n'
+    path = write(tmp_path / "t.jsonl", first, logs, "{}\n", unknown, metrics, logs, line(span(3, 3)))
+    part = Partition(str(path), len(first), path.stat().st_size)
+    ix = index_partition(part)
+    assert isinstance(ix, Indexed)
+    assert (ix.units, ix.traces) == (6, 2)
+    assert ix.skipped == SkippedRecords(str(path), (("logs", 2), ("metrics", 1)), "lines")
+    split = split_partition(part, 1, ix.units, {tid(2): tid(2), tid(3): tid(3)}, frozenset(), 2)
+    assert (split.spans, split.unknown_values) == (2, 1)
+    clean = Partition(str(path), 0, len(first))
+    assert index_partition(clean).skipped is None
+    assert split_partition(clean, 0, 1, {tid(1): "r1"}, frozenset({(tid(1), "r1")}), 2).unknown_values == 0

@@ -245,18 +245,12 @@ class _TraceFile:
     def _count(self, report: ReadReport | None, skipped: Counter[str], traces: int) -> None:
         if not skipped:
             return
-        if not traces:
-            if len(skipped) == 1:
-                (signal,) = skipped
-                key = next(k for k, s in otlp_json._OTHER_SIGNALS if s == signal)
-                raise TraceReadError(self.source, f"a {signal} file ({key}), not traces")
-            raise TraceReadError(
-                self.source, "holds no traces: " + str(self._skipped(skipped)).split(": skipped ", 1)[1]
-            )
+        found = self.skipped_records(skipped)
+        check_signals(found, traces)
         if report is not None:
-            report.skipped.append(self._skipped(skipped))
+            report.skipped.append(found)
 
-    def _skipped(self, skipped: Counter[str]) -> SkippedRecords:
+    def skipped_records(self, skipped: Counter[str]) -> SkippedRecords:
         unit = "lines" if self.format in (FORMAT_JSONL, FORMAT_JSON) else "records"
         return SkippedRecords(self.source, tuple(sorted(skipped.items())), unit)
 
@@ -397,6 +391,18 @@ class _TraceFile:
         if unit.kind == _JSON_RAW and run_attribute == semconv.RUN_ID:
             return otlp_json.raw_links(unit.payload)
         return {(span.trace_id, run_value(span, run_attribute)) for span in self.spans(unit)}
+
+
+def check_signals(skipped: SkippedRecords, traces: int) -> None:
+    """A file that holds other signals' requests and no trace request is an error, named by what it
+    holds (a logs file given as traces is a mistake to say, not an empty input to judge)."""
+    if traces or not skipped.counts:
+        return
+    if len(skipped.counts) == 1:
+        ((signal, _),) = skipped.counts
+        key = next(k for k, s in otlp_json._OTHER_SIGNALS if s == signal)
+        raise TraceReadError(skipped.source, f"a {signal} file ({key}), not traces")
+    raise TraceReadError(skipped.source, "holds no traces: " + str(skipped).split(": skipped ", 1)[1])
 
 
 def _cut_message(compression: str) -> str:

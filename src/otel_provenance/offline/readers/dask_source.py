@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Final, TypeVar
 
@@ -36,7 +36,7 @@ from ..fold import COLLECT, RunFold
 from ..model import Run, Span
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..runs import RunKeys, in_release, make_run
-from . import IncompleteFile, ReadReport, locations
+from . import IncompleteFile, ReadReport, SkippedRecords, check_signals, locations
 from .partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
 
 P = TypeVar("P")
@@ -175,7 +175,7 @@ class DaskSource:
         key = f"otel-provenance-{stage}-{uuid.uuid4().hex}"
         return client.submit(function, *args, key=key, retries=RETRIES)
 
-    def _summaries(self, client: Any, splits: list[Any], label: str) -> list[tuple[set[Any], int]]:
+    def _summaries(self, client: Any, splits: list[Any], label: str) -> list[tuple[set[Any], int, int]]:
         return self._gather(client, [self._submit(client, "summary", _summary, s) for s in splits], label)
 
     def _wait(self, futures: list[Any], label: str) -> None:
@@ -213,6 +213,7 @@ class DaskSource:
         indexed: list[Indexed] = self._gather(
             client, [self._submit(client, "index", index_partition, p) for p in parts], "indexing"
         )
+        self._judge_signals(parts, indexed)
         first_lines = self._first_lines(parts, indexed)
         keys = RunKeys()
         for ix in indexed:
@@ -221,17 +222,18 @@ class DaskSource:
         buckets = max(1, min(len(parts), MAX_BUCKETS))
         splits = self._split(client, parts, indexed, first_lines, keys, buckets, {})
         summaries = self._summaries(client, splits, "reading")
-        if any(missed for missed, _ in summaries):  # the byte scan missed a link: join, split again
-            for missed, _ in summaries:
+        if any(missed for missed, _, _ in summaries):  # the byte scan missed a link: join, split again
+            for missed, _, _ in summaries:
                 for trace_id, run_id in missed:
                     keys.link(trace_id, run_id)
-            extra = {i: missed for i, (missed, _) in enumerate(summaries) if missed}
+            extra = {i: missed for i, (missed, _, _) in enumerate(summaries) if missed}
             splits = self._split(client, parts, indexed, first_lines, keys, buckets, extra)
             summaries = self._summaries(client, splits, "reading")
-            if any(missed for missed, _ in summaries):
+            if any(missed for missed, _, _ in summaries):
                 raise ClusterError("internal error: run keys still unresolved after joining missed links")
         self.report.files += len(files)
-        self.report.spans += sum(count for _, count in summaries)
+        self.report.spans += sum(count for _, count, _ in summaries)
+        self.report.unknown_values += sum(unknown for _, _, unknown in summaries)
         # Sent once as a task, not once per bucket; a task (unlike scattered data) is recomputed
         # when the worker holding its result dies.
         shared = self._submit(client, "spec", _same, fold)
@@ -245,6 +247,22 @@ class DaskSource:
             )
         del splits  # the scheduler keeps each split until its pieces have been taken
         return folded
+
+    def _judge_signals(self, parts: list[Partition], indexed: list[Indexed]) -> None:
+        """Other signals' requests, per file as the single-process reader counts them: a file with
+        none but those is an error; otherwise they are reported as skipped."""
+        files: dict[str, tuple[Counter[str], int, str]] = {}
+        for part, ix in zip(parts, indexed, strict=True):
+            counts, traces, unit = files.setdefault(part.source, (Counter(), 0, "lines"))
+            if ix.skipped is not None:
+                counts.update(dict(ix.skipped.counts))
+                unit = ix.skipped.unit
+            files[part.source] = (counts, traces + ix.traces, unit)
+        for source, (counts, traces, unit) in files.items():
+            if counts:
+                skipped = SkippedRecords(source, tuple(sorted(counts.items())), unit)
+                check_signals(skipped, traces)
+                self.report.skipped.append(skipped)
 
     def _first_lines(self, parts: list[Partition], indexed: list[Indexed]) -> list[int]:
         """Each partition's first line number in its file (0 for whole files); records cut-offs."""
@@ -284,6 +302,7 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int] | Failed:
-    """What the client needs of a split: the links the index missed, and the span count."""
-    return split if isinstance(split, Failed) else (split.missed, split.spans)
+def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int, int] | Failed:
+    """What the client needs of a split: the links the index missed, the span count, and the count
+    of attribute values of an unknown kind left out."""
+    return split if isinstance(split, Failed) else (split.missed, split.spans, split.unknown_values)

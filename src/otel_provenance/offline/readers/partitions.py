@@ -23,14 +23,27 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ... import semconv
 from ...errors import OtelProvenanceError, TraceReadError
 from ..model import Span
-from . import FORMAT_JSONL, IncompleteFile, ReadLimits, ReadReport, _TraceFile, _Unit, locations
+from . import (
+    FORMAT_JSONL,
+    IncompleteFile,
+    ReadLimits,
+    ReadReport,
+    SkippedRecords,
+    _convert,
+    _TraceFile,
+    _Unit,
+    locations,
+)
+from ._compressed import GZIP_MAGIC
 from ._zstd_frames import starts_zstd
+from .otlp_json import SIGNAL_EMPTY, SIGNAL_TRACES
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +65,8 @@ class Indexed:
     links: frozenset[tuple[str, str | None]]
     units: int  # lines (JSON Lines: every line, blank ones too) or records read
     incomplete: IncompleteFile | None  # line numbers relative to the partition
+    traces: int = 0  # trace requests (lines or records)
+    skipped: SkippedRecords | None = None  # other signals' requests, judged per file by the caller
 
 
 @dataclass(slots=True)
@@ -59,6 +74,7 @@ class Split:
     buckets: dict[int, dict[str, list[Span]]] = field(default_factory=dict)  # bucket -> run key -> spans
     spans: int = 0
     missed: set[tuple[str, str | None]] = field(default_factory=set)  # links the index did not have
+    unknown_values: int = 0  # attribute values of a kind the reader does not know, left out
 
 
 # Workers read with the default decompression limits (OTEL_PROVENANCE_READ_* apply in the client's
@@ -79,7 +95,7 @@ def plan(source: str, block_size: int) -> list[Partition] | Failed:
             return [Partition(source)]
         with locations.open_binary(source) as f:
             head = f.read(4)
-            if head[:2] == b"\x1f\x8b" or starts_zstd(head):  # compressed: read whole
+            if head.startswith(GZIP_MAGIC) or starts_zstd(head):  # compressed: read whole
                 return [Partition(source)]
     except OtelProvenanceError as exc:
         return Failed(str(exc))
@@ -126,21 +142,28 @@ def index_partition(part: Partition) -> Indexed | Failed:
     try:
         tf = _TraceFile(part.source, _LIMITS)
         links: set[tuple[str, str | None]] = set()
+        signals: Counter[str] = Counter()
         units = 0
         if part.start is None:
             for unit in _units(tf, part, report, None):
                 units += 1
+                signals[unit.signal] += 1
                 links |= tf.links(unit)
         else:
             lines = _Counted(part, None)
             for unit in tf._jsonl_units(lines, report, tf.source):  # type: ignore[arg-type]
+                signals[unit.signal] += 1
                 links |= tf.links(unit)
             units = lines.count
     except OtelProvenanceError as exc:
         return Failed(str(exc))
     except OSError as exc:
         return Failed(str(TraceReadError(part.source, f"read failed ({type(exc).__name__})")))
-    return Indexed(frozenset(links), units, report.incomplete[0] if report.incomplete else None)
+    traces = signals.pop(SIGNAL_TRACES, 0)
+    signals.pop(SIGNAL_EMPTY, None)
+    skipped = tf.skipped_records(signals) if signals else None
+    cut = report.incomplete[0] if report.incomplete else None
+    return Indexed(frozenset(links), units, cut, traces, skipped)
 
 
 def split_partition(
@@ -157,6 +180,7 @@ def split_partition(
     split = Split()
     try:
         tf = _TraceFile(part.source, _LIMITS)
+        unknown_before = _convert.unknown_values
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
                 unit = dataclasses.replace(unit, line=unit.line + first_line)
@@ -176,6 +200,7 @@ def split_partition(
                     by_run[key] = [span]
                 else:
                     members.append(span)
+        split.unknown_values = _convert.unknown_values - unknown_before
     except OtelProvenanceError as exc:
         return Failed(str(exc))
     except OSError as exc:
