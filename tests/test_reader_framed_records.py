@@ -71,6 +71,22 @@ def test_a_bad_json_record_names_the_byte_where_it_starts(tmp_path: Path) -> Non
     assert str(caught.value) == f"{path}: record at byte {4 + len(first)}: resourceSpans is not an array"
 
 
+def test_a_protobuf_record_with_a_foreign_field_after_its_spans_names_the_record_and_the_byte(
+    tmp_path: Path,
+) -> None:
+    """The record is taken for traces by its first span; the field after it is refused with both
+    places: the record's byte in the file, then the field's byte in the record."""
+    first, second = _request("one"), _request("two")
+    path = tmp_path / "t.bin"
+    path.write_bytes(_framed(first, second + b"\x10\x01"))  # field 2, a varint: no trace request has it
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert str(caught.value) == (
+        f"{path}: record at byte {4 + len(first)}: byte {len(second)}: unexpected protobuf field 2 "
+        "(wire type 0); not an OTLP ExportTraceServiceRequest"
+    )
+
+
 def test_a_json_logs_record_among_trace_records_is_skipped_and_counted(tmp_path: Path) -> None:
     path = tmp_path / "t.bin"
     path.write_bytes(_framed(_request(), b'{"resourceLogs": []}'))
