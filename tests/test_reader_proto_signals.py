@@ -172,3 +172,61 @@ def test_a_span_that_is_no_other_signal_is_read_as_a_span_and_its_fault_named(
     with pytest.raises(TraceReadError) as caught:
         list(read_spans([path]))
     assert str(caught.value) == f"{path}: record at byte 0: scope_spans[0].spans[0]: {problem}"
+
+
+def _varint(value: int, size: int) -> bytes:
+    """``value`` as a protobuf varint of exactly ``size`` bytes (padded with continuation bytes, as
+    protobuf allows up to ten)."""
+    out = bytearray()
+    for i in range(size):
+        byte = value >> (7 * i) & 0x7F
+        out.append(byte | (0x80 if i < size - 1 else 0))
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        Span(flags=0x301).SerializeToString(),  # field 16, fixed32
+        _varint(99 << 3 | 1, 2) + (7).to_bytes(8, "little"),  # a field this reader does not know, fixed64
+        _varint(99 << 3 | 5, 2) + (7).to_bytes(4, "little"),  # and fixed32
+        b"\x50" + _varint(2, 10),  # dropped_attributes_count as the longest varint protobuf allows
+    ],
+    ids=["flags", "unknown-fixed64", "unknown-fixed32", "ten-byte-varint"],
+)
+def test_a_span_without_kind_or_times_is_known_by_its_ids_past_fixed_width_fields(
+    tmp_path: Path, tail: bytes
+) -> None:
+    """A span with no kind and no times is decided by its 16- and 8-byte ids, after the sniffer has
+    walked every field: fixed-width fields are stepped over by their width, and a ten-byte varint is
+    a varint — in a record shared with logs, so a misstep is not left to the trace parser."""
+    span = _span() + tail
+    assert ExportTraceServiceRequest.FromString(_trace_request(span))  # protobuf itself reads it
+    path = _framed(tmp_path, _logs_request(LogRecord(time_unix_nano=5, body=_BODY)), _trace_request(span))
+    ids, skipped = _read(path)
+    assert ids == [SPAN_ID.hex()] and [s.counts for s in skipped] == [(("logs", 1),)]
+
+
+def test_a_varint_longer_than_ten_bytes_is_named_as_malformed(tmp_path: Path) -> None:
+    span = _span() + b"\x50" + b"\xff" * 10 + b"\x01"  # protobuf refuses it too ("corrupt")
+    scope = b"\x12" + bytes([len(span)]) + span
+    rs = b"\x12" + bytes([len(scope)]) + scope
+    path = _framed(tmp_path, b"\x0a" + bytes([len(rs)]) + rs)
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert str(caught.value) == f"{path}: record at byte 0: malformed varint"
+
+
+def test_a_record_longer_than_a_two_byte_length_is_read_whole(tmp_path: Path) -> None:
+    """A ResourceSpans of more than 16 KiB has a three-byte length: the record walker reads it, and
+    the record after it, as they are."""
+    many = [Span(trace_id=TRACE_ID, span_id=i.to_bytes(8, "big"), name="s" * 100) for i in range(1, 200)]
+    big = ResourceSpans(scope_spans=[ScopeSpans(spans=many)])
+    small = ResourceSpans(
+        scope_spans=[ScopeSpans(spans=[Span(trace_id=TRACE_ID, span_id=SPAN_ID, name="x")])]
+    )
+    assert 2**14 < big.ByteSize() < 2**21
+    path = tmp_path / "t.pb"
+    path.write_bytes(ExportTraceServiceRequest(resource_spans=[big, small]).SerializeToString())
+    spans = list(read_spans([path]))
+    assert len(spans) == 200 and spans[-1].span_id == SPAN_ID.hex()
