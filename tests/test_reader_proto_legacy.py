@@ -116,3 +116,25 @@ def test_a_protobuf_span_without_a_usable_run_id_is_kept_or_not_by_its_trace_id(
     assert asked == [TRACE.hex()]
     (span,) = read_spans([path], keep=lambda key: key == TRACE.hex())
     assert span.trace_id == TRACE.hex()
+
+
+def test_a_legacy_logs_request_in_a_shared_file_is_skipped_as_logs(tmp_path: Path) -> None:
+    """Pre-1.0 logs sit in ``instrumentation_library_logs``, field 1000 of ``ResourceLogs``, with the
+    ``ScopeLogs`` layout: the sniffer looks there too, so such a record is skipped and counted as
+    logs, not parsed as spans."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue as Value
+    from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord, ScopeLogs
+
+    from otel_provenance.offline.readers import ReadReport
+
+    record = LogRecord(time_unix_nano=5, body=Value(string_value="tool call finished"))
+    legacy_logs = _field(1, _field(1000, ScopeLogs(log_records=[record]).SerializeToString()))
+    spans = ExportTraceServiceRequest(
+        resource_spans=[ResourceSpans(scope_spans=[_scope("lib", 7)])]
+    ).SerializeToString()
+    path = tmp_path / "shared.pb"
+    path.write_bytes(b"".join(len(r).to_bytes(4, "big") + r for r in (legacy_logs, spans)))
+    assert sniff_format(path) == "otlp-length-prefixed"
+    report = ReadReport()
+    assert [s.name for s in read_spans([path], report=report)] == ["execute_tool s7"]
+    assert [s.counts for s in report.skipped] == [(("logs", 1),)]

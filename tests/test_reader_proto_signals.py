@@ -230,3 +230,33 @@ def test_a_record_longer_than_a_two_byte_length_is_read_whole(tmp_path: Path) ->
     path.write_bytes(ExportTraceServiceRequest(resource_spans=[big, small]).SerializeToString())
     spans = list(read_spans([path]))
     assert len(spans) == 200 and spans[-1].span_id == SPAN_ID.hex()
+
+
+def test_a_resource_with_no_spans_but_a_schema_url_is_passed_over_to_the_next(tmp_path: Path) -> None:
+    """Only ``scope_spans`` (and the legacy field 1000) are looked into: a schema URL is a string,
+    not a message to walk."""
+    empty = ResourceSpans(schema_url="https://opentelemetry.io/schemas/1.21.0")
+    full = ResourceSpans(scope_spans=[ScopeSpans(spans=[Span.FromString(_span(kind=Span.SPAN_KIND_CLIENT))])])
+    request = ExportTraceServiceRequest(resource_spans=[empty, full]).SerializeToString()
+    path = _framed(tmp_path, _logs_request(LogRecord(time_unix_nano=5, body=_BODY)), request)
+    assert _read(path)[0] == [SPAN_ID.hex()]
+
+
+@pytest.mark.parametrize(
+    ("record", "problem"),
+    [
+        (b"\x0a\x03\x12\x05\x0a", "truncated protobuf data"),  # a scope_spans longer than its resource
+        (_trace_request(_span() + UNKNOWN_GROUP), "unsupported protobuf wire type 3"),
+    ],
+    ids=["nested-length-past-the-end", "group-before-the-ids-decide"],
+)
+def test_a_record_the_sniffer_cannot_walk_is_named_with_what_it_met(
+    tmp_path: Path, record: bytes, problem: str
+) -> None:
+    """A span with no kind and no times is walked to its end to look at its ids; what the walk
+    cannot step over is named (the deprecated group encoding is refused, though protobuf skips it)."""
+    path = tmp_path / "t.pb"
+    path.write_bytes(len(record).to_bytes(4, "big") + record)
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert str(caught.value) == f"{path}: record at byte 0: {problem}"
