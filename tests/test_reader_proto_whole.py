@@ -94,8 +94,8 @@ def test_a_request_cut_inside_its_second_record_is_incomplete_at_that_records_by
 def test_a_field_that_is_not_resource_spans_is_named_by_its_byte_without_a_record(tmp_path: Path) -> None:
     first = _request(_resource_spans(1))
     path = tmp_path / "t.binpb"
-    path.write_bytes(first + b"\x10\x01")  # field 2, a varint: no trace request has it
+    path.write_bytes(first + b"\x1d\x01\x02\x03\x04")  # field 3, fixed32: no trace request has it
     assert _error(path) == (
-        f"{path}: byte {len(first)}: unexpected protobuf field 2 (wire type 0); "
+        f"{path}: byte {len(first)}: unexpected protobuf field 3 (wire type 5); "
         "not an OTLP ExportTraceServiceRequest"
     )
