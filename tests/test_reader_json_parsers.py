@@ -279,3 +279,34 @@ def test_span_ids_read_exactly(tmp_path: Path, monkeypatch, span_id: str, parent
     else:
         span = outcome[1][0]
         assert (span.span_id, span.parent_span_id) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ('{"doubleValue":"2.5"}', 2.5),  # the proto3 JSON mapping allows a double as a string
+        ('{"doubleValue":"Infinity"}', math.inf),
+        ('{"doubleValue":"-Infinity"}', -math.inf),
+        ('{"doubleValue":"NaN"}', math.nan),
+        ('{"doubleValue":"two"}', "attribute 'n': doubleValue has the wrong JSON type"),
+        ('{"stringValue":"a","intValue":"1"}', "attribute 'n': value must have exactly one type field"),
+        ('{"arrayValue":{"values":[{"stringValue":"a"},{"intValue":"x"}]}}', "attribute 'n' intValue is not"),
+        (
+            '{"arrayValue":{"values":[{"boolValue":"yes"}]}}',
+            "attribute 'n': boolValue has the wrong JSON type",
+        ),
+    ],
+)
+def test_values_given_as_strings_or_malformed_read_or_are_named(
+    tmp_path: Path, monkeypatch, value: str, expected
+) -> None:
+    """A double may be a JSON string (a number or NaN/Infinity); an error in a value, also inside an
+    array, names the attribute's own key."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line('{"key":"n","value":' + value + "}"))
+    outcome = _same_either_way(path, monkeypatch)
+    if isinstance(expected, str):
+        assert outcome[0] == "error" and expected in outcome[1], outcome
+    else:
+        read = outcome[1][0].attributes["n"]
+        assert type(read) is float and (read == expected or (math.isnan(expected) and math.isnan(read)))
