@@ -295,6 +295,7 @@ def test_span_ids_read_exactly(tmp_path: Path, monkeypatch, span_id: str, parent
             '{"arrayValue":{"values":[{"boolValue":"yes"}]}}',
             "attribute 'n': boolValue has the wrong JSON type",
         ),
+        ('{"' + "t" * 60 + '":1}', "attribute 'n': value of unknown type '" + "t" * 40 + "'"),  # cut at 40
     ],
 )
 def test_values_given_as_strings_or_malformed_read_or_are_named(
