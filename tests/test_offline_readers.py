@@ -205,7 +205,8 @@ def _line(**span_fields) -> str:
         ({"startTimeUnixNano": "-1"}, "startTimeUnixNano is out of the unsigned 64-bit range"),
         ({"startTimeUnixNano": 1.5}, "startTimeUnixNano is not an integer"),
         ({"endTimeUnixNano": "12e3"}, "endTimeUnixNano is not an integer"),
-        ({"status": {"code": 7}}, "status code 7 is out of range"),
+        ({"status": {"code": 7}}, "status code 7 is out of range 0..2"),
+        ({"status": {"code": 3}}, "status code 3 is out of range 0..2"),  # one past ERROR
         ({"events": [{"name": "e", "timeUnixNano": "1", "attributes": "nope"}]}, "malformed OTLP structure"),
         ({"events": [{"name": 7, "timeUnixNano": "1"}]}, "event name is not a string"),
         (
