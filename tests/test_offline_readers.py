@@ -555,3 +555,21 @@ def test_times_span_the_whole_unsigned_64_bit_range(tmp_path: Path) -> None:
     path.write_text(_line(startTimeUnixNano="0", endTimeUnixNano=str(2**64 - 1)))
     (span,) = read_spans([path])
     assert (span.start_ns, span.end_ns) == (0, 2**64 - 1)
+
+
+def test_a_status_code_name_that_is_not_one_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_line(status={"code": "STATUS_CODE_BOGUS"}))
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([path]))
+    assert info.value.problem.endswith("spans[0]: status code is not a known status code")
+
+
+def test_a_cut_off_line_is_shown_with_the_file_and_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "cut.jsonl"
+    path.write_text(_line() + _line()[:-20])
+    report = ReadReport()
+    list(read_spans([path], report=report))
+    assert [str(i) for i in report.incomplete] == [
+        f"{path}:2: the last line is cut off (was the writer stopped mid-write?)"
+    ]

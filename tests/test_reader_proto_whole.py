@@ -89,6 +89,7 @@ def test_a_request_cut_inside_its_second_record_is_incomplete_at_that_records_by
     assert [s.name for s in read_spans([path], report=report)] == ["step 1"]
     [cut] = report.incomplete
     assert (cut.line, cut.problem) == (None, f"the protobuf data ends inside the record at byte {second_at}")
+    assert str(cut) == f"{path}: the protobuf data ends inside the record at byte {second_at}"  # no line
 
 
 def test_a_field_that_is_not_resource_spans_is_named_by_its_byte_without_a_record(tmp_path: Path) -> None:
