@@ -207,6 +207,7 @@ def _line(**span_fields) -> str:
         ({"endTimeUnixNano": "12e3"}, "endTimeUnixNano is not an integer"),
         ({"status": {"code": 7}}, "status code 7 is out of range 0..2"),
         ({"status": {"code": 3}}, "status code 3 is out of range 0..2"),  # one past ERROR
+        ({"parentSpanId": "X" * 16}, "parentSpanId is not a 16-digit hex id"),  # not zeros: not a root
         ({"events": [{"name": "e", "timeUnixNano": "1", "attributes": "nope"}]}, "malformed OTLP structure"),
         ({"events": [{"name": 7, "timeUnixNano": "1"}]}, "event name is not a string"),
         (
@@ -573,3 +574,26 @@ def test_a_cut_off_line_is_shown_with_the_file_and_the_line(tmp_path: Path) -> N
     assert [str(i) for i in report.incomplete] == [
         f"{path}:2: the last line is cut off (was the writer stopped mid-write?)"
     ]
+
+
+def test_a_span_whose_empty_name_was_left_out_reads_with_an_empty_name(tmp_path: Path) -> None:
+    """The proto3 JSON mapping leaves out a field at its default: a span named "" has no ``name``."""
+    line = json.loads(_line())
+    del line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["name"]
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert [s.name for s in read_spans([path])] == [""]
+
+
+def test_a_resource_equal_in_json_but_of_another_type_is_converted_again(tmp_path: Path) -> None:
+    """Python compares JSON ``true`` equal to ``1``: a resource is reused from the line before only when
+    every value is a string, so the second line's boolean given as a number is still refused."""
+    lines = []
+    for flag in ("true", "1"):
+        resource = '{"attributes":[{"key":"cloud.enabled","value":{"boolValue":' + flag + "}}]}"
+        lines.append(_line().replace('"resource": {}', '"resource": ' + resource))
+    path = tmp_path / "t.jsonl"
+    path.write_text("".join(lines))
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([path]))
+    assert info.value.line == 2 and "'cloud.enabled': boolValue has the wrong JSON type" in info.value.problem

@@ -260,7 +260,7 @@ def _span(sp: dict, resource: Attributes, scope_name: str, scope_version: str) -
     )
 
 
-_last_trace_id: tuple[object, str] = (None, "")
+_last_trace_id: tuple[object, str] = (object(), "")  # matches no raw id before the first conversion
 
 
 def _trace_id(raw: object) -> str:
