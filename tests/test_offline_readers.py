@@ -558,12 +558,22 @@ def test_times_span_the_whole_unsigned_64_bit_range(tmp_path: Path) -> None:
     assert (span.start_ns, span.end_ns) == (0, 2**64 - 1)
 
 
-def test_a_status_code_name_that_is_not_one_is_named_as_such(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"status": {"code": "STATUS_CODE_BOGUS"}}, "status code is not a known status code"),
+        ({"name": 7}, "name is not a string"),
+        ({"status": {"code": 2, "message": 7}}, "status message is not a string"),
+    ],
+)
+def test_a_span_field_of_the_wrong_kind_is_named_word_for_word(
+    tmp_path: Path, fields: dict, problem: str
+) -> None:
     path = tmp_path / "bad.jsonl"
-    path.write_text(_line(status={"code": "STATUS_CODE_BOGUS"}))
+    path.write_text(_line(**fields))
     with pytest.raises(TraceReadError) as info:
         list(read_spans([path]))
-    assert info.value.problem.endswith("spans[0]: status code is not a known status code")
+    assert info.value.problem == f"resourceSpans[0].scopeSpans[0].spans[0]: {problem}"
 
 
 def test_a_cut_off_line_is_shown_with_the_file_and_the_line(tmp_path: Path) -> None:
