@@ -16,7 +16,7 @@ from opentelemetry.trace import format_span_id, format_trace_id, set_span_in_con
 from offline_helpers import Recorder, write_jsonl, write_proto
 from otel_provenance import semconv
 from otel_provenance.errors import InvalidEvidenceError, TraceReadError
-from otel_provenance.offline.model import ABSENT, Attributes, Span, SpanKind, StatusCode
+from otel_provenance.offline.model import ABSENT, Attributes, Span, SpanKind, Status, StatusCode
 from otel_provenance.offline.readers import ReadReport, iter_runs, read_spans, sniff_format
 from otel_provenance.offline.runs import group_runs
 
@@ -607,3 +607,24 @@ def test_a_resource_equal_in_json_but_of_another_type_is_converted_again(tmp_pat
     with pytest.raises(TraceReadError) as info:
         list(read_spans([path]))
     assert info.value.line == 2 and "'cloud.enabled': boolValue has the wrong JSON type" in info.value.problem
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        ({"message": "tool failed"}, Status(StatusCode.UNSET, "tool failed")),  # code 0 left out
+        ({"code": 2}, Status(StatusCode.ERROR, "")),  # message "" left out
+        ({"code": "STATUS_CODE_ERROR", "message": "boom"}, Status(StatusCode.ERROR, "boom")),
+        ({"code": 0}, Status()),
+    ],
+)
+def test_fields_left_out_at_their_defaults_read_as_those_defaults(tmp_path: Path, status, expected) -> None:
+    """The proto3 JSON mapping leaves out every field at its default: a status without a code is
+    UNSET, one without a message has "", a span without kind or start time is UNSPECIFIED at 0."""
+    line = json.loads(_line(status=status))
+    span = line["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    del span["kind"], span["startTimeUnixNano"]
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    (read,) = read_spans([path])
+    assert (read.status, read.kind, read.start_ns, read.end_ns) == (expected, SpanKind.UNSPECIFIED, 0, 2)
