@@ -208,6 +208,9 @@ def _line(**span_fields) -> str:
         ({"status": {"code": 7}}, "status code 7 is out of range 0..2"),
         ({"status": {"code": 3}}, "status code 3 is out of range 0..2"),  # one past ERROR
         ({"parentSpanId": "X" * 16}, "parentSpanId is not a 16-digit hex id"),  # not zeros: not a root
+        ({"startTimeUnixNano": "9" * 20}, "startTimeUnixNano is out of the unsigned 64-bit range"),
+        ({"endTimeUnixNano": "9" * 20}, "endTimeUnixNano is out of the unsigned 64-bit range"),
+        ({"attributes": [{"key": 7, "value": {"stringValue": "x"}}]}, "attribute key is not a string"),
         ({"events": [{"name": "e", "timeUnixNano": "1", "attributes": "nope"}]}, "malformed OTLP structure"),
         ({"events": [{"name": 7, "timeUnixNano": "1"}]}, "event name is not a string"),
         (
@@ -628,3 +631,10 @@ def test_fields_left_out_at_their_defaults_read_as_those_defaults(tmp_path: Path
     path.write_text(json.dumps(line) + "\n")
     (read,) = read_spans([path])
     assert (read.status, read.kind, read.start_ns, read.end_ns) == (expected, SpanKind.UNSPECIFIED, 0, 0)
+
+
+def test_times_given_as_json_numbers_read_as_those_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line(startTimeUnixNano=1544712660000000000, endTimeUnixNano=1544712661000000000))
+    (read,) = read_spans([path])
+    assert (read.start_ns, read.end_ns) == (1544712660000000000, 1544712661000000000)
