@@ -3,7 +3,8 @@
 # the modules). Writes out/mutation/summary.md (score per module) and out/mutation/survivors.txt.
 #
 #   bash scripts/mutation.sh                         every listed module (the full run, before a release)
-#   bash scripts/mutation.sh --resume                go on with an interrupted full run (keeps mutants/)
+#   bash scripts/mutation.sh --resume                go on with a full run: keeps mutants/, or starts from
+#                                                    the results kept in scripts/mutation-results.txt
 #   bash scripts/mutation.sh --changed [BASE]        only listed modules that differ from BASE (default HEAD~1)
 #   bash scripts/mutation.sh --sample N [SEED]       N mutants drawn at random (seeded) from every listed module
 #   bash scripts/mutation.sh 'otel_provenance.instrument.budget*' …   mutmut name patterns
@@ -37,8 +38,10 @@ case "${1:-}" in
   *) patterns=("$@") ;;
 esac
 export HYPOTHESIS_PROFILE=ci  # the same examples for the stats run and every mutant
-if [ -z "$resume" ] || [ ! -d mutants ]; then
+if [ -z "$resume" ]; then
   rm -rf mutants   # mutmut keeps results between runs; start from the current source every time
+elif [ ! -d mutants ]; then
+  .venv/bin/python scripts/mutation_scope.py restore   # a new checkout: the results kept in git
 fi
 if [ -n "$sample" ]; then
   # Generate every mutant without running one (an unmatchable pattern), then run a seeded sample.
@@ -59,4 +62,7 @@ if [ "$status" -ne 0 ]; then
   tail -40 out/mutation/run.log; echo "mutation: mutmut failed (log: out/mutation/run.log)"; exit 1
 fi
 .venv/bin/mutmut results --all true > out/mutation/results.txt
+if [ -n "$resume" ]; then
+  .venv/bin/python scripts/mutation_scope.py save   # commit scripts/mutation-results.txt to keep them
+fi
 .venv/bin/python scripts/mutation_scope.py summary out/mutation/results.txt out/mutation "${patterns[@]}"

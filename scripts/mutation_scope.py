@@ -4,11 +4,20 @@
     python scripts/mutation_scope.py sample N SEED         N generated mutant names, drawn with a fixed seed
     python scripts/mutation_scope.py summary RESULTS OUTDIR [PATTERN ...]
     python scripts/mutation_scope.py renumber REV          re-key the equivalents after source changes
+    python scripts/mutation_scope.py save                  keep the results in mutation-results.txt
+    python scripts/mutation_scope.py restore               seed a new mutants/ with the kept results
 
 The summary reads mutmut's own per-file records (``mutants/**/*.py.meta``: an exit code per mutant),
 counts killed / survived / no tests / timeout per module, subtracts the survivors listed as
 equivalent in ``scripts/mutation-equivalent.txt`` (name, then the reason), and writes
 ``summary.md`` and ``survivors.txt``. Exit status 0; the score is information, not a gate.
+
+A full run takes longer than one sitting and ``mutants/`` is not committed, so ``save`` keeps every
+mutant's exit code in ``scripts/mutation-results.txt`` (committed) beside the hash mutmut gives the
+function it mutates, and ``restore`` writes them back as mutmut's own ``.meta`` files before a resumed
+run. mutmut then keeps a result only while its function's hash is unchanged (its own incremental
+rule) and runs the rest. Survivors not listed as equivalent go back to "not run" on ``restore``, so
+each resumption judges them again with the tests written since.
 """
 
 from __future__ import annotations
@@ -91,18 +100,19 @@ def summary(outdir: Path, patterns: list[str]) -> str:
         if patterns and not any(fnmatch.fnmatchcase(name, p) for p in patterns):
             continue
         kind = status(code)
+        module = name.split(".x", 1)[0]  # mutmut names: <module>.x_<function>__mutmut_<n>
         if kind == "not run":
             not_run += 1
+            per_module.setdefault(module, Counter())[kind] += 1
             continue
         if kind in ("survived", "no tests", "suspicious") and name in equivalent:
             kind = "equivalent"
-        module = name.split(".x", 1)[0]  # mutmut names: <module>.x_<function>__mutmut_<n>
         per_module.setdefault(module, Counter())[kind] += 1
         if kind in ("survived", "no tests", "suspicious"):
             survivors.append(f"{name}\t{kind}")
     lines = [
-        "| module | mutants | killed | timeout | equivalent | survived | no tests | score |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| module | mutants run | killed | timeout | equivalent | survived | no tests | score | not run |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     total: Counter[str] = Counter()
     for module, counts in sorted(per_module.items()):
@@ -120,11 +130,13 @@ def summary(outdir: Path, patterns: list[str]) -> str:
 
 def _row(module: str, c: Counter[str]) -> str:
     detected = c["killed"] + c["timeout"]
-    judged = sum(c.values()) - c["equivalent"]
+    run = sum(c.values()) - c["not run"]
+    judged = run - c["equivalent"]
     score = f"{100 * detected / judged:.1f} %" if judged else "–"
+    name = module if module.startswith("**") else f"`{module.removeprefix('otel_provenance.')}`"
     return (
-        f"| {module} | {sum(c.values())} | {c['killed']} | {c['timeout']} | {c['equivalent']} | "
-        f"{c['survived'] + c['suspicious']} | {c['no tests']} | {score} |"
+        f"| {name} | {run} | {c['killed']} | {c['timeout']} | {c['equivalent']} | "
+        f"{c['survived'] + c['suspicious']} | {c['no tests']} | {score} | {c['not run']} |"
     )
 
 
@@ -201,6 +213,97 @@ def renumber(rev: str) -> list[str]:
     return report
 
 
+RESULTS = ROOT / "scripts" / "mutation-results.txt"
+RESULTS_HEADER = """\
+# mutmut's results, kept between checkouts: scripts/mutation_scope.py save / restore (docs/testing.md).
+# One line per mutated function: source file, mutmut's function key, the hash mutmut gives the function
+# (a result counts only while it is unchanged), then the exit code of each mutant by number (- = not run).
+"""
+
+
+def _meta_path(source: str) -> Path:
+    return ROOT / "mutants" / (source + ".meta")
+
+
+def _by_function(codes: dict[str, int | None]) -> dict[str, list[int | None]]:
+    """{"pkg.mod.x_f__mutmut_2": 1, ...} -> {"x_f": [code of mutant 1, code of mutant 2, ...]}"""
+    grouped: dict[str, dict[int, int | None]] = {}
+    for name, code in codes.items():
+        base, _, number = name.rpartition("__mutmut_")
+        function = base.rpartition(".")[2]  # mutmut's key: x_f or xǁClassǁmethod
+        grouped.setdefault(function, {})[int(number)] = code
+    return {f: [n.get(i) for i in range(1, max(n) + 1)] for f, n in grouped.items()}
+
+
+def read_results() -> dict[tuple[str, str], tuple[str, list[int | None]]]:
+    """(source file, function key) -> (function hash, exit code by mutant number - 1)."""
+    kept, path = {}, RESULTS
+    for number, line in enumerate(path.read_text().splitlines() if path.exists() else (), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            source, function, digest, codes = line.split("\t")
+            kept[source, function] = (digest, [None if c == "-" else int(c) for c in codes.split(",")])
+        except ValueError:
+            problem = f"expected source, function, hash and codes: {line!r}"
+            raise SystemExit(f"{path}:{number}: {problem}") from None
+    return kept
+
+
+def save() -> str:
+    """Merge mutants/'s results into scripts/mutation-results.txt. A function mutmut hashes as before
+    keeps its kept codes where this run has none; one that changed takes this run's codes (or none)."""
+    kept = read_results()
+    generated = 0
+    for meta in sorted((ROOT / "mutants" / "src").rglob("*.py.meta")):
+        source = str(meta.relative_to(ROOT / "mutants")).removesuffix(".meta")
+        data = json.loads(meta.read_text())
+        hashes = data["hash_by_function_name"]
+        for key in [k for k in kept if k[0] == source and k[1] not in hashes]:
+            del kept[key]  # the function is gone, or no longer mutated
+        for function, codes in _by_function(data["exit_code_by_key"]).items():
+            generated += len(codes)
+            old_digest, old_codes = kept.get((source, function), (None, []))
+            if old_digest == hashes[function] and len(old_codes) == len(codes):
+                codes = [new if new is not None else old for new, old in zip(codes, old_codes, strict=True)]
+            kept[source, function] = (hashes[function], codes)
+    lines = [
+        f"{source}\t{function}\t{digest}\t" + ",".join("-" if c is None else str(c) for c in codes)
+        for (source, function), (digest, codes) in sorted(kept.items())
+    ]
+    RESULTS.write_text(RESULTS_HEADER + "\n".join(lines) + "\n")
+    every = [c for _, codes in kept.values() for c in codes]
+    known = sum(c is not None for c in every)
+    return f"{RESULTS.relative_to(ROOT)}: {known} of {len(every)} mutants have a result"
+
+
+def restore() -> str:
+    """Write the kept results as mutmut's .meta files, where mutants/ has none yet. A survivor, a
+    mutant without tests or a suspicious one is "not run" again unless it is listed as equivalent."""
+    equivalent = equivalents()
+    per_source: dict[str, dict] = {}
+    reset = 0
+    for (source, function), (digest, codes) in read_results().items():
+        module = module_of(source).removesuffix(".__init__")
+        data = per_source.setdefault(source, {"exit_code_by_key": {}, "hash_by_function_name": {}})
+        data["hash_by_function_name"][function] = digest
+        for number, code in enumerate(codes, 1):
+            name = f"{module}.{function}__mutmut_{number}"
+            if code is not None and status(code) not in ("killed", "timeout") and name not in equivalent:
+                code, reset = None, reset + 1
+            data["exit_code_by_key"][name] = code
+    written = 0
+    for source, data in per_source.items():
+        meta = _meta_path(source)
+        if meta.exists() or not (ROOT / source).exists():
+            continue
+        meta.parent.mkdir(parents=True, exist_ok=True)
+        extra = {"type_check_error_by_key": {}, "durations_by_key": {}, "estimated_durations_by_key": {}}
+        meta.write_text(json.dumps(data | extra, indent=4))
+        written += 1
+    return f"restored the results of {written} source file(s); {reset} survivor(s) to run again"
+
+
 def main(argv: list[str]) -> int:
     command, *rest = argv
     if command == "changed":
@@ -209,6 +312,10 @@ def main(argv: list[str]) -> int:
         print("\n".join(sample(int(rest[0]), int(rest[1]))))
     elif command == "renumber":
         print("\n".join(renumber(rest[0])))
+    elif command == "save":
+        print(save())
+    elif command == "restore":
+        print(restore())
     elif command == "summary":
         print(summary(Path(rest[1]), rest[2:]), end="")
     else:
