@@ -158,6 +158,21 @@ def test_mixed_signal_lines_are_skipped_and_counted(tmp_path: Path) -> None:
             list(read([path]))
 
 
+def test_a_file_of_other_signals_is_named_whole_even_when_its_name_reads_like_the_message(
+    tmp_path: Path,
+) -> None:
+    logs = json.dumps({"resourceLogs": []})
+    metrics = json.dumps({"resourceMetrics": []})
+    path = tmp_path / "export: skipped 9 spans: skipped.jsonl"
+    path.write_text(metrics + "\n" + logs + "\n" + logs + "\n")
+    for read in (read_spans, iter_runs):
+        with pytest.raises(TraceReadError) as caught:
+            list(read([path]))
+        assert caught.value.source == str(path)
+        assert caught.value.problem == "holds no traces: 2 logs lines, 1 metrics line"
+        assert str(caught.value) == f"{path}: holds no traces: 2 logs lines, 1 metrics line"
+
+
 def test_a_malformed_logs_line_is_still_an_error(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(_line() + '{"resourceLogs": [}\n')

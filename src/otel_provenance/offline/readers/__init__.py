@@ -117,11 +117,15 @@ class SkippedRecords:
     counts: tuple[tuple[str, int], ...]  # (signal, requests), sorted by signal
     unit: str  # "lines" or "records"
 
-    def __str__(self) -> str:
-        parts = ", ".join(
+    @property
+    def tally(self) -> str:
+        """What was skipped: "12 logs lines, 3 metrics lines"."""
+        return ", ".join(
             f"{n} {signal} {self.unit if n != 1 else self.unit[:-1]}" for signal, n in self.counts
         )
-        return f"{self.source}: skipped {parts} (not traces)"
+
+    def __str__(self) -> str:
+        return f"{self.source}: skipped {self.tally} (not traces)"
 
 
 @dataclass(slots=True)
@@ -402,7 +406,7 @@ def check_signals(skipped: SkippedRecords, traces: int) -> None:
         ((signal, _),) = skipped.counts
         key = next(k for k, s in otlp_json._OTHER_SIGNALS if s == signal)
         raise TraceReadError(skipped.source, f"a {signal} file ({key}), not traces")
-    raise TraceReadError(skipped.source, "holds no traces: " + str(skipped).split(": skipped ", 1)[1])
+    raise TraceReadError(skipped.source, f"holds no traces: {skipped.tally}")
 
 
 def _cut_message(compression: str) -> str:
