@@ -161,3 +161,16 @@ def test_a_range_counts_its_trace_lines_and_other_signals_and_its_split_the_unkn
     clean = Partition(str(path), 0, len(first))
     assert index_partition(clean).skipped is None
     assert split_partition(clean, 0, 1, {tid(1): "r1"}, frozenset({(tid(1), "r1")}), 2).unknown_values == 0
+
+
+@pytest.mark.parametrize("ranged", [False, True])
+def test_a_partition_of_other_signals_alone_counts_no_trace_line(tmp_path: Path, ranged: bool) -> None:
+    """The client adds the partitions' trace counts to tell a logs file from an empty trace file:
+    a partition holding no trace line counts 0 of them (a number, so the sum stays one)."""
+    logs = '{"resourceLogs": []}\n'
+    path = write(tmp_path / "t.jsonl", logs, logs)
+    part = Partition(str(path), 0, path.stat().st_size) if ranged else Partition(str(path))
+    ix = index_partition(part)
+    assert isinstance(ix, Indexed)
+    assert (ix.units, ix.traces) == (2, 0) and type(ix.traces) is int
+    assert ix.skipped == SkippedRecords(str(path), (("logs", 2),), "lines")
