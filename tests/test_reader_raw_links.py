@@ -24,9 +24,8 @@ def _span(trace_id: str, *attributes: dict) -> dict:
 
 
 def _line(*spans: dict, resource: tuple[dict, ...] = ()) -> bytes:
-    request = {
-        "resourceSpans": [{"resource": {"attributes": list(resource)}, "scopeSpans": [{"spans": list(spans)}]}]
-    }
+    scope_spans = [{"spans": list(spans)}]
+    request = {"resourceSpans": [{"resource": {"attributes": list(resource)}, "scopeSpans": scope_spans}]}
     return json.dumps(request).encode()
 
 
