@@ -229,6 +229,18 @@ def test_errors_name_file_line_and_problem(tmp_path: Path, fields: dict, problem
     assert "resourceSpans[0].scopeSpans[0].spans[0]" in info.value.problem
 
 
+@pytest.mark.parametrize("value", [{"stringValue": "x"}, {"intValue": "5"}, {"boolValue": True}, {}, None])
+def test_an_attribute_key_that_is_not_a_string_is_refused_whatever_its_value(tmp_path: Path, value) -> None:
+    """Each kind of value takes its own path through the conversion (the string and small-integer
+    ones are inlined); an empty or missing value carries nothing, but its key is still judged."""
+    kv = {"key": 7} if value is None else {"key": 7, "value": value}
+    path = tmp_path / "bad.jsonl"
+    path.write_text(_line(attributes=[kv]))
+    with pytest.raises(TraceReadError) as info:
+        list(read_spans([path]))
+    assert info.value.problem == "resourceSpans[0].scopeSpans[0].spans[0]: attribute key is not a string"
+
+
 @pytest.mark.parametrize("kind", ["SPAN_KIND_BOGUS", 1.0, None])
 def test_a_kind_that_is_neither_a_number_nor_a_known_name_is_named_as_such(tmp_path: Path, kind) -> None:
     path = tmp_path / "bad.jsonl"
