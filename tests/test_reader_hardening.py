@@ -173,6 +173,18 @@ def test_a_file_of_other_signals_is_named_whole_even_when_its_name_reads_like_th
         assert str(caught.value) == f"{path}: holds no traces: 2 logs lines, 1 metrics line"
 
 
+def test_a_logs_line_the_byte_scan_cannot_see_is_an_error_naming_its_signal(tmp_path: Path) -> None:
+    """The file index finds a line's signal by its member name's bytes; written with an escape, the
+    name is only seen once the line is parsed, and the line is then refused, named, not read as
+    an empty trace request."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() + '{"resource\\u004cogs": []}\n')
+    for read in (read_spans, iter_runs):
+        with pytest.raises(TraceReadError) as caught:
+            list(read([path]))
+        assert (caught.value.line, caught.value.problem) == (2, "a logs request (resourceLogs), not traces")
+
+
 def test_a_malformed_logs_line_is_still_an_error(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(_line() + '{"resourceLogs": [}\n')
