@@ -211,7 +211,10 @@ def _line(**span_fields) -> str:
         ({"startTimeUnixNano": "9" * 20}, "startTimeUnixNano is out of the unsigned 64-bit range"),
         ({"endTimeUnixNano": "9" * 20}, "endTimeUnixNano is out of the unsigned 64-bit range"),
         ({"attributes": [{"key": 7, "value": {"stringValue": "x"}}]}, "attribute key is not a string"),
-        ({"events": [{"name": "e", "timeUnixNano": "1", "attributes": "nope"}]}, "malformed OTLP structure (TypeError)"),
+        (
+            {"events": [{"name": "e", "timeUnixNano": "1", "attributes": "nope"}]},
+            "malformed OTLP structure (TypeError)",
+        ),
         ({"events": [{"name": 7, "timeUnixNano": "1"}]}, "event name is not a string"),
         (
             {"events": [{"name": "e", "timeUnixNano": "-1"}]},
