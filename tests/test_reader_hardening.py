@@ -185,6 +185,55 @@ def test_a_logs_line_the_byte_scan_cannot_see_is_an_error_naming_its_signal(tmp_
         assert (caught.value.line, caught.value.problem) == (2, "a logs request (resourceLogs), not traces")
 
 
+def test_signal_names_as_string_values_do_not_decide_a_lines_signal(tmp_path: Path) -> None:
+    """A line's signal is its request's member name. The same words as string values — a log body
+    "resourceSpans", a span attribute named "resourceLogs" — are data: a logs line saying
+    "resourceSpans" is skipped as logs, a trace line saying "resourceLogs" is read as traces."""
+    body = {"body": {"stringValue": "resourceSpans"}}
+    logs = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": [body]}]}]}) + "\n"
+    attributes = [{"key": "resourceLogs", "value": {"stringValue": "resourceMetrics"}}]
+    said = _line(spanId="00f067aa0ba902b7", attributes=attributes)
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() + logs + said.replace('"resourceSpans"', '"resource\\u0053pans"'))
+    for read in (read_spans, iter_runs):
+        report = ReadReport()
+        assert len(list(read([path], report=report))) == (2 if read is read_spans else 1)  # one trace: one run
+        assert [str(s) for s in report.skipped] == [f"{path}: skipped 1 logs line (not traces)"]
+    path.write_text(said)  # alone in its file: a trace file, not "a logs file"
+    (span,) = read_spans([path])
+    assert span.attributes["resourceLogs"] == "resourceMetrics"
+
+
+def test_a_line_the_byte_scan_takes_for_logs_is_still_read_as_what_it_parses_to(tmp_path: Path) -> None:
+    """The scan judges by the first signal member; a member *named* with a quote in it can fool it
+    (no OTLP writer makes one). The parse has the last word: the line's spans are read, not lost."""
+    odd = json.dumps({'"resourceLogs': 1, **_request({**SPAN, "spanId": "00f067aa0ba902b7"})}) + "\n"
+    assert '"resourceLogs":' in odd.replace("\\", "")
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() + odd)
+    assert sorted(s.span_id for s in read_spans([path])) == ["00f067aa0ba902b7", "b7ad6b7169203331"]
+
+
+def test_a_resource_or_scope_without_its_list_holds_no_spans(tmp_path: Path) -> None:
+    """proto3 JSON leaves an empty repeated field out: a resource without ``scopeSpans`` and a scope
+    without ``spans`` are empty, not malformed."""
+    no_scopes = json.dumps({"resourceSpans": [{"resource": {}}, _request(SPAN)["resourceSpans"][0]]})
+    no_spans = json.dumps({"resourceSpans": [{"scopeSpans": [{"scope": {"name": "s"}}]}]})
+    path = tmp_path / "t.jsonl"
+    path.write_text(no_scopes + "\n" + no_spans + "\n")
+    (span,) = read_spans([path])
+    assert span.span_id == SPAN["spanId"]
+
+
+def test_a_line_that_is_no_otlp_request_is_named_as_such(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() + '{"foo": 1}\n')
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert caught.value.line == 2
+    assert caught.value.problem == "no resourceSpans: not an OTLP ExportTraceServiceRequest"
+
+
 def test_a_malformed_logs_line_is_still_an_error(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(_line() + '{"resourceLogs": [}\n')

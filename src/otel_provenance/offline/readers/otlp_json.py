@@ -88,24 +88,28 @@ _OTHER_SIGNALS: Final = (
     ("resourceMetrics", "metrics"),
     ("resourceProfiles", "profiles"),
 )
-_RAW_SIGNALS: Final = tuple(
-    (b'"' + key.encode() + b'"', b'"resource_' + key[8:].lower().encode() + b'"', signal)
-    for key, signal in _OTHER_SIGNALS
+# A request's signal member, by its bytes: a JSON string followed by a colon is always a member name
+# (a string value is followed by a comma, "}" or "]"), so a string *value* "resourceSpans" — a log
+# body, an attribute key — is never taken for one.
+_SIGNAL_MEMBER: Final = re.compile(
+    rb'"resource(Spans|Logs|Metrics|Profiles|_spans|_logs|_metrics|_profiles)"\s*:'
 )
+_SIGNAL_OF_MEMBER: Final = {
+    b"Spans": SIGNAL_TRACES,
+    b"_spans": SIGNAL_TRACES,
+    **{key[8:].encode(): signal for key, signal in _OTHER_SIGNALS},
+    **{b"_" + key[8:].lower().encode(): signal for key, signal in _OTHER_SIGNALS},
+}
 
 
 def raw_signal(line: bytes) -> str:
-    """The signal a raw JSON line holds, by a byte search (``"resourceSpans"`` can only appear as a
-    member name: inside a string its quotes would be escaped). ``traces`` when unsure: the parse
-    then says precisely what is wrong."""
-    if b'"resourceSpans"' in line or b'"resource_spans"' in line:
-        return SIGNAL_TRACES
+    """The signal a raw JSON line holds, by a byte search for its first signal member. ``traces``
+    when unsure (no such member: a name written with escapes, or not OTLP): the parse then says
+    precisely what the line is or what is wrong with it."""
     if len(line) < 16 and line.strip() == b"{}":
         return SIGNAL_EMPTY
-    for camel, snake, signal in _RAW_SIGNALS:
-        if camel in line or snake in line:
-            return signal
-    return SIGNAL_TRACES
+    member = _SIGNAL_MEMBER.search(line)
+    return SIGNAL_TRACES if member is None else _SIGNAL_OF_MEMBER[member.group(1)]
 
 
 def request_signal(doc: Any) -> str:
