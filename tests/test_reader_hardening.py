@@ -195,9 +195,9 @@ def test_signal_names_as_string_values_do_not_decide_a_lines_signal(tmp_path: Pa
     said = _line(spanId="00f067aa0ba902b7", attributes=attributes)
     path = tmp_path / "t.jsonl"
     path.write_text(_line() + logs + said.replace('"resourceSpans"', '"resource\\u0053pans"'))
-    for read in (read_spans, iter_runs):
+    for read in (read_spans, iter_runs):  # two spans of one trace: one run
         report = ReadReport()
-        assert len(list(read([path], report=report))) == (2 if read is read_spans else 1)  # one trace: one run
+        assert len(list(read([path], report=report))) == (2 if read is read_spans else 1)
         assert [str(s) for s in report.skipped] == [f"{path}: skipped 1 logs line (not traces)"]
     path.write_text(said)  # alone in its file: a trace file, not "a logs file"
     (span,) = read_spans([path])
