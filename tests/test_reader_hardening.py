@@ -234,6 +234,23 @@ def test_a_line_that_is_no_otlp_request_is_named_as_such(tmp_path: Path) -> None
     assert caught.value.problem == "no resourceSpans: not an OTLP ExportTraceServiceRequest"
 
 
+def test_blank_lines_of_any_whitespace_are_skipped_and_still_counted(tmp_path: Path) -> None:
+    """A line of nothing but whitespace holds no request, whatever its length ("\\r\\n" from an editor,
+    indentation left by a script); it still counts for the line numbers of what follows, and an
+    unterminated blank last line is not a line cut off."""
+    blanks = ["   \n", "\t\r\n", "\x0c \x0b\n", " " * 40 + "\n"]
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line() + "".join(blanks) + _line(spanId="00f067aa0ba902b7") + "    ")
+    for read in (read_spans, iter_runs):
+        report = ReadReport()
+        assert len(list(read([path], report=report))) == (2 if read is read_spans else 1)
+        assert report.incomplete == []
+    path.write_text(_line() + "".join(blanks) + _line(spanId="nope"))
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert caught.value.line == 2 + len(blanks)
+
+
 def test_a_malformed_logs_line_is_still_an_error(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(_line() + '{"resourceLogs": [}\n')

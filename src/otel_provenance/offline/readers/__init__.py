@@ -158,7 +158,7 @@ class ReadReport:
 @dataclass(frozen=True, slots=True)
 class _Unit:
     line: int | None  # 1-based line (JSON), None for protobuf records
-    offset: int  # byte offset in the (decompressed) file: of the record, or of its length prefix
+    offset: int  # protobuf: byte offset in the (decompressed) file of the record or its length prefix
     kind: str
     payload: Any
     signal: str = _TRACES
@@ -266,11 +266,8 @@ class _TraceFile:
 
     def _jsonl_units(self, f: IO[bytes], report: ReadReport | None, label: str) -> Iterator[_Unit]:
         progress = report.progress if report is not None else None
-        offset = 0
         for line_no, raw in enumerate(f, 1):
-            here = offset
-            offset += len(raw)
-            if len(raw) < 3 and not raw.strip():
+            if raw.isspace():  # a blank line, whatever its whitespace (stops at a line's first byte)
                 continue
             if not raw.endswith(b"\n"):  # the last line: complete but unterminated, or cut off
                 try:
@@ -280,7 +277,7 @@ class _TraceFile:
                     problem = _cut_message(cut) if cut else "the last line is cut off"
                     self._incomplete(report, line_no, problem + " (was the writer stopped mid-write?)")
                     return
-            yield _Unit(line_no, here, _JSON_RAW, raw, otlp_json.raw_signal(raw))
+            yield _Unit(line_no, 0, _JSON_RAW, raw, otlp_json.raw_signal(raw))  # named by its line
             if progress is not None and line_no % _PROGRESS_EVERY == 0:
                 progress(label, position(f), self.size)
 
