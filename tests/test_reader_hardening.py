@@ -552,6 +552,7 @@ def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_p
     size = path.stat().st_size
     assert len(calls) >= 3 and all(total == size and 0 < done <= size for _, done, total in calls)
     assert calls[-1][1:] == (size, size)
+    assert {label for label, _, _ in calls} == {f"reading {path}"}  # every call names the file
 
 
 @pytest.mark.parametrize("trace_id_key", ["traceId", "trace\\u0049d"], ids=["indexed", "unindexed"])
