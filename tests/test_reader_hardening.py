@@ -555,6 +555,16 @@ def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_p
     assert {label for label, _, _ in calls} == {f"reading {path}"}  # every call names the file
 
 
+def test_a_report_counts_every_file_and_span_read(tmp_path: Path) -> None:
+    texts = [_line(spanId="0000000000000001") + _line(spanId="0000000000000002"), _line(), _line()]
+    paths = [tmp_path / f"t{n}.jsonl" for n in range(len(texts))]
+    for path, text in zip(paths, texts, strict=True):
+        path.write_text(text)
+    report = ReadReport()
+    assert len(list(read_spans(paths, report=report))) == 4
+    assert (report.files, report.spans) == (3, 4)
+
+
 @pytest.mark.parametrize("trace_id_key", ["traceId", "trace\\u0049d"], ids=["indexed", "unindexed"])
 def test_iter_runs_of_a_release_yields_no_run_of_another(tmp_path: Path, trace_id_key: str) -> None:
     """Also when the byte index cannot see a span's trace (its key written with an escape): such runs
