@@ -53,3 +53,12 @@ def test_the_ratio_refusal_names_what_expanded() -> None:
         "record 3 expands more than 2 times (a decompression bomb?); raise "
         "ReadLimits.max_ratio / OTEL_PROVENANCE_READ_MAX_RATIO to read it"
     )
+
+
+def test_the_smallest_limits_allowed_are_one_byte_ratio_one_and_floor_zero() -> None:
+    ReadLimits(max_bytes=1, max_ratio=1, ratio_floor=0).check("t.gz", 1, 1)
+    message = "ReadLimits: max_bytes and max_ratio must be at least 1, ratio_floor 0 or more"
+    for bad in ({"max_bytes": 0}, {"max_ratio": 0.5}, {"ratio_floor": -1}):
+        with pytest.raises(ValueError) as info:
+            ReadLimits(**bad)
+        assert str(info.value) == message, bad
