@@ -555,6 +555,25 @@ def test_progress_is_reported_with_the_file_size_while_a_long_file_is_read(tmp_p
     assert {label for label, _, _ in calls} == {f"reading {path}"}  # every call names the file
 
 
+def test_lines_appended_after_the_index_was_built_are_not_read(tmp_path: Path) -> None:
+    """iter_runs indexes every file, then reads each again up to the line the index reached: a line
+    a writer appends in between (here to the second file, after the first run came out) is read by
+    the next gate, not half-way into this one's runs."""
+
+    def run_line(n: int) -> str:
+        attributes = [{"key": "agent.run.id", "value": {"stringValue": f"r{n}"}}]
+        return _line(traceId=f"{n:032x}", spanId=f"{n:016x}", attributes=attributes)
+
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(run_line(1))
+    second.write_text(run_line(2) + run_line(3))
+    runs = iter_runs([first, second])
+    assert next(runs).run_id == "r1"
+    with second.open("a") as f:
+        f.write(run_line(9))
+    assert [run.run_id for run in runs] == ["r2", "r3"]
+
+
 def test_a_report_counts_every_file_and_span_read(tmp_path: Path) -> None:
     texts = [_line(spanId="0000000000000001") + _line(spanId="0000000000000002"), _line(), _line()]
     paths = [tmp_path / f"t{n}.jsonl" for n in range(len(texts))]
