@@ -215,19 +215,20 @@ class _TraceFile:
             else:  # empty, yet read to its end: a compressed stream may be cut before its first byte
                 f.read(1)
                 units = iter(())
-            if limit == 0:
-                return
-            for seen, unit in enumerate(units, 1):
-                if unit.signal == _TRACES:
-                    traces += 1
-                elif unit.signal != _EMPTY:
-                    skipped[unit.signal] += 1
-                yield unit
-                if seen == limit:  # the second pass stops where the first one did, without reading on
-                    return
-            cut = truncated(f)
-            if cut:  # a compressed stream cut off: the records before the cut were read
-                self._incomplete(report, None, _cut_message(cut) + " (was the writer stopped mid-write?)")
+            if limit != 0:  # 0: the index found nothing in this file, so there is nothing to read again
+                for seen, unit in enumerate(units, 1):
+                    if unit.signal == _TRACES:
+                        traces += 1
+                    elif unit.signal != _EMPTY:
+                        skipped[unit.signal] += 1
+                    yield unit
+                    if seen == limit:  # the second pass stops where the first one did, without reading on
+                        break
+                else:
+                    cut = truncated(f)
+                    if cut:  # a compressed stream cut off: the records before the cut were read
+                        problem = _cut_message(cut) + " (was the writer stopped mid-write?)"
+                        self._incomplete(report, None, problem)
         except TraceReadError:
             raise
         except Exception as exc:
