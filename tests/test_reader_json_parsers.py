@@ -83,9 +83,11 @@ DUPLICATES = [
     '{"key":"approved","value":{"boolValue":false},"value":{"boolValue":true}}',
     '{"key":"approved","value":{"boolValue":false,"boolValue":true}}',
     '{"key":"approved","key":"other","value":{"boolValue":true}}',
-    # the kept value's escaped colon makes up for the dropped member's colon in a plain count
     '{"key":"a","value":{"stringValue":"x"},"value":{"stringValue":"\\u003a"}}',
-    '{"key":"a","value":{"stringValue":"x"},"value":{"stringValue":"\\u003A"}}',
+    # the kept value's escaped colon, written back as ":", makes up for the dropped member's one
+    # colon in a plain count: only the escape itself tells
+    '{"key":"a","value":{"stringValue":"x","stringValue":"\\u003a"}}',
+    '{"key":"a","value":{"stringValue":"x","stringValue":"\\u003A"}}',
 ]
 
 
