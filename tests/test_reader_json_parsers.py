@@ -313,3 +313,60 @@ def test_values_given_as_strings_or_malformed_read_or_are_named(
     else:
         read = outcome[1][0].attributes["n"]
         assert type(read) is float and (read == expected or (math.isnan(expected) and math.isnan(read)))
+
+
+# "\u003a" (an escaped colon) in a line sends it to the strict parser even with orjson installed
+ESCAPED = "a\\u003ab"
+
+
+def _run_line(run: str, trace: int, value: str = "x") -> str:
+    attrs = (
+        f'{{"key":"agent.run.id","value":{{"stringValue":"{run}"}}}},'
+        f'{{"key":"v","value":{{"stringValue":"{value}"}}}}'
+    )
+    return _line(attrs).replace("0af7651916cd43dd8448eb211c80319c", f"{trace:032x}")
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "stdlib"])
+def test_keep_applies_to_lines_either_parser_reads(tmp_path: Path, monkeypatch, fast: bool) -> None:
+    path = tmp_path / "t.jsonl"
+    lines = [_run_line("r1", 1, ESCAPED), _run_line("r2", 2, ESCAPED), _run_line("r1", 3), _run_line("r2", 4)]
+    path.write_text("".join(lines))
+    with monkeypatch.context() as m:
+        if not fast:
+            m.setattr(_json, "_orjson", None)
+        spans = list(read_spans([path], keep=lambda key: key == "r2"))
+    assert sorted(s.trace_id for s in spans) == [f"{2:032x}", f"{4:032x}"]
+    assert {s.attributes["v"] for s in spans} == {"a:b", "x"}
+
+
+def test_a_logs_line_left_to_the_strict_parser_is_skipped_as_logs(tmp_path: Path, monkeypatch) -> None:
+    logs = '{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":{"stringValue":"' + ESCAPED + '"}}]}]}]}\n'
+    path = tmp_path / "t.jsonl"
+    path.write_text(_run_line("r1", 1) + logs)
+    assert _json.loads_fast(logs.encode()) is None
+    for fast in (True, False):
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(_json, "_orjson", None)
+            report = ReadReport()
+            assert len(list(read_spans([path], report=report))) == 1
+        assert [str(s) for s in report.skipped] == [f"{path}: skipped 1 logs line (not traces)"]
+
+
+def test_unknown_values_are_counted_over_every_line(tmp_path: Path, monkeypatch) -> None:
+    unknown = '{"key":"u","value":{"stringValueStrindex":3}}'
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line(unknown) + _line(unknown).replace("b7ad6b7169203331", "00f067aa0ba902b7"))
+    outcome = _same_either_way(path, monkeypatch)
+    assert outcome[0] == "spans" and len(outcome[1]) == 2 and outcome[2] == 2
+
+
+def test_keep_applies_to_a_whole_json_document(tmp_path: Path) -> None:
+    """A pretty-printed request (one document, not JSON Lines) is read in one piece."""
+    requests = [json.loads(_run_line(run, trace)) for run, trace in (("r1", 1), ("r2", 2), ("r1", 3))]
+    document = {"resourceSpans": [rs for request in requests for rs in request["resourceSpans"]]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(document, indent=2))
+    spans = list(read_spans([path], keep=lambda key: key == "r1"))
+    assert sorted(s.trace_id for s in spans) == [f"{1:032x}", f"{3:032x}"]
