@@ -58,11 +58,11 @@ for attempt in 1 2 3 4 5 6 7 8; do
   [ "$status" -eq 152 ] || break
   echo "mutation: mutmut stopped by a stray SIGXCPU (attempt $attempt); going on where it stopped"
 done
+if [ -n "$resume" ]; then
+  .venv/bin/python scripts/mutation_scope.py save   # also after a failure; commit the file to keep them
+fi
 if [ "$status" -ne 0 ]; then
   tail -40 out/mutation/run.log; echo "mutation: mutmut failed (log: out/mutation/run.log)"; exit 1
 fi
 .venv/bin/mutmut results --all true > out/mutation/results.txt
-if [ -n "$resume" ]; then
-  .venv/bin/python scripts/mutation_scope.py save   # commit scripts/mutation-results.txt to keep them
-fi
 .venv/bin/python scripts/mutation_scope.py summary out/mutation/results.txt out/mutation "${patterns[@]}"
