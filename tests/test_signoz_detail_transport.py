@@ -336,7 +336,10 @@ def test_an_incomplete_catalogue_is_asked_again_with_ten_times_the_limit() -> No
 
 def test_a_catalogue_incomplete_at_a_million_keys_is_an_error() -> None:
     # a short deadline: a client that never reaches a million asks again and again until it ends
-    with Scripted(_keys(False, "a")) as server, SigNozClient(server.url, api_key=KEY, deadline_s=10) as client:
+    with (
+        Scripted(_keys(False, "a")) as server,
+        SigNozClient(server.url, api_key=KEY, deadline_s=10) as client,
+    ):
         message = _message(lambda: client.field_keys(1, 2))
     assert message == f"{server.url}: more than 1000000 attribute keys; narrow the time window"
     assert [r["query"]["limit"] for r in server.requests] == [["10000"], ["100000"], ["1000000"]]
