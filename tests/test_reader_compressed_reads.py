@@ -36,3 +36,29 @@ def test_a_gzip_file_with_an_empty_extra_field_reads_whole(tmp_path) -> None:
     assert report.incomplete == [] and report.files == 1
     small = _compressed._SmallReads(io.BytesIO(b"abc"))
     assert small.read(0) == b"" and small.read(1) == b"a"
+
+
+def test_corrupt_gzip_is_named_where_the_decompressor_found_it(tmp_path) -> None:
+    """A flipped byte in the deflate data is met while the format is sniffed; one in the trailer's
+    checksum only once the whole stream was read. Either way the file is refused, and says why."""
+    import gzip
+    import json
+
+    import pytest
+
+    from otel_provenance.errors import TraceReadError
+    from otel_provenance.offline.readers import iter_runs, read_spans
+
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "s"}
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}) + "\n"
+    packed = gzip.compress((line * 200).encode(), mtime=0)
+    for at, problem in (
+        (30, "corrupt or truncated compressed data (error)"),  # zlib.error, in the first block
+        (len(packed) - 6, "corrupt compressed data (BadGzipFile)"),  # the CRC-32 does not match
+    ):
+        path = tmp_path / f"t{at}.jsonl.gz"
+        path.write_bytes(packed[:at] + bytes([packed[at] ^ 0xFF]) + packed[at + 1 :])
+        for read in (read_spans, iter_runs):
+            with pytest.raises(TraceReadError) as caught:
+                list(read([path]))
+            assert (caught.value.source, caught.value.problem) == (str(path), problem)
