@@ -36,6 +36,11 @@ from otel_provenance.instrument.redaction import StripOptions, strip_attributes
             {"content_events": "gen_ai.choice"},
             "StripOptions.content_events: expected a collection of strings, got one string",
         ),
+        ({"patterns": (r"\.password$", "")}, "StripOptions.patterns[1]: expected a non-empty string"),
+        (
+            {"patterns": r"\.password$"},
+            "StripOptions.patterns: expected a collection of strings, got one string",
+        ),
     ],
 )
 def test_a_refused_option_gets_a_message_naming_the_argument(kwargs, message):
