@@ -254,7 +254,6 @@ def save() -> str:
     """Merge mutants/'s results into scripts/mutation-results.txt. A function mutmut hashes as before
     keeps its kept codes where this run has none; one that changed takes this run's codes (or none)."""
     kept = read_results()
-    generated = 0
     for meta in sorted((ROOT / "mutants" / "src").rglob("*.py.meta")):
         source = str(meta.relative_to(ROOT / "mutants")).removesuffix(".meta")
         data = json.loads(meta.read_text())
@@ -262,7 +261,6 @@ def save() -> str:
         for key in [k for k in kept if k[0] == source and k[1] not in hashes]:
             del kept[key]  # the function is gone, or no longer mutated
         for function, codes in _by_function(data["exit_code_by_key"]).items():
-            generated += len(codes)
             old_digest, old_codes = kept.get((source, function), (None, []))
             if old_digest == hashes[function] and len(old_codes) == len(codes):
                 codes = [new if new is not None else old for new, old in zip(codes, old_codes, strict=True)]
