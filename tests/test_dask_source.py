@@ -1,4 +1,4 @@
-"""`--dask-scheduler`: gate check, mine and fingerprint on a real Dask cluster give the single-process bytes.
+"""`--dask-scheduler`: gate check, audit, mine and fingerprint on a real Dask cluster match one process.
 
 The cluster is a `LocalCluster` of two worker processes started here. The input is built so that the
 grouping is hard: runs span several traces (joined by agent.run.id), spans of each run are shuffled
@@ -378,3 +378,25 @@ def test_other_signals_and_unknown_values_are_counted_as_in_one_process(cluster,
     one = cli("fingerprint", str(only_logs), *paths)
     assert cli("fingerprint", str(only_logs), *paths, *address) == one
     assert one[0] == 1 and "logs.binpb: a logs file (resourceLogs), not traces" in one[2]
+
+
+def test_audit_on_the_cluster_matches_one_process_byte_for_byte(cluster, scattered, tmp_path) -> None:
+    paths, _ = scattered
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    for extra in (
+        ("--format", "json"),
+        ("--max-assumed", "0"),
+        ("--release", "v2", "--max-assumed", "0", "--format", "json"),
+    ):
+        one = cli("audit", *paths, *extra)
+        assert cli("audit", *paths, *extra, *address) == one
+    assert one[0] == 2 and len(one[1].split('"run_id"')) > 8  # a real verdict over the 8 v2 runs
+
+    pages = []
+    for name, extra in (("one", ()), ("many", address)):
+        page = tmp_path / f"{name}.html"
+        code, _, err = cli("audit", *paths, "--max-assumed", "0", "--report-html", str(page), *extra)
+        assert code == 2, err
+        pages.append(page.read_text())
+    assert pages[0] == pages[1]
+    assert pages[0].count('<section id="run-') == 12  # the 12 failing runs with the smallest ids

@@ -3,8 +3,8 @@
 Each backend adds its own flags and builds a ``TraceSource`` (``offline/readers/source.py``):
 
 - ``--signoz URL`` (+ the time window) — SigNoz's query API (``gate check``, ``fetch``).
-- ``--dask-scheduler ADDRESS`` — the files read on a Dask cluster (``gate check``, ``mine``,
-  ``fingerprint``); ``config`` takes the address from Dask's configuration
+- ``--dask-scheduler ADDRESS`` — the files read on a Dask cluster (``gate check``, ``audit``,
+  ``mine``, ``fingerprint``); ``config`` takes the address from Dask's configuration
   (``scheduler-address``, i.e. ``$DASK_SCHEDULER_ADDRESS``).
 - otherwise the files (paths, globs or fsspec URLs) read in this process.
 

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Iterator
 from typing import Any
 
 from .. import semconv
-from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate, audit_run
+from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate
+from ..offline.fold import audit_fold
 from ..offline.report.audit_html import render_audit_html
-from ..offline.report.witnesses import SmallestRuns
+from ..offline.report.witnesses import MAX_RUNS
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
+from ._sources import add_source_arguments
 from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 
@@ -30,7 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Report each tool call's arguments by kind, blocked calls, dangling sources and "
         "budget overruns. Exit 0 pass, 2 fail, 3 insufficient data, 1 error.",
     )
-    p.add_argument("traces", nargs="+", metavar="TRACES", help="OTLP JSON(L) or protobuf files, gzip ok")
+    p.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACES",
+        help="OTLP JSON(L) or protobuf files, gzip ok (paths, globs or fsspec URLs)",
+    )
     p.add_argument("--release", help="only runs whose service.version is RELEASE")
     add_release_attribute(p)
     p.add_argument("--max-assumed", type=_count, metavar="N", help="assumed arguments allowed per call")
@@ -52,6 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--report-html", metavar="FILE", help="write a self-contained HTML page drawing failing runs"
     )
+    add_source_arguments(p, "dask")
     add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)
@@ -86,20 +93,13 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
     source = TraceInput(io, args, args.traces, args.release)
-    kept = SmallestRuns()  # the failing runs --report-html draws
-
-    def audited() -> Iterator[RunAudit]:
-        for run in source.runs():
-            result = audit_run(run, budgets)
-            if args.report_html and result.verdict is Verdict.FAIL:
-                kept.offer(run)
-            yield result
-
-    report = aggregate(audited())
+    audits, failing = source.fold(audit_fold(budgets, MAX_RUNS if args.report_html else 0))
+    report = aggregate(audits)
     source.warn_incomplete()
     code = source.cap_for_incomplete(_EXIT[report.verdict])
     if args.report_html:
-        write_text(args.report_html, render_audit_html(report, kept.runs, source.report.complete))
+        drawn = {run.run_id: run for run in failing}
+        write_text(args.report_html, render_audit_html(report, drawn, source.report.complete))
     if args.format == "json":
         doc = report_json(report, source.report.complete)
         doc["exit_code"] = code  # differs from the verdict's only when incomplete input forbids a pass

@@ -17,12 +17,14 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from .aggregate import Aggregate
+from .audit import Budgets, RunAudit, Verdict, audit_run
 from .contracts.model import Contract
 from .evaluate import RunResult, evaluate_safely
 from .fingerprint import canonical_form, fingerprint
 from .gate import Shard, check_release
 from .model import Run
 from .release import DEFAULT_RELEASE_ATTRIBUTE
+from .report.witnesses import SmallestRuns
 
 P = TypeVar("P")
 
@@ -74,6 +76,38 @@ def _merge_rows(a: list[FingerprintRow], b: list[FingerprintRow]) -> list[Finger
 def fingerprint_fold(canonical: bool = False) -> RunFold[list[FingerprintRow]]:
     """``fingerprint``: one row per run, sorted by run id."""
     return RunFold(partial(_fingerprint_rows, canonical=canonical), _merge_rows)
+
+
+AuditPartial = tuple[tuple[RunAudit, ...], tuple[Run, ...]]
+"""(each run's audit, by run id; the failing runs with the smallest run ids, at most ``keep``)."""
+
+
+def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartial:
+    audits: list[RunAudit] = []
+    failing = SmallestRuns(keep)
+    for run in runs:
+        result = audit_run(run, budgets)
+        audits.append(result)
+        if keep and result.verdict is Verdict.FAIL:
+            failing.offer(run)
+    return _sorted(audits, failing)
+
+
+def _merge_audits(a: AuditPartial, b: AuditPartial, keep: int) -> AuditPartial:
+    failing = SmallestRuns(keep)
+    for run in (*a[1], *b[1]):
+        failing.offer(run)
+    return _sorted([*a[0], *b[0]], failing)
+
+
+def _sorted(audits: list[RunAudit], failing: SmallestRuns) -> AuditPartial:
+    kept = tuple(failing.runs[run_id] for run_id in sorted(failing.runs))
+    return tuple(sorted(audits, key=lambda a: a.run_id)), kept
+
+
+def audit_fold(budgets: Budgets, keep: int = 0) -> RunFold[AuditPartial]:
+    """``audit``: every run's audit, and the ``keep`` failing runs ``--report-html`` draws."""
+    return RunFold(partial(_audit_runs, budgets=budgets, keep=keep), partial(_merge_audits, keep=keep))
 
 
 def _listed(runs: Iterable[Run]) -> list[Run]:
