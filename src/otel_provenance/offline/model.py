@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import ItemsView, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final, Union
 
@@ -173,10 +173,18 @@ class Span:
     resource: Attributes = EMPTY_ATTRIBUTES
     scope_name: str = ""
     scope_version: str = ""
+    server_echo: bool = False
+    """A server's own span of a tool call the run already holds from the caller's side (an MCP 2.x
+    server's ``tools/call`` span below the agent's ``execute_tool``): set by ``Run``, see
+    :func:`mark_server_echoes`. It stays in the run as a span, but is not a second tool call."""
 
     @property
     def is_tool(self) -> bool:
-        return self.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
+        """A tool call: ``gen_ai.operation.name = execute_tool``, unless it is a server echo."""
+        return (
+            not self.server_echo
+            and self.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
+        )
 
     @property
     def tool_name(self) -> str | None:
@@ -219,6 +227,7 @@ _new = object.__new__
     _set_resource,
     _set_scope_name,
     _set_scope_version,
+    _set_server_echo,
 ) = (Span.__dict__[f].__set__ for f in Span.__match_args__)
 
 
@@ -256,7 +265,39 @@ def make_span(
     _set_resource(span, resource)
     _set_scope_name(span, scope_name)
     _set_scope_version(span, scope_version)
+    _set_server_echo(span, False)
     return span
+
+
+def mark_server_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
+    """``spans`` with each server echo marked (``Span.server_echo``); the same tuple when there is none.
+
+    An MCP 2.x server exports its own ``tools/call`` span (kind ``SERVER``, ``gen_ai.operation.name =
+    execute_tool``) below the caller's span, whose trace context it receives. Collected together — one
+    backend for every service, as SigNoz is — a call would then count twice, the server's half without
+    provenance. So a ``SERVER`` tool span whose nearest tool-span ancestor names the same tool is the
+    same call seen from the server. One without such an ancestor (only the server's traces were
+    collected, or another tool's call) stays a tool call. Runs are validated after they are built, so
+    the walk up is bounded rather than trusting the parents to be acyclic.
+    """
+    servers = [s for s in spans if s.kind == SpanKind.SERVER and s.is_tool and s.parent_span_id]
+    if not servers:
+        return spans
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    echoes: set[int] = set()
+    for server in servers:
+        parent = by_id.get((server.trace_id, server.parent_span_id))
+        for _ in range(len(spans)):
+            if parent is None:
+                break
+            if parent.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL:
+                if server.tool_name is not None and parent.tool_name == server.tool_name:
+                    echoes.add(id(server))
+                break
+            parent = by_id.get((parent.trace_id, parent.parent_span_id))
+    if not echoes:
+        return spans
+    return tuple(replace(s, server_echo=True) if id(s) in echoes else s for s in spans)
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +310,7 @@ class Run:
     """Its ``service.version`` as read from the agent's spans (``offline.release``)."""
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "spans", mark_server_echoes(self.spans))
         object.__setattr__(self, "attribution", attribute_release(self.spans))
 
     @property
