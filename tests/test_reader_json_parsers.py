@@ -134,6 +134,32 @@ def test_values_where_the_parsers_differ_read_the_same(tmp_path: Path, monkeypat
         assert type(value) is type(expected)
 
 
+_DOUBLE_RANGE = (
+    2**1024 - 2**971
+)  # the largest double: beyond, orjson refuses the literal (the strict path decides)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.integers(min_value=2**64, max_value=_DOUBLE_RANGE),  # below: a uint64, an int in both parsers
+        st.integers(min_value=-_DOUBLE_RANGE, max_value=-(2**63) - 1),
+        # halfway between two doubles: round half to even, the case a parser most often gets wrong
+        st.tuples(st.integers(2**52, 2**53 - 1), st.integers(12, 960), st.sampled_from((-1, 1))).map(
+            lambda t: t[2] * ((t[0] << t[1]) + (1 << (t[1] - 1)))
+        ),
+    )
+)
+def test_a_double_written_as_a_long_integer_reads_as_the_same_double(value: int) -> None:
+    """orjson reads an integer literal beyond 64 bits as a float: it must be ``float(int)`` exactly,
+    the value the strict path gives a doubleValue (there is no guard sending such lines to it)."""
+    raw = _line(f'{{"key":"n","value":{{"doubleValue":{value}}}}}').encode()
+    fast = _json.loads_fast(raw)
+    assert fast is not None  # the fast path
+    got = fast["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"][0]["value"]["doubleValue"]
+    assert type(got) is float and got == float(value)
+
+
 def test_a_big_integer_time_is_an_error_with_the_same_words(tmp_path: Path, monkeypatch) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text(_line("").replace('"startTimeUnixNano":"1"', '"startTimeUnixNano":18446744073709551616'))
@@ -174,10 +200,10 @@ _I64_MIN, _U64_MAX = -(2**63), 2**64 - 1
 
 def _agree(fast, strict) -> bool:
     """``fast`` is ``strict`` with types told apart (1, 1.0, True) — except that an integer beyond the
-    64-bit range reads as some float in orjson (documented: the OTLP conversion refuses a float in every
-    integer field, and a doubleValue written so goes to the strict parser)."""
+    64-bit range reads in orjson as ``float(int)``, correctly rounded (the OTLP conversion refuses a
+    float in every integer field; a doubleValue reads as that same double either way)."""
     if type(strict) is int and not _I64_MIN <= strict <= _U64_MAX:
-        return type(fast) is float
+        return type(fast) is float and fast == float(strict)
     if type(fast) is not type(strict):
         return False
     if isinstance(strict, dict):
