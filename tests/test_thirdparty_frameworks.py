@@ -269,3 +269,32 @@ def test_run_attribute_reads_span_then_resource_and_keeps_agent_run_id_semantics
     by_session = {r.run_id: len(r.spans) for r in group_runs(spans, run_attribute="session.id")}
     assert by_session == {"a": 2, "7": 2, f"{5:032x}": 1, f"{6:032x}": 1}
     assert len(group_runs(spans)) == 6  # by default: agent.run.id, strings only
+
+
+def test_mine_names_openinference_tool_spans_without_the_genai_conventions(tmp_path: Path) -> None:
+    """OpenInference marks a tool call with openinference.span.kind=TOOL; without its GenAI conventions
+    there is no gen_ai.operation.name, so nothing is mined — and the error says why and what to turn on."""
+    require("openinference.instrumentation")
+    from openinference.instrumentation import OITracer, TraceConfig
+
+    path = tmp_path / "oi.jsonl"
+    provider = _provider(path, "v1")
+    tracer = OITracer(provider.get_tracer("support-agent"), config=TraceConfig(enable_genai_semconv=False))
+
+    @tracer.tool
+    def lookup_order(customer: str) -> dict:
+        return {"order": "ORD-1"}
+
+    with tracer.start_as_current_span("support turn", openinference_span_kind="agent"):
+        lookup_order("c-1")
+        lookup_order("c-2")
+    provider.shutdown()
+
+    code, _, err = cli("mine", "--approved", path, "-o", tmp_path / "contract.yaml")
+    assert code == 1 and not (tmp_path / "contract.yaml").exists()
+    assert err.rstrip().endswith(
+        "no contract was written. 2 span(s) are tool calls by OpenInference (openinference.span.kind=TOOL) "
+        "or OpenLLMetry (traceloop.span.kind=tool) but carry no gen_ai.operation.name, which these checks "
+        "read: turn on that instrumentation's GenAI conventions (OpenInference: "
+        "TraceConfig(enable_genai_semconv=True)) or decorate the tools with @op.tool"
+    )

@@ -28,6 +28,10 @@ EXECUTE_TOOL: Final = "execute_tool"  # gen_ai.operation.name of a tool call
 TOOL_SPAN_PREFIX: Final = EXECUTE_TOOL + " "  # span name is "execute_tool {gen_ai.tool.name}"
 INVOKE_AGENT: Final = "invoke_agent"  # gen_ai.operation.name of an agent run (op.run's root span)
 
+# --- other instrumentations' own span kinds (a tool call: TOOL / tool) ----------------------------------
+OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
+TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"  # OpenLLMetry
+
 # --- MCP conventions (the client's execute_tool span carries the MCP keys, per the MCP semconv) --------
 MCP_METHOD_NAME: Final = "mcp.method.name"
 MCP_PROTOCOL_VERSION: Final = "mcp.protocol.version"

@@ -65,8 +65,8 @@ EXCEPTION_TYPE: Final = "exception.type"
 EXCEPTION_DETAIL_KEYS: Final = frozenset({"exception.message", "exception.stacktrace"})
 
 #: Attributes that mark a span as made by a GenAI instrumentation (any library).
-OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
-TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"
+OPENINFERENCE_SPAN_KIND: Final = semconv.OPENINFERENCE_SPAN_KIND
+TRACELOOP_SPAN_KIND: Final = semconv.TRACELOOP_SPAN_KIND
 
 #: Deeper nesting than this is not walked; the whole attribute is removed instead (safe default).
 MAX_DEPTH: Final = 32

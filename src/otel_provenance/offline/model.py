@@ -269,6 +269,22 @@ def make_span(
     return span
 
 
+def unread_tool_spans(runs: Iterable[Run]) -> int:
+    """Spans another instrumentation marks as tool calls (OpenInference ``TOOL``, OpenLLMetry ``tool``)
+    without ``gen_ai.operation.name = execute_tool``: the offline checks do not count them as tool
+    calls, so a command that finds none can say why."""
+    return sum(
+        1
+        for run in runs
+        for span in run.spans
+        if not span.is_tool
+        and (
+            span.attributes.get(semconv.OPENINFERENCE_SPAN_KIND) == "TOOL"
+            or span.attributes.get(semconv.TRACELOOP_SPAN_KIND) == "tool"
+        )
+    )
+
+
 def mark_server_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     """``spans`` with each server echo marked (``Span.server_echo``); the same tuple when there is none.
 
