@@ -271,7 +271,7 @@ def test_run_attribute_reads_span_then_resource_and_keeps_agent_run_id_semantics
     assert len(group_runs(spans)) == 6  # by default: agent.run.id, strings only
 
 
-def test_mine_names_openinference_tool_spans_without_the_genai_conventions(tmp_path: Path) -> None:
+def test_mine_and_audit_name_openinference_tool_spans_without_the_genai_conventions(tmp_path: Path) -> None:
     """OpenInference marks a tool call with openinference.span.kind=TOOL; without its GenAI conventions
     there is no gen_ai.operation.name, so nothing is mined — and the error says why and what to turn on."""
     require("openinference.instrumentation")
@@ -298,3 +298,6 @@ def test_mine_names_openinference_tool_spans_without_the_genai_conventions(tmp_p
         "read: turn on that instrumentation's GenAI conventions (OpenInference: "
         "TraceConfig(enable_genai_semconv=True)) or decorate the tools with @op.tool"
     )
+    code, out, err = cli("audit", path)
+    assert code == 3 and out.endswith("INSUFFICIENT\n")
+    assert "no tool call was found. 2 span(s) are tool calls by OpenInference" in err

@@ -7,10 +7,10 @@ import argparse
 from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
 from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, NO_TOOL_SPANS, mine_contract
-from ..offline.model import Run, unread_tool_spans
+from ..offline.model import unread_tool_spans
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_release_attribute, add_run_attribute
+from ._traces import TraceInput, add_release_attribute, add_run_attribute, unread_tools_hint
 from ._writefile import write_text
 from .routes import print_families
 
@@ -68,7 +68,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         )
         return EXIT_ERROR
     if not any(span.is_tool for run in runs for span in run.spans):
-        io.error(NO_TOOL_SPANS + "; no contract was written" + _unread_hint(runs))
+        io.error(NO_TOOL_SPANS + "; no contract was written" + unread_tools_hint(unread_tool_spans(runs)))
         return EXIT_ERROR
     disagreeing = [r for r in runs if r.attribution_for(args.release_attribute).disagrees]
     if args.release and disagreeing:  # a run that is not one release's cannot be its approved behaviour
@@ -87,15 +87,3 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     else:
         io.stdout.write(text)
     return EXIT_PASS
-
-
-def _unread_hint(runs: list[Run]) -> str:
-    unread = unread_tool_spans(runs)
-    if not unread:
-        return ""
-    return (
-        f". {unread} span(s) are tool calls by OpenInference (openinference.span.kind=TOOL) or OpenLLMetry "
-        "(traceloop.span.kind=tool) but carry no gen_ai.operation.name, which these checks read: turn on "
-        "that instrumentation's GenAI conventions (OpenInference: TraceConfig(enable_genai_semconv=True)) "
-        "or decorate the tools with @op.tool"
-    )

@@ -22,7 +22,7 @@ from .contracts.model import Contract
 from .evaluate import RunResult, evaluate_safely
 from .fingerprint import canonical_form, fingerprint
 from .gate import Shard, check_release
-from .model import Run
+from .model import Run, unread_tool_spans
 from .release import DEFAULT_RELEASE_ATTRIBUTE
 from .report.witnesses import SmallestRuns
 
@@ -78,31 +78,39 @@ def fingerprint_fold(canonical: bool = False) -> RunFold[list[FingerprintRow]]:
     return RunFold(partial(_fingerprint_rows, canonical=canonical), _merge_rows)
 
 
-AuditPartial = tuple[tuple[RunAudit, ...], tuple[Run, ...]]
-"""(each run's audit, by run id; the failing runs with the smallest run ids, at most ``keep``)."""
+@dataclass(frozen=True)
+class AuditPartial:
+    audits: tuple[RunAudit, ...]
+    """Each run's audit, by run id."""
+    failing: tuple[Run, ...]
+    """The failing runs with the smallest run ids, at most ``keep``, by run id (``--report-html``)."""
+    unread_tools: int
+    """Spans other instrumentations mark as tool calls without ``gen_ai.operation.name``."""
 
 
 def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartial:
     audits: list[RunAudit] = []
     failing = SmallestRuns(keep)
+    unread = 0
     for run in runs:
         result = audit_run(run, budgets)
         audits.append(result)
+        unread += unread_tool_spans((run,))
         if keep and result.verdict is Verdict.FAIL:
             failing.offer(run)
-    return _sorted(audits, failing)
+    return _sorted(audits, failing, unread)
 
 
 def _merge_audits(a: AuditPartial, b: AuditPartial, keep: int) -> AuditPartial:
     failing = SmallestRuns(keep)
-    for run in (*a[1], *b[1]):
+    for run in (*a.failing, *b.failing):
         failing.offer(run)
-    return _sorted([*a[0], *b[0]], failing)
+    return _sorted([*a.audits, *b.audits], failing, a.unread_tools + b.unread_tools)
 
 
-def _sorted(audits: list[RunAudit], failing: SmallestRuns) -> AuditPartial:
+def _sorted(audits: list[RunAudit], failing: SmallestRuns, unread: int) -> AuditPartial:
     kept = tuple(failing.runs[run_id] for run_id in sorted(failing.runs))
-    return tuple(sorted(audits, key=lambda a: a.run_id)), kept
+    return AuditPartial(tuple(sorted(audits, key=lambda a: a.run_id)), kept, unread)
 
 
 def audit_fold(budgets: Budgets, keep: int = 0) -> RunFold[AuditPartial]:
