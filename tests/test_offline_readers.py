@@ -654,3 +654,29 @@ def test_times_given_as_json_numbers_read_as_those_numbers(tmp_path: Path) -> No
     path.write_text(_line(startTimeUnixNano=1544712660000000000, endTimeUnixNano=1544712661000000000))
     (read,) = read_spans([path])
     assert (read.start_ns, read.end_ns) == (1544712660000000000, 1544712661000000000)
+
+
+def _logs_line() -> str:
+    return (
+        json.dumps({"resourceLogs": [{"resource": {}, "scopeLogs": [{"logRecords": [{"body": {}}]}]}]}) + "\n"
+    )
+
+
+@pytest.mark.parametrize("empty", ["{}", "{ }", "{}" + " " * 30, " \t{\r}"])
+def test_an_empty_request_of_any_length_is_no_trace_line(tmp_path: Path, empty: str) -> None:
+    """``{}`` with JSON whitespace anywhere is an empty request (the Collector writes ``{}`` for one):
+    beside a logs request it does not make the file a traces file."""
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(_logs_line() + empty + "\n")
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert str(caught.value) == f"{path}: a logs file (resourceLogs), not traces"
+
+
+@pytest.mark.parametrize("line", ["nope", "{}\f", "{}x", "[]"])
+def test_a_short_line_that_is_no_request_is_an_error_on_its_line(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_text("{}\n" + line + "\n")
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([path]))
+    assert caught.value.line == 2

@@ -94,6 +94,9 @@ _OTHER_SIGNALS: Final = (
 _SIGNAL_MEMBER: Final = re.compile(
     rb'"resource(Spans|Logs|Metrics|Profiles|_spans|_logs|_metrics|_profiles)"\s*:'
 )
+# An empty request, ``{}`` (what the Collector writes for one), with JSON's whitespace only. On a
+# request line it fails at the second non-blank byte.
+_EMPTY_REQUEST: Final = re.compile(rb"[ \t\r\n]*\{[ \t\r\n]*\}[ \t\r\n]*\Z")
 _SIGNAL_OF_MEMBER: Final = {
     b"Spans": SIGNAL_TRACES,
     b"_spans": SIGNAL_TRACES,
@@ -106,7 +109,7 @@ def raw_signal(line: bytes) -> str:
     """The signal a raw JSON line holds, by a byte search for its first signal member. ``traces``
     when unsure (no such member: a name written with escapes, or not OTLP): the parse then says
     precisely what the line is or what is wrong with it."""
-    if len(line) < 16 and line.strip() == b"{}":
+    if _EMPTY_REQUEST.match(line):
         return SIGNAL_EMPTY
     member = _SIGNAL_MEMBER.search(line)
     return SIGNAL_TRACES if member is None else _SIGNAL_OF_MEMBER[member.group(1)]
