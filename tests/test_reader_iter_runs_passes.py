@@ -99,3 +99,45 @@ def test_the_report_and_progress_cover_both_passes(tmp_path: Path) -> None:
     assert len(list(iter_runs([path], report=report))) == 2  # by agent.run.id: a and b
     assert (report.files, report.spans) == (1, 3)
     assert set(labels) == {f"indexing {path}", f"reading {path}"}
+
+
+def test_a_file_gone_between_the_passes_is_named_as_unreadable(tmp_path: Path) -> None:
+    """The reading pass opens each file again; one that went away after the index is an error naming
+    it, never a read that silently lacks its runs."""
+    first = _write(tmp_path / "a.jsonl", _line(_span(1, 1)))
+    last = _write(tmp_path / "b.jsonl", _line(_span(2, 2)))
+
+    def progress(label: str, done: int, total: int) -> None:
+        if label == f"indexing {last}" and done == total and first.exists():
+            first.unlink()  # the index is complete; the reading pass has not opened a.jsonl yet
+
+    with pytest.raises(TraceReadError) as caught:
+        list(iter_runs([first, last], report=ReadReport(progress=progress)))
+    assert str(caught.value) == f"{first}: cannot read file (No such file or directory)"
+    assert (caught.value.source, caught.value.line) == (str(first), None)
+
+
+def test_a_url_gone_between_the_passes_is_named_by_the_error_type(tmp_path: Path) -> None:
+    """fsspec raises ``FileNotFoundError(path)``, with no ``strerror``: the message names the type."""
+    fsspec = pytest.importorskip("fsspec")
+    first, last = "memory://passes/a.jsonl", "memory://passes/b.jsonl"
+    for url, n in ((first, 1), (last, 2)):
+        with fsspec.open(url, "w") as f:
+            f.write(_line(_span(n, n)))
+    memory = fsspec.filesystem("memory")
+
+    def progress(label: str, done: int, total: int) -> None:
+        if label == f"indexing {last}" and done == total and memory.exists(first):
+            memory.rm(first)
+
+    with pytest.raises(TraceReadError) as caught:
+        list(iter_runs([first, last], report=ReadReport(progress=progress)))
+    assert str(caught.value) == f"{first}: cannot read file (FileNotFoundError)"
+
+
+def test_text_that_is_not_otlp_is_named_on_its_first_line(tmp_path: Path) -> None:
+    path = _write(tmp_path / "notes.txt", "hello world\nsecond line\n")
+    with pytest.raises(TraceReadError) as caught:
+        list(iter_runs([path]))
+    assert str(caught.value) == f"{path}:1: text that is neither OTLP JSON nor OTLP protobuf"
+    assert (caught.value.source, caught.value.line) == (str(path), 1)
