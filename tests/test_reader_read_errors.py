@@ -138,3 +138,11 @@ def test_json_that_is_no_otlp_object_is_judged_by_the_json_reader(tmp_path: Path
     with pytest.raises(TraceReadError) as caught:
         list(read_spans([path]))
     assert str(caught.value) == f"{path}{expected}"
+
+
+def test_a_missing_url_is_named_by_the_error_type() -> None:
+    """fsspec raises ``FileNotFoundError(path)`` with no ``strerror``: the message names the type."""
+    url = "memory://read-errors/nowhere.jsonl"
+    with pytest.raises(TraceReadError) as caught:
+        list(read_spans([url]))
+    assert str(caught.value) == f"{url}: cannot read file (FileNotFoundError)"
