@@ -85,7 +85,8 @@ class AuditPartial:
     failing: tuple[Run, ...]
     """The failing runs with the smallest run ids, at most ``keep``, by run id (``--report-html``)."""
     unread_tools: int
-    """Spans other instrumentations mark as tool calls without ``gen_ai.operation.name``."""
+    """Spans other instrumentations mark as tool calls without ``gen_ai.operation.name``, in the runs
+    without a tool call (what ``audit`` reports when no run has one)."""
 
 
 def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartial:
@@ -95,7 +96,8 @@ def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartia
     for run in runs:
         result = audit_run(run, budgets)
         audits.append(result)
-        unread += unread_tool_spans((run,))
+        if not result.calls:  # read only when no run has a tool call: spare the runs that have one
+            unread += unread_tool_spans((run,))
         if keep and result.verdict is Verdict.FAIL:
             failing.offer(run)
     return _sorted(audits, failing, unread)
