@@ -41,6 +41,7 @@ treat its result as evidence with a known gap (the CLI never passes such input: 
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import json
 import re
@@ -422,13 +423,16 @@ def _sniff(f: IO[bytes]) -> str:
     if head.startswith(b"\xef\xbb\xbf"):
         return FORMAT_BOM
     if not _JSON_START.match(head):
-        # only here: JSON text (whitespace, "{}", then "{") can look like a length and a record too
-        if otlp_proto.looks_framed(head):
-            return FORMAT_FRAMED
         first = head.lstrip()[:1]
+        text = _looks_like_text(head)
+        # Only here: JSON text (whitespace, "{}", then "{"; "[", a line end, "  {") can look like a
+        # length and a record too. Text that starts like JSON is JSON: such a length would mean a
+        # record of hundreds of MB, and the length of one under 16 MiB starts with a zero byte.
+        if otlp_proto.looks_framed(head) and not (text and first in (b"{", b"[")):
+            return FORMAT_FRAMED
         if first in (b"{", b"["):  # JSON, just not an OTLP object: let the JSON reader say what is wrong
             return FORMAT_JSON if b"\n" in head.strip() and first == b"[" else FORMAT_JSONL
-        if _looks_like_text(head):
+        if text:
             return FORMAT_TEXT
         return FORMAT_PROTO
     f.seek(0)
@@ -448,9 +452,10 @@ def _sniff(f: IO[bytes]) -> str:
 
 
 def _looks_like_text(head: bytes) -> bool:
-    """UTF-8 with no control bytes but whitespace: no protobuf trace request looks like that."""
+    """UTF-8 with no control bytes but whitespace: no protobuf trace request looks like that. A
+    character cut off at the end of ``head`` (the sniff reads a fixed number of bytes) is no fault."""
     try:
-        text = head.decode("utf-8")
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
     except UnicodeDecodeError:
         return False
     return all(ch.isprintable() or ch in "\t\r\n" for ch in text)
