@@ -544,7 +544,7 @@ def test_make_span_builds_the_same_span_as_the_dataclass() -> None:
         "scope",
         "1.0",
     )
-    # a new field must be added to make_span too; the last one, server_echo, is Run's to set (False here)
+    # a new field must be added to make_span too; the last one, echo, is Run's to set (False here)
     assert len(values) == len(dataclasses.fields(Span)) - 1
     made, expected = make_span(*values), Span(*values)
     assert made == expected and hash(made) == hash(expected) and repr(made) == repr(expected)

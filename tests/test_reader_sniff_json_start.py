@@ -91,3 +91,24 @@ def test_binary_that_starts_with_a_bracket_is_still_taken_for_a_record(tmp_path:
     report = ReadReport()
     assert list(read_spans([path], report=report)) == []
     assert not report.complete
+
+
+def test_an_object_that_starts_like_a_record_length_is_json(tmp_path: Path) -> None:
+    """``{``, a CRLF, a CRLF: a length and a record's first byte, but text that opens a JSON object
+    (whose first key, with an escaped quote, is not the plain key the quick JSON check looks for)."""
+    path = tmp_path / "t.json"
+    path.write_bytes(b'{\r\n\r\n"a\\"b": 1}\n')
+    assert sniff_format(path) == "otlp-json-lines"
+    with pytest.raises(TraceReadError, match="invalid JSON"):
+        list(read_spans([path]))
+
+
+def test_a_pretty_printed_request_with_a_blank_line_after_its_first_line_is_one_document(
+    tmp_path: Path,
+) -> None:
+    """The first line (``{``) does not parse on its own; the next line with text decides that the file
+    is one JSON document, however many blank lines come first."""
+    path = tmp_path / "t.json"
+    path.write_bytes(b"{\n\n\n" + json.dumps(json.loads(REQUEST), indent=2).encode()[1:])
+    assert sniff_format(path) == "otlp-json"
+    assert [s.span_id for s in read_spans([path])] == ["b7ad6b7169203331"]

@@ -1,4 +1,4 @@
-"""A server's own span of a tool call is not a second tool call (``model.mark_server_echoes``).
+"""A server's own span of a tool call is not a second tool call (``model.mark_echoes``).
 
 An MCP 2.x server exports a ``tools/call`` span of kind ``SERVER`` with ``gen_ai.operation.name =
 execute_tool`` below the caller's span. When the agent's and the server's traces land in one backend,
@@ -187,7 +187,7 @@ def test_the_echo_stays_in_the_run_as_a_span_named_by_its_own_name() -> None:
     run = make_run("r", [AGENT, client, send, server])
     assert _tools(run) == ["execute_tool refund"]
     echo = run.spans[-1]
-    assert echo.server_echo and echo.span_id == server.span_id and len(run.spans) == 4
+    assert echo.echo and echo.span_id == server.span_id and len(run.spans) == 4
     assert step_key(echo) == "tools/call refund"
     # the agent's spans say 2.0.0; the server's echo (9.1.0) is not one of them
     assert run.release == "2.0.0" and not run.attribution.disagrees
@@ -201,7 +201,7 @@ def test_a_server_tool_span_below_another_tool_or_no_tool_is_a_tool_call() -> No
     root = _tool("0000000000000006", None, "lookup", SpanKind.SERVER)
     run = Run("r", (AGENT, client, other, alone, orphan, root))
     assert _tools(run) == [s.name for s in run.spans[1:]]
-    assert not any(s.server_echo for s in run.spans)
+    assert not any(s.echo for s in run.spans)
 
 
 def test_only_the_nearest_tool_ancestor_decides() -> None:
@@ -211,7 +211,7 @@ def test_only_the_nearest_tool_ancestor_decides() -> None:
     nested = _tool("0000000000000005", server.span_id, "refund", SpanKind.SERVER)
     run = Run("r", (AGENT, outer, inner, server, nested))
     # below notify, a server's refund is another call; below that server span, the same call again
-    assert [s.server_echo for s in run.spans] == [False, False, False, False, True]
+    assert [s.echo for s in run.spans] == [False, False, False, False, True]
 
 
 def test_a_parent_cycle_is_refused_after_marking_without_hanging() -> None:

@@ -64,6 +64,8 @@ MAX_TRACE_LEDGER_BYTES: Final = 8 << 20
 MAX_LEDGER_BYTES: Final = 64 << 20
 #: Estimated bytes per remembered entry beyond its text (dict slot, tuple, small objects).
 ENTRY_OVERHEAD_BYTES: Final = 200
+# ``@op.tool`` spans' parents, remembered until the parent ends (a framework's span of the same call).
+MAX_WRAPPED_CALLS: Final = 4096
 #: Where a tool span may carry its parameter schema (a JSON schema with ``properties``).
 _SCHEMA_KEYS: Final = ("tool.parameters", "tool.json_schema")
 #: Positional arguments of an OpenLLMetry call: ``args.0``, ``args.1``, …
@@ -249,6 +251,8 @@ class ForeignToolClassifier:
         self._ledgers: OrderedDict[int, Any] = OrderedDict()
         self._max_traces = max_traces
         self._lock = threading.Lock()
+        # (trace id, parent span id) -> tool name of an @op.tool span that ended below that parent
+        self._wrapped: OrderedDict[tuple[int, int], str] = OrderedDict()
 
     @property
     def retained_traces(self) -> int:
@@ -303,6 +307,36 @@ class ForeignToolClassifier:
             while sum(self._bytes.values()) > self._max_bytes and len(self._ledgers) > 1:
                 self._release_oldest()
 
+    def _note_own_call(self, span: ReadableSpan) -> bool:
+        """Remember below which span an ``@op.tool`` span (it always writes ``agent.side_effect``) ran.
+
+        A framework that names its tool span only when the span ends (OpenInference's OpenAI Agents
+        instrumentation) cannot be adopted by ``@op.tool``, which then opens its own span inside.
+        That outer span ends next, and is the same call: it must get no provenance of its own — it
+        would count the call twice and read as its retry (``offline.model.mark_echoes`` then leaves
+        it out of the tool calls).
+        """
+        attributes = span.attributes
+        if not attributes or semconv.SIDE_EFFECT not in attributes:
+            return False
+        tool = attributes.get(semconv.GEN_AI_TOOL_NAME)
+        parent = span.parent
+        if isinstance(tool, str) and parent is not None and not parent.is_remote:
+            with self._lock:
+                self._wrapped[(parent.trace_id, parent.span_id)] = tool
+                while len(self._wrapped) > MAX_WRAPPED_CALLS:
+                    self._wrapped.popitem(last=False)
+        return True
+
+    def _wraps_own_call(self, span: ReadableSpan, tool: str) -> bool:
+        """``span`` is a framework's span around an ``@op.tool`` call of ``tool`` (see above)."""
+        context = span.context
+        if context is None:
+            return False
+        with self._lock:
+            inner = self._wrapped.pop((context.trace_id, context.span_id), None)
+        return inner == tool
+
     def provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
         """Attributes to add to the rebuilt span, or ``None`` when ``span`` is not a foreign tool span.
 
@@ -316,8 +350,10 @@ class ForeignToolClassifier:
                 self.release(span.context.trace_id)
 
     def _provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
+        if self._note_own_call(span):
+            return None
         call = foreign_tool_call(span.name, span.attributes, self._argument_names)
-        if call is None:
+        if call is None or self._wraps_own_call(span, call.tool):
             return None
         from .classify import classify_arguments
         from .runscope import current_run

@@ -173,18 +173,16 @@ class Span:
     resource: Attributes = EMPTY_ATTRIBUTES
     scope_name: str = ""
     scope_version: str = ""
-    server_echo: bool = False
-    """A server's own span of a tool call the run already holds from the caller's side (an MCP 2.x
-    server's ``tools/call`` span below the agent's ``execute_tool``): set by ``Run``, see
-    :func:`mark_server_echoes`. It stays in the run as a span, but is not a second tool call."""
+    echo: bool = False
+    """Another instrumentation's span of a tool call the run already holds: an MCP 2.x server's own
+    ``tools/call`` span below the agent's ``execute_tool``, or a framework's tool span around the one
+    ``@op.tool`` opened inside it. Set by ``Run``, see :func:`mark_echoes`. It stays in the run as a
+    span, but is not a second tool call."""
 
     @property
     def is_tool(self) -> bool:
-        """A tool call: ``gen_ai.operation.name = execute_tool``, unless it is a server echo."""
-        return (
-            not self.server_echo
-            and self.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
-        )
+        """A tool call: ``gen_ai.operation.name = execute_tool``, unless it is an echo."""
+        return not self.echo and self.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
 
     @property
     def tool_name(self) -> str | None:
@@ -227,7 +225,7 @@ _new = object.__new__
     _set_resource,
     _set_scope_name,
     _set_scope_version,
-    _set_server_echo,
+    _set_echo,
 ) = (Span.__dict__[f].__set__ for f in Span.__match_args__)
 
 
@@ -265,7 +263,7 @@ def make_span(
     _set_resource(span, resource)
     _set_scope_name(span, scope_name)
     _set_scope_version(span, scope_version)
-    _set_server_echo(span, False)
+    _set_echo(span, False)
     return span
 
 
@@ -285,35 +283,75 @@ def unread_tool_spans(runs: Iterable[Run]) -> int:
     )
 
 
-def mark_server_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
-    """``spans`` with each server echo marked (``Span.server_echo``); the same tuple when there is none.
+def _calls(span: Span) -> str | None:
+    """The tool ``span`` calls when it is a tool span, whatever ``echo`` says; else None."""
+    if span.attributes.get(semconv.GEN_AI_OPERATION_NAME) != semconv.EXECUTE_TOOL:
+        return None
+    return span.tool_name
 
-    An MCP 2.x server exports its own ``tools/call`` span (kind ``SERVER``, ``gen_ai.operation.name =
-    execute_tool``) below the caller's span, whose trace context it receives. Collected together — one
-    backend for every service, as SigNoz is — a call would then count twice, the server's half without
-    provenance. So a ``SERVER`` tool span whose nearest tool-span ancestor names the same tool is the
-    same call seen from the server. One without such an ancestor (only the server's traces were
-    collected, or another tool's call) stays a tool call. Runs are validated after they are built, so
-    the walk up is bounded rather than trusting the parents to be acyclic.
+
+def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
+    """``spans`` with each echo marked (``Span.echo``); the same tuple when there is none.
+
+    One tool call can leave two nested tool spans naming the same tool; only one of them is the call:
+
+    * An MCP 2.x server exports its own ``tools/call`` span (kind ``SERVER``) below the caller's,
+      whose trace context it receives. Collected together — one backend for every service, as SigNoz
+      is — the call would count twice, the server's half without provenance: the ``SERVER`` span is
+      the echo.
+    * A framework that names its tool span only when it ends (OpenInference's OpenAI Agents
+      instrumentation with ``enable_genai_semconv``) cannot be adopted by ``@op.tool``, which opens
+      its own span inside: the outer span, written without ``agent.side_effect`` (``@op.tool``
+      always writes it), is the echo.
+
+    Only the nearest tool-span ancestor is compared: a call of the same tool from inside another
+    tool, or a ``SERVER`` span with no caller collected, stays a call. Two ``@op.tool`` spans (a tool
+    that calls itself) are two calls. Runs are validated after they are built, so the walk up is
+    bounded and shared (each span's nearest tool ancestor is found once) rather than trusting the
+    parents to be acyclic.
     """
-    servers = [s for s in spans if s.kind == SpanKind.SERVER and s.is_tool and s.parent_span_id]
-    if not servers:
-        return spans
+    tools = [s for s in spans if _calls(s) is not None]
+    own = sum(1 for s in tools if semconv.SIDE_EFFECT in s.attributes)
+    if not any(s.kind == SpanKind.SERVER for s in tools) and own in (0, len(tools)):
+        return spans  # no server span, and not both @op.tool's and others' tool spans: no echo
+    names = [s.tool_name for s in tools]
+    if len(set(names)) == len(names):
+        return spans  # an echo and its call name the same tool
     by_id = {(s.trace_id, s.span_id): s for s in spans}
-    echoes: set[int] = set()
-    for server in servers:
-        parent = by_id.get((server.trace_id, server.parent_span_id))
+    nearest: dict[int, Span | None] = {}  # id(span) -> its nearest tool-span ancestor
+
+    def nearest_tool(span: Span) -> Span | None:
+        path: list[Span] = []
+        parent = by_id.get((span.trace_id, span.parent_span_id)) if span.parent_span_id else None
+        found: Span | None = None
         for _ in range(len(spans)):
-            if parent is None:
+            if parent is None or _calls(parent) is not None:
+                found = parent
                 break
-            if parent.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL:
-                if server.tool_name is not None and parent.tool_name == server.tool_name:
-                    echoes.add(id(server))
+            if id(parent) in nearest:
+                found = nearest[id(parent)]
                 break
-            parent = by_id.get((parent.trace_id, parent.parent_span_id))
+            path.append(parent)
+            parent = by_id.get((parent.trace_id, parent.parent_span_id)) if parent.parent_span_id else None
+        for step in path:  # every span walked through shares the answer
+            nearest[id(step)] = found
+        return found
+
+    echoes: set[int] = set()
+    for span in spans:
+        name = _calls(span)
+        if name is None or not span.parent_span_id:
+            continue
+        outer = nearest_tool(span)
+        if outer is None or outer is span or _calls(outer) != name:  # (a span its own parent: invalid)
+            continue
+        if span.kind == SpanKind.SERVER:
+            echoes.add(id(span))
+        elif semconv.SIDE_EFFECT in span.attributes and semconv.SIDE_EFFECT not in outer.attributes:
+            echoes.add(id(outer))
     if not echoes:
         return spans
-    return tuple(replace(s, server_echo=True) if id(s) in echoes else s for s in spans)
+    return tuple(replace(s, echo=True) if id(s) in echoes else s for s in spans)
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,7 +364,7 @@ class Run:
     """Its ``service.version`` as read from the agent's spans (``offline.release``)."""
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "spans", mark_server_echoes(self.spans))
+        object.__setattr__(self, "spans", mark_echoes(self.spans))
         object.__setattr__(self, "attribution", attribute_release(self.spans))
 
     @property

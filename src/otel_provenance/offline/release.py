@@ -8,7 +8,7 @@ the first of these groups of spans in which any span carries the release attribu
 
 1. spans that carry ``agent.run.id`` (the agent's own instrumentation marks them);
 2. spans that carry ``gen_ai.operation.name`` (``invoke_agent``, ``execute_tool``, ``chat`` …), but
-   not a server's echo of a tool call (``model.mark_server_echoes``: an MCP server's own span);
+   not an echo of a tool call (``model.mark_echoes``: an MCP server's own span, say);
 3. the run's root spans (no parent).
 
 On each span the attribute is read from the resource first, then from the span's own attributes
@@ -72,7 +72,7 @@ def release_value(span: Span, key: str = DEFAULT_RELEASE_ATTRIBUTE) -> str | Non
 
 def _groups(spans: tuple[Span, ...]) -> Iterable[Iterable[Span]]:
     yield (s for s in spans if semconv.RUN_ID in s.attributes)
-    yield (s for s in spans if semconv.GEN_AI_OPERATION_NAME in s.attributes and not s.server_echo)
+    yield (s for s in spans if semconv.GEN_AI_OPERATION_NAME in s.attributes and not s.echo)
     yield (s for s in spans if s.parent_span_id is None)
 
 

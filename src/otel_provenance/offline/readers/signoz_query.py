@@ -269,10 +269,8 @@ class SigNozClient:
                     max_bytes=self._max_bytes,
                     **kwargs,
                 )
-            except AnswerTimeoutError:
+            except (AnswerTimeoutError, httpx.TimeoutException):  # httpx's own fires at the same time
                 last = f"timed out: no complete answer within {budget:.3g} s"
-            except httpx.TimeoutException:
-                last = f"request timed out after {budget:.3g} s"
             except httpx.TransportError as exc:
                 last = f"cannot connect ({type(exc).__name__})"
             else:

@@ -1,0 +1,237 @@
+"""A framework's tool span around ``@op.tool``'s is the same call, counted once (``model.mark_echoes``).
+
+``@op.tool`` adopts a framework's ``execute_tool`` span when it finds one current (``instrument.adopt``).
+OpenInference's OpenAI Agents instrumentation names its tool span only when the span ends, so
+``@op.tool`` opens its own span inside it. Before, the processor then classified the outer span as a
+second call of the same tool — marked as its retry (``agent.retry.number = 1``) — and, with
+``enable_genai_semconv``, every offline check counted each call twice.
+
+The first tests drive the real SDK, the real instrumentation and a scripted model; the rest build runs
+by hand, including a property that the shared walk up the tree agrees with a plain one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+import otel_provenance as op
+from interop import FileSpanExporter, require
+from otel_provenance import semconv
+from otel_provenance.cli import run as cli_run
+from otel_provenance.offline.model import Attributes, Run, Span, SpanKind, mark_echoes
+from otel_provenance.offline.readers import iter_runs
+
+TRACE = "4bf92f3577b34da6a3ce929d0e0e4736"
+
+
+def cli(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = cli_run(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _agents_run(path: Path, genai: bool) -> None:
+    """Two runs of an OpenAI Agents SDK agent whose tools are ``@function_tool`` over ``@op.tool``,
+    with OpenInference's instrumentation on, through the ProvenanceSpanProcessor into a file."""
+    require("openinference.instrumentation.openai_agents")
+    from agents import Agent, RunConfig, Runner, function_tool
+    from agents.testing import ScriptedModel, assistant_message, function_call
+    from openinference.instrumentation import TraceConfig
+    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "agent", "service.version": "1.0"}))
+    provider.add_span_processor(
+        op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=str(path))))
+    )
+
+    @function_tool
+    @op.tool(tracer_provider=provider)
+    def lookup_order(customer: str) -> str:
+        """Find the customer's latest order."""
+        return "ORD-1"
+
+    @function_tool
+    @op.tool(side_effect="write", tracer_provider=provider)
+    def refund(order_id: str) -> str:
+        """Refund an order."""
+        return "ok"
+
+    instrumentor = OpenAIAgentsInstrumentor()
+    instrumentor.instrument(tracer_provider=provider, config=TraceConfig(enable_genai_semconv=genai))
+    try:
+        for turn in range(2):
+            model = ScriptedModel(
+                [
+                    [function_call("lookup_order", {"customer": "c-1"}, call_id=f"a{turn}")],
+                    [function_call("refund", {"order_id": "ORD-1"}, call_id=f"b{turn}")],
+                    [assistant_message("done")],
+                ]
+            )
+            agent = Agent(name="support", instructions="Help.", tools=[lookup_order, refund], model=model)
+            with op.run(run_id=f"run-{turn}", tracer_provider=provider):
+                asyncio.run(
+                    Runner.run(agent, "refund my order", run_config=RunConfig(tracing_disabled=False))
+                )
+            model.assert_complete()
+    finally:
+        instrumentor.uninstrument()
+        provider.shutdown()
+
+
+@pytest.mark.parametrize("genai", [True, False], ids=["genai-semconv", "openinference-only"])
+def test_a_framework_span_around_op_tool_is_one_call_not_a_retry(tmp_path: Path, genai: bool) -> None:
+    path = tmp_path / "traces.jsonl"
+    _agents_run(path, genai)
+    runs = list(iter_runs([path]))
+    assert [r.run_id for r in runs] == ["run-0", "run-1"]
+    for run in runs:
+        calls = [s for s in run.spans if s.is_tool]
+        assert [s.tool_name for s in calls] == ["lookup_order", "refund"]
+        assert all(s.scope_name == "otel_provenance" for s in calls)
+        assert [s.attributes[semconv.RETRY_NUMBER] for s in calls] == [0, 0]
+        # the framework's span of each call is still there, without provenance of its own
+        framework = [s for s in run.spans if s.attributes.get("openinference.span.kind") == "TOOL"]
+        assert sorted(s.name for s in framework) == ["lookup_order", "refund"]
+        assert all(not any(k.startswith("agent.") for k in s.attributes) for s in framework)
+        assert all(s.echo for s in framework) is genai  # only an execute_tool span can be an echo
+        # the refund's order id was observed in the lookup's own span, the call that is counted
+        refund = calls[1]
+        assert refund.attributes["agent.arg.order_id.source_span_id"] == calls[0].span_id
+    code, out, _ = cli("audit", str(path))
+    assert code == 0, out
+    assert "2 run(s), 4 tool call(s)" in out
+
+
+def test_a_framework_span_around_another_tool_is_still_classified(tmp_path: Path) -> None:
+    """Only the same tool's span is the same call: an OpenInference tool that calls an ``@op.tool``
+    of another name is a call of its own, and gets its provenance from the processor."""
+    require("openinference.instrumentation")
+    from openinference.instrumentation import OITracer, TraceConfig
+
+    path = tmp_path / "traces.jsonl"
+    provider = TracerProvider()
+    provider.add_span_processor(
+        op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=str(path))))
+    )
+    tracer = OITracer(provider.get_tracer("agent"), config=TraceConfig(enable_genai_semconv=True))
+
+    @op.tool(tracer_provider=provider)
+    def fetch_rate(currency: str) -> float:
+        return 1.1
+
+    @tracer.tool
+    def convert(amount: int, currency: str) -> float:
+        return amount * fetch_rate(currency)
+
+    @tracer.tool
+    @op.tool(tracer_provider=provider)
+    def quote(amount: int) -> str:
+        return f"{amount}"
+
+    with op.run(run_id="r", tracer_provider=provider):
+        convert(5, "EUR")
+        quote(5)
+    provider.shutdown()
+    (run,) = iter_runs([path])
+    calls = {(s.tool_name, s.scope_name != "otel_provenance"): s for s in run.spans if s.is_tool}
+    assert sorted(calls) == [("convert", True), ("fetch_rate", False), ("quote", False)]
+    assert calls[("convert", True)].attributes["agent.arg.currency.kind"] == "assumed"
+    (outer,) = [s for s in run.spans if s.echo]
+    assert outer.tool_name == "quote" and outer.scope_name == "agent"
+
+
+# --- runs built by hand ----------------------------------------------------------------------------
+
+
+def _span(
+    span_id: int, parent: int | None, tool: str | None, *, own: bool = False, server: bool = False
+) -> Span:
+    attributes: dict[str, object] = {}
+    if tool is not None:
+        attributes = {semconv.GEN_AI_OPERATION_NAME: semconv.EXECUTE_TOOL, semconv.GEN_AI_TOOL_NAME: tool}
+    if own:
+        attributes[semconv.SIDE_EFFECT] = "none"
+    return Span(
+        TRACE,
+        f"{span_id:016x}",
+        None if parent is None else f"{parent:016x}",
+        f"execute_tool {tool}" if tool else "step",
+        SpanKind.SERVER if server else SpanKind.INTERNAL,
+        span_id,
+        span_id + 100,
+        attributes=Attributes(attributes),
+    )
+
+
+def _echoes(*spans: Span) -> list[str]:
+    return [s.span_id[-1] for s in Run("r", spans).spans if s.echo]
+
+
+def test_the_outer_span_without_side_effect_is_the_echo_even_at_the_root() -> None:
+    assert _echoes(_span(1, None, "quote"), _span(2, 1, "quote", own=True)) == ["1"]
+    # through spans that are no tool calls, as the OpenAI Agents SDK's own spans are
+    assert _echoes(
+        _span(1, None, None), _span(2, 1, "quote"), _span(3, 2, None), _span(4, 3, "quote", own=True)
+    ) == ["2"]
+
+
+def test_same_name_calls_that_are_two_calls_stay_two() -> None:
+    # a tool that calls itself: both spans are @op.tool's
+    assert _echoes(_span(1, None, "walk", own=True), _span(2, 1, "walk", own=True)) == []
+    # the outer span is ours and the inner one is not: another instrumentation inside the tool
+    assert _echoes(_span(1, None, "walk", own=True), _span(2, 1, "walk")) == []
+    # neither is ours: nothing says which one is the call
+    assert _echoes(_span(1, None, "walk"), _span(2, 1, "walk")) == []
+    # another tool between them: the nearest tool ancestor is not the same tool
+    assert _echoes(_span(1, None, "walk"), _span(2, 1, "plan"), _span(3, 2, "walk", own=True)) == []
+    # siblings are not nested
+    assert _echoes(_span(1, None, None), _span(2, 1, "walk"), _span(3, 1, "walk", own=True)) == []
+
+
+def _plain(spans: tuple[Span, ...]) -> set[str]:
+    """The rule, walked up from every tool span on its own, with no sharing."""
+    by_id = {(s.trace_id, s.span_id): s for s in spans}
+    echoes = set()
+    for span in spans:
+        if span.attributes.get(semconv.GEN_AI_OPERATION_NAME) != semconv.EXECUTE_TOOL:
+            continue
+        parent = by_id.get((span.trace_id, span.parent_span_id))
+        for _ in range(len(spans)):
+            if parent is None or parent.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL:
+                break
+            parent = by_id.get((parent.trace_id, parent.parent_span_id))
+        else:
+            parent = None
+        if parent is None or parent is span or parent.tool_name != span.tool_name:
+            continue
+        if span.kind == SpanKind.SERVER:
+            echoes.add(span.span_id)
+        elif semconv.SIDE_EFFECT in span.attributes and semconv.SIDE_EFFECT not in parent.attributes:
+            echoes.add(parent.span_id)
+    return echoes
+
+
+@st.composite
+def _trees(draw) -> tuple[Span, ...]:
+    """Spans whose parents are any span or none (cycles included), some of them tools of two names."""
+    n = draw(st.integers(1, 24))
+    spans = []
+    for i in range(1, n + 1):
+        parent = draw(st.none() | st.integers(1, n + 1))  # n + 1 is a parent that never arrived
+        tool = draw(st.sampled_from([None, None, "a", "b"]))
+        spans.append(_span(i, parent, tool, own=draw(st.booleans()), server=draw(st.booleans())))
+    return tuple(spans)
+
+
+@given(_trees())
+def test_the_shared_walk_marks_what_a_plain_walk_marks(spans: tuple[Span, ...]) -> None:
+    assert {s.span_id for s in mark_echoes(spans) if s.echo} == _plain(spans)
