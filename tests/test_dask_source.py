@@ -8,6 +8,7 @@ release's runs are mixed in.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
@@ -152,6 +153,17 @@ def test_an_incomplete_file_gives_the_same_cut_in_the_report(cluster, scattered,
     assert f"cut.jsonl:{lines}: the last line is cut off".encode() in single[2]
 
 
+def _unregister(client: distributed.Client, name: str) -> None:
+    """Drop a worker plugin, and wait for both workers. The scheduler forgets the plugin before it
+    tells the workers; one the plugin has just killed may still be restarting and drop that message
+    (CommClosedError), and its next process starts without the plugin. Any worker that still holds it
+    loses it here, so that no later test's worker dies."""
+    with contextlib.suppress(distributed.comm.core.CommClosedError):
+        client.unregister_worker_plugin(name)
+    client.wait_for_workers(2, timeout=60)
+    client.run(lambda dask_worker: dask_worker.plugins.pop(name, None) and None)
+
+
 class _KillOnce(distributed.WorkerPlugin):
     """Kills its worker process the first time a task of ``stage`` starts (a marker file says once)."""
 
@@ -176,8 +188,7 @@ def test_a_worker_killed_mid_task_does_not_change_the_result(cluster, scattered,
                 contract, paths, tmp_path / "dask.json", "--dask-scheduler", cluster.scheduler_address
             )
         finally:
-            client.unregister_worker_plugin("kill-once")
-            client.wait_for_workers(2, timeout=60)
+            _unregister(client, "kill-once")
     assert marker.read_text() == "killed"  # a worker really died in the middle of a fold task
     assert spread == single
 
@@ -269,9 +280,8 @@ def test_a_task_that_cannot_be_recovered_exits_1_without_a_verdict(cluster, scat
                 "--report-json", str(tmp_path / "r.json"), "--dask-scheduler", cluster.scheduler_address,
             )  # fmt: skip
         finally:
-            client.unregister_worker_plugin("kill-always")
             scheduler.allowed_failures = allowed
-            client.wait_for_workers(2, timeout=60)
+            _unregister(client, "kill-always")
     assert code == 1 and out == "" and not (tmp_path / "r.json").exists()
     assert "a Dask task failed (KilledWorker" in err and "no result" in err
 
