@@ -140,3 +140,45 @@ def langchain_switch_root(switch: _Switch):
     from opentelemetry import trace
 
     return trace.get_tracer("agent", tracer_provider=switch.provider).start_as_current_span("agent")
+
+
+def test_op_tool_inside_an_openllmetry_langchain_tool_is_one_call(langchain_switch, tmp_path):
+    """LangChain's ``@tool`` over ``@op.tool``, with OpenLLMetry's instrumentation on: its tool span and
+    ``@op.tool``'s are one call, online and offline (this version's span is named when it starts, so
+    ``@op.tool`` adopts it). Each call is classified once: the second is no retry of the first."""
+    from langchain_core.tools import tool
+
+    from interop import otlp_json_spans
+    from otel_provenance import semconv as sc
+    from otel_provenance.offline.readers import iter_runs
+
+    exporter = InMemorySpanExporter()
+    provider = langchain_switch.provider
+
+    @tool
+    @op.tool(tracer_provider=provider)
+    def find_account(customer: str) -> dict:
+        """Find a customer's account."""
+        return {"account_id": "ACC-1"}
+
+    @tool
+    @op.tool(side_effect="write", tracer_provider=provider)
+    def close_account(account_id: str) -> str:
+        """Close an account."""
+        return "closed"
+
+    langchain_switch.current = op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter))
+    try:
+        with op.run(run_id="r", tracer_provider=provider):
+            find_account.invoke({"customer": "cust-1"})
+            close_account.invoke({"account_id": "ACC-1"})
+    finally:
+        langchain_switch.current = None
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(otlp_json_spans(exporter.get_finished_spans()) + b"\n")
+    (run,) = iter_runs([path])
+    calls = [s for s in run.spans if s.is_tool]
+    assert [s.tool_name for s in calls] == ["find_account", "close_account"]
+    assert [s.attributes[sc.RETRY_NUMBER] for s in calls] == [0, 0]
+    assert calls[1].attributes[sc.arg_attr("account_id", sc.ARG_KIND_SUFFIX)] == sc.KIND_OBSERVED
+    assert calls[1].attributes[sc.arg_attr("account_id", sc.ARG_SOURCE_SPAN_ID_SUFFIX)] == calls[0].span_id

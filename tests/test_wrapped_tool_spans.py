@@ -4,7 +4,8 @@
 OpenInference's OpenAI Agents instrumentation names its tool span only when the span ends, so
 ``@op.tool`` opens its own span inside it. Before, the processor then classified the outer span as a
 second call of the same tool — marked as its retry (``agent.retry.number = 1``) — and, with
-``enable_genai_semconv``, every offline check counted each call twice.
+``enable_genai_semconv``, every offline check counted each call twice (without it, the offline checks
+did not read OpenInference's tool spans at all).
 
 The first tests drive the real SDK, the real instrumentation and a scripted model; the rest build runs
 by hand, including a property that the shared walk up the tree agrees with a plain one.
@@ -102,7 +103,7 @@ def test_a_framework_span_around_op_tool_is_one_call_not_a_retry(tmp_path: Path,
         framework = [s for s in run.spans if s.attributes.get("openinference.span.kind") == "TOOL"]
         assert sorted(s.name for s in framework) == ["lookup_order", "refund"]
         assert all(not any(k.startswith("agent.") for k in s.attributes) for s in framework)
-        assert all(s.echo for s in framework) is genai  # only an execute_tool span can be an echo
+        assert all(s.echo for s in framework)
         # the refund's order id was observed in the lookup's own span, the call that is counted
         refund = calls[1]
         assert refund.attributes["agent.arg.order_id.source_span_id"] == calls[0].span_id

@@ -120,15 +120,3 @@ def add_format(parser) -> None:  # argparse.ArgumentParser
     parser.add_argument(
         "--format", choices=("text", "json"), default="text", help="output format (default text)"
     )
-
-
-def unread_tools_hint(unread: int) -> str:
-    """What to add to "no tool call found" when other instrumentations marked ``unread`` spans as tools."""
-    if not unread:
-        return ""
-    return (
-        f". {unread} span(s) are tool calls by OpenInference (openinference.span.kind=TOOL) or OpenLLMetry "
-        "(traceloop.span.kind=tool) but carry no gen_ai.operation.name, which these checks read: turn on "
-        "that instrumentation's GenAI conventions (OpenInference: TraceConfig(enable_genai_semconv=True)) "
-        "or decorate the tools with @op.tool"
-    )

@@ -17,7 +17,7 @@ from ..offline.report.audit_html import render_audit_html
 from ..offline.report.witnesses import MAX_RUNS
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute, unread_tools_hint
+from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 
 _EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
@@ -96,8 +96,6 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     folded = source.fold(audit_fold(budgets, MAX_RUNS if args.report_html else 0))
     report = aggregate(folded.audits)
     source.warn_incomplete()
-    if folded.unread_tools and not any(run.calls for run in report.runs):
-        io.warn("no tool call was found" + unread_tools_hint(folded.unread_tools))
     code = source.cap_for_incomplete(_EXIT[report.verdict])
     if args.report_html:
         drawn = {run.run_id: run for run in folded.failing}

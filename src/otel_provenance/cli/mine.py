@@ -7,10 +7,9 @@ import argparse
 from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
 from ..offline.mine import DEFAULT_MAX_INSUFFICIENT, DEFAULT_SIMILARITY, NO_TOOL_SPANS, mine_contract
-from ..offline.model import unread_tool_spans
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_release_attribute, add_run_attribute, unread_tools_hint
+from ._traces import TraceInput, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 from .routes import print_families
 
@@ -68,7 +67,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         )
         return EXIT_ERROR
     if not any(span.is_tool for run in runs for span in run.spans):
-        io.error(NO_TOOL_SPANS + "; no contract was written" + unread_tools_hint(unread_tool_spans(runs)))
+        io.error(NO_TOOL_SPANS + "; no contract was written")
         return EXIT_ERROR
     disagreeing = [r for r in runs if r.attribution_for(args.release_attribute).disagrees]
     if args.release and disagreeing:  # a run that is not one release's cannot be its approved behaviour

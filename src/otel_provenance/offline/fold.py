@@ -22,7 +22,7 @@ from .contracts.model import Contract
 from .evaluate import RunResult, evaluate_safely
 from .fingerprint import canonical_form, fingerprint
 from .gate import Shard, check_release
-from .model import Run, unread_tool_spans
+from .model import Run
 from .release import DEFAULT_RELEASE_ATTRIBUTE
 from .report.witnesses import SmallestRuns
 
@@ -84,35 +84,29 @@ class AuditPartial:
     """Each run's audit, by run id."""
     failing: tuple[Run, ...]
     """The failing runs with the smallest run ids, at most ``keep``, by run id (``--report-html``)."""
-    unread_tools: int
-    """Spans other instrumentations mark as tool calls without ``gen_ai.operation.name``, in the runs
-    without a tool call (what ``audit`` reports when no run has one)."""
 
 
 def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartial:
     audits: list[RunAudit] = []
     failing = SmallestRuns(keep)
-    unread = 0
     for run in runs:
         result = audit_run(run, budgets)
         audits.append(result)
-        if not result.calls:  # read only when no run has a tool call: spare the runs that have one
-            unread += unread_tool_spans((run,))
         if keep and result.verdict is Verdict.FAIL:
             failing.offer(run)
-    return _sorted(audits, failing, unread)
+    return _sorted(audits, failing)
 
 
 def _merge_audits(a: AuditPartial, b: AuditPartial, keep: int) -> AuditPartial:
     failing = SmallestRuns(keep)
     for run in (*a.failing, *b.failing):
         failing.offer(run)
-    return _sorted([*a.audits, *b.audits], failing, a.unread_tools + b.unread_tools)
+    return _sorted([*a.audits, *b.audits], failing)
 
 
-def _sorted(audits: list[RunAudit], failing: SmallestRuns, unread: int) -> AuditPartial:
+def _sorted(audits: list[RunAudit], failing: SmallestRuns) -> AuditPartial:
     kept = tuple(failing.runs[run_id] for run_id in sorted(failing.runs))
-    return AuditPartial(tuple(sorted(audits, key=lambda a: a.run_id)), kept, unread)
+    return AuditPartial(tuple(sorted(audits, key=lambda a: a.run_id)), kept)
 
 
 def audit_fold(budgets: Budgets, keep: int = 0) -> RunFold[AuditPartial]:

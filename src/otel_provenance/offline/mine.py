@@ -38,7 +38,8 @@ from .model import ABSENT, Run, Span
 from .stepkey import step_key
 
 NO_TOOL_SPANS: Final = (
-    "the approved traces hold no tool span (gen_ai.operation.name=execute_tool), so there is no agent "
+    "the approved traces hold no tool span (gen_ai.operation.name=execute_tool, or an OpenInference or "
+    "OpenLLMetry tool span), so there is no agent "
     "behaviour to mine; record the agent's tools (@op.tool, or a GenAI instrumentation) and mine again"
 )
 DEFAULT_SIMILARITY: Final = Fraction(4, 5)

@@ -154,6 +154,26 @@ class Link:
     attributes: Attributes = EMPTY_ATTRIBUTES
 
 
+_FOREIGN_TOOL_NAMES: Final = ("tool.name", "traceloop.entity.name")  # OpenInference, OpenLLMetry
+
+
+def _is_foreign_tool_span(attributes: Mapping[str, Any]) -> bool:
+    return (
+        attributes.get(semconv.OPENINFERENCE_SPAN_KIND) == "TOOL"
+        or attributes.get(semconv.TRACELOOP_SPAN_KIND) == "tool"
+    )
+
+
+def is_tool_span(attributes: Mapping[str, Any]) -> bool:
+    """A tool call's span: ``gen_ai.operation.name = execute_tool`` (the GenAI conventions, which
+    ``@op.tool`` follows), or a tool span by OpenInference (``openinference.span.kind = TOOL``) or
+    OpenLLMetry (``traceloop.span.kind = tool``) written without those conventions: the spans
+    ``op.ProvenanceSpanProcessor`` classifies as tool calls online."""
+    return attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL or _is_foreign_tool_span(
+        attributes
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     """One finished span. Ids are lowercase hex (32 chars trace, 16 chars span); a root has
@@ -181,13 +201,22 @@ class Span:
 
     @property
     def is_tool(self) -> bool:
-        """A tool call: ``gen_ai.operation.name = execute_tool``, unless it is an echo."""
-        return not self.echo and self.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
+        """A tool call (see :func:`is_tool_span`), unless it is an echo."""
+        return not self.echo and is_tool_span(self.attributes)
 
     @property
     def tool_name(self) -> str | None:
-        value = self.attributes.get(semconv.GEN_AI_TOOL_NAME)
-        return value if isinstance(value, str) else None
+        """``gen_ai.tool.name``; on another instrumentation's tool span, its own key for the name."""
+        attributes = self.attributes
+        value = attributes.get(semconv.GEN_AI_TOOL_NAME)
+        if isinstance(value, str):
+            return value
+        if _is_foreign_tool_span(attributes):
+            for key in _FOREIGN_TOOL_NAMES:
+                value = attributes.get(key)
+                if isinstance(value, str):
+                    return value
+        return None
 
     @property
     def blocked(self) -> bool:
@@ -267,27 +296,9 @@ def make_span(
     return span
 
 
-def unread_tool_spans(runs: Iterable[Run]) -> int:
-    """Spans another instrumentation marks as tool calls (OpenInference ``TOOL``, OpenLLMetry ``tool``)
-    without ``gen_ai.operation.name = execute_tool``: the offline checks do not count them as tool
-    calls, so a command that finds none can say why."""
-    return sum(
-        1
-        for run in runs
-        for span in run.spans
-        if not span.is_tool
-        and (
-            span.attributes.get(semconv.OPENINFERENCE_SPAN_KIND) == "TOOL"
-            or span.attributes.get(semconv.TRACELOOP_SPAN_KIND) == "tool"
-        )
-    )
-
-
 def _calls(span: Span) -> str | None:
     """The tool ``span`` calls when it is a tool span, whatever ``echo`` says; else None."""
-    if span.attributes.get(semconv.GEN_AI_OPERATION_NAME) != semconv.EXECUTE_TOOL:
-        return None
-    return span.tool_name
+    return span.tool_name if is_tool_span(span.attributes) else None
 
 
 def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
@@ -299,10 +310,10 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
       whose trace context it receives. Collected together — one backend for every service, as SigNoz
       is — the call would count twice, the server's half without provenance: the ``SERVER`` span is
       the echo.
-    * A framework that names its tool span only when it ends (OpenInference's OpenAI Agents
-      instrumentation with ``enable_genai_semconv``) cannot be adopted by ``@op.tool``, which opens
-      its own span inside: the outer span, written without ``agent.side_effect`` (``@op.tool``
-      always writes it), is the echo.
+    * A framework that marks its tool span only when it ends (OpenInference's OpenAI Agents
+      instrumentation), or only with its own key (``openinference.span.kind = TOOL``), cannot be
+      adopted by ``@op.tool``, which opens its own span inside: the outer span, written without
+      ``agent.side_effect`` (``@op.tool`` always writes it), is the echo.
 
     Only the nearest tool-span ancestor is compared: a call of the same tool from inside another
     tool, or a ``SERVER`` span with no caller collected, stays a call. Two ``@op.tool`` spans (a tool
