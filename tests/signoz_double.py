@@ -183,7 +183,8 @@ class Fault:
       ``message`` (default: what SigNoz says for that status; a 500 is its ClickHouse-failure text) and
       ``errors`` as the details;
     - ``drip_s``: answer 200 but send one byte every ``drip_s`` seconds, forever (``drip_headers``: the
-      status line and headers too; otherwise headers at once, the body running to the connection's end);
+      status line and headers too; otherwise headers at once, the body running to the connection's end,
+      or declaring ``declared_bytes`` in ``Content-Length``);
     - ``huge_bytes``: answer 200 with a JSON body of that many bytes (``chunked``: without a length).
     """
 
@@ -194,6 +195,7 @@ class Fault:
     errors: list[str] | None = None
     drip_s: float = 0.0
     drip_headers: bool = False
+    declared_bytes: int = 0
     huge_bytes: int = 0
     chunked: bool = False
 
@@ -836,8 +838,11 @@ class _Handler(BaseHTTPRequestHandler):
             return False
 
     def _drip(self, fault: Fault) -> None:
+        length = b"Content-Length: %d\r\n" % fault.declared_bytes if fault.declared_bytes else b""
         head = (
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"  # body to EOF
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            + length  # without it, the body runs to EOF
+            + b"\r\n"
         )
         if not fault.drip_headers and not self._raw(head):
             return

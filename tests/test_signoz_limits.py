@@ -117,6 +117,14 @@ def test_a_huge_answer_is_refused_without_reading_it_into_memory(double: SigNozD
     assert peak < 12 * 2**20  # the 40 MB body was never held
 
 
+def test_an_answer_that_declares_too_many_bytes_is_refused_before_its_body(double: SigNozDouble) -> None:
+    """A Content-Length past the limit ends the request at once: the body, dripping here, is not
+    waited for (that would end in the deadline's error instead of naming the size)."""
+    double.inject(KEYS, Fault(drip_s=0.05, declared_bytes=40 * 2**20))
+    with pytest.raises(QueryError, match=r"larger than 1 MiB"):
+        read(double, max_response_bytes=2**20, timeout_s=1.0, deadline_s=2.0)
+
+
 def test_a_page_too_large_is_asked_again_in_smaller_pages(double: SigNozDouble) -> None:
     double.inject(QUERY, Fault(huge_bytes=3 * 2**20), Fault(huge_bytes=3 * 2**20, chunked=True))
     report = SigNozReport()
