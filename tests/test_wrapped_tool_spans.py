@@ -236,3 +236,32 @@ def _trees(draw) -> tuple[Span, ...]:
 @given(_trees())
 def test_the_shared_walk_marks_what_a_plain_walk_marks(spans: tuple[Span, ...]) -> None:
     assert {s.span_id for s in mark_echoes(spans) if s.echo} == _plain(spans)
+
+
+@pytest.mark.parametrize(
+    ("attributes", "tool", "name"),
+    [
+        (
+            {semconv.GEN_AI_OPERATION_NAME: "execute_tool", semconv.GEN_AI_TOOL_NAME: "a", "tool.name": "b"},
+            True,
+            "a",
+        ),
+        ({semconv.OPENINFERENCE_SPAN_KIND: "TOOL", "tool.name": "b"}, True, "b"),
+        ({semconv.TRACELOOP_SPAN_KIND: "tool", "traceloop.entity.name": "c"}, True, "c"),
+        ({semconv.GEN_AI_OPERATION_NAME: "chat", semconv.OPENINFERENCE_SPAN_KIND: "TOOL"}, False, None),
+        ({semconv.OPENINFERENCE_SPAN_KIND: "LLM"}, False, None),
+        ({semconv.TRACELOOP_SPAN_KIND: "task", semconv.GEN_AI_TOOL_NAME: 3, "tool.name": "b"}, False, "b"),
+        ({}, False, None),
+    ],
+    ids=["genai", "openinference", "openllmetry", "another-operation", "llm", "not-a-string", "nothing"],
+)
+def test_both_halves_read_a_tool_span_and_its_name_alike(
+    attributes: dict, tool: bool, name: str | None
+) -> None:
+    """``semconv.is_tool_span``/``tool_name`` decide for the processor online and the checks offline."""
+    from otel_provenance.instrument.thirdparty import foreign_tool_call
+
+    span = Span(TRACE, "0000000000000001", None, "span", attributes=Attributes(attributes))
+    assert (semconv.is_tool_span(attributes), span.is_tool, span.tool_name) == (tool, tool, name)
+    foreign = foreign_tool_call("span", {**attributes, "input.value": "{}", "output.value": "{}"})
+    assert (foreign is not None) is tool

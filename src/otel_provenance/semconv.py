@@ -9,7 +9,8 @@ and the offline half must not need an OTel package at all. A test checks them ag
 
 from __future__ import annotations
 
-from typing import Final
+from collections.abc import Mapping
+from typing import Any, Final
 
 # --- GenAI conventions (execute_tool and invoke_agent spans) ---------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
@@ -31,6 +32,8 @@ INVOKE_AGENT: Final = "invoke_agent"  # gen_ai.operation.name of an agent run (o
 # --- other instrumentations' own span kinds (a tool call: TOOL / tool) ----------------------------------
 OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
 TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"  # OpenLLMetry
+# where a tool span names its tool: the GenAI conventions, OpenInference, OpenLLMetry
+TOOL_NAME_KEYS: Final = (GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
 
 # --- MCP conventions (the client's execute_tool span carries the MCP keys, per the MCP semconv) --------
 MCP_METHOD_NAME: Final = "mcp.method.name"
@@ -102,4 +105,24 @@ def split_arg_attr(key: str) -> tuple[str, str] | None:
     for suffix in ARG_SUFFIXES:
         if rest.endswith(suffix) and len(rest) > len(suffix):
             return rest[: -len(suffix)], suffix
+    return None
+
+
+def is_tool_span(attributes: Mapping[str, Any]) -> bool:
+    """A tool call's span, as both halves read it: ``gen_ai.operation.name = execute_tool`` (the GenAI
+    conventions, which ``@op.tool`` follows); without an operation name, a span OpenInference
+    (``openinference.span.kind = TOOL``) or OpenLLMetry (``traceloop.span.kind = tool``) marks as a
+    tool call. A span that names another GenAI operation is that operation, whatever else it says."""
+    operation = attributes.get(GEN_AI_OPERATION_NAME)
+    if operation is not None:
+        return operation == EXECUTE_TOOL
+    return attributes.get(OPENINFERENCE_SPAN_KIND) == "TOOL" or attributes.get(TRACELOOP_SPAN_KIND) == "tool"
+
+
+def tool_name(attributes: Mapping[str, Any]) -> str | None:
+    """The tool a tool span calls: the first of ``TOOL_NAME_KEYS`` it holds as a string, or None."""
+    for key in TOOL_NAME_KEYS:
+        value = attributes.get(key)
+        if isinstance(value, str):
+            return value
     return None

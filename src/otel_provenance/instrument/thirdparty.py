@@ -44,7 +44,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode, format_span_id
 
 from .. import semconv
-from .redaction import OPENINFERENCE_SPAN_KIND, TRACELOOP_SPAN_KIND
+from .redaction import OPENINFERENCE_SPAN_KIND
 
 GENAI = "genai"
 OPENINFERENCE = "openinference"
@@ -56,7 +56,6 @@ _SOURCES: Final = (
     (OPENINFERENCE, "input.value", "output.value"),
     (OPENLLMETRY, "traceloop.entity.input", "traceloop.entity.output"),
 )
-_TOOL_NAME_KEYS: Final = (semconv.GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
 _ABSENT: Final = object()
 MAX_TRACE_LEDGERS: Final = 256
 #: Byte budgets of the per-trace ledgers (outside ``op.run``): one trace, and all traces together.
@@ -90,14 +89,6 @@ class ForeignToolCall:
             if self.raw_result is _ABSENT
             else _unwrap_langchain_result(_parse(self.raw_result))
         )
-
-
-def is_tool_span(attributes: Mapping[str, Any]) -> bool:
-    return (
-        attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL
-        or attributes.get(OPENINFERENCE_SPAN_KIND) == "TOOL"
-        or attributes.get(TRACELOOP_SPAN_KIND) == "tool"
-    )
 
 
 def has_own_provenance(attributes: Mapping[str, Any]) -> bool:
@@ -180,7 +171,7 @@ def foreign_tool_call(
 
     ``argument_names`` (tool name -> parameter names) adds to the names the span's own schema declares.
     """
-    if not attributes or not is_tool_span(attributes) or has_own_provenance(attributes):
+    if not attributes or not semconv.is_tool_span(attributes) or has_own_provenance(attributes):
         return None
     sources = _SOURCES
     if OPENINFERENCE_SPAN_KIND in attributes:
@@ -189,7 +180,7 @@ def foreign_tool_call(
         sources = (_SOURCES[1], _SOURCES[0], _SOURCES[2])
     for library, arguments_key, result_key in sources:
         if arguments_key in attributes or result_key in attributes:
-            tool = next((attributes[k] for k in _TOOL_NAME_KEYS if isinstance(attributes.get(k), str)), None)
+            tool = semconv.tool_name(attributes)
             if tool is None:
                 tool = name.removeprefix(semconv.TOOL_SPAN_PREFIX)
             known = schema_names(attributes) | (argument_names or {}).get(tool, frozenset())

@@ -154,26 +154,6 @@ class Link:
     attributes: Attributes = EMPTY_ATTRIBUTES
 
 
-_FOREIGN_TOOL_NAMES: Final = ("tool.name", "traceloop.entity.name")  # OpenInference, OpenLLMetry
-
-
-def _is_foreign_tool_span(attributes: Mapping[str, Any]) -> bool:
-    return (
-        attributes.get(semconv.OPENINFERENCE_SPAN_KIND) == "TOOL"
-        or attributes.get(semconv.TRACELOOP_SPAN_KIND) == "tool"
-    )
-
-
-def is_tool_span(attributes: Mapping[str, Any]) -> bool:
-    """A tool call's span: ``gen_ai.operation.name = execute_tool`` (the GenAI conventions, which
-    ``@op.tool`` follows), or a tool span by OpenInference (``openinference.span.kind = TOOL``) or
-    OpenLLMetry (``traceloop.span.kind = tool``) written without those conventions: the spans
-    ``op.ProvenanceSpanProcessor`` classifies as tool calls online."""
-    return attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL or _is_foreign_tool_span(
-        attributes
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class Span:
     """One finished span. Ids are lowercase hex (32 chars trace, 16 chars span); a root has
@@ -201,22 +181,15 @@ class Span:
 
     @property
     def is_tool(self) -> bool:
-        """A tool call (see :func:`is_tool_span`), unless it is an echo."""
-        return not self.echo and is_tool_span(self.attributes)
+        """A tool call (``semconv.is_tool_span``: the spans the processor classifies online), unless it
+        is an echo."""
+        return not self.echo and semconv.is_tool_span(self.attributes)
 
     @property
     def tool_name(self) -> str | None:
-        """``gen_ai.tool.name``; on another instrumentation's tool span, its own key for the name."""
-        attributes = self.attributes
-        value = attributes.get(semconv.GEN_AI_TOOL_NAME)
-        if isinstance(value, str):
-            return value
-        if _is_foreign_tool_span(attributes):
-            for key in _FOREIGN_TOOL_NAMES:
-                value = attributes.get(key)
-                if isinstance(value, str):
-                    return value
-        return None
+        """The tool this span names (``semconv.tool_name``: ``gen_ai.tool.name``, or OpenInference's or
+        OpenLLMetry's own key)."""
+        return semconv.tool_name(self.attributes)
 
     @property
     def blocked(self) -> bool:
@@ -298,7 +271,7 @@ def make_span(
 
 def _calls(span: Span) -> str | None:
     """The tool ``span`` calls when it is a tool span, whatever ``echo`` says; else None."""
-    return span.tool_name if is_tool_span(span.attributes) else None
+    return span.tool_name if semconv.is_tool_span(span.attributes) else None
 
 
 def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
