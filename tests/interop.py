@@ -134,3 +134,20 @@ def require_logs_sdk() -> None:
     """Module-level form of :data:`logs_sdk`, called before the module imports logs-SDK names."""
     if not _has_current_logs_sdk():
         pytest.skip("logs processor needs opentelemetry-sdk >= 1.39", allow_module_level=True)
+
+
+def openinference_to_file(path: Any, service: str, *, genai: bool) -> tuple[Any, Any]:
+    """A provider whose spans go through ``op.ProvenanceSpanProcessor`` into an OTLP JSON file at
+    ``path``, and an OpenInference ``OITracer`` on it (GenAI conventions on or off)."""
+    require("openinference.instrumentation")
+    from openinference.instrumentation import OITracer, TraceConfig
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    import otel_provenance as op
+
+    provider = TracerProvider()
+    provider.add_span_processor(
+        op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=str(path))))
+    )
+    return provider, OITracer(provider.get_tracer(service), config=TraceConfig(enable_genai_semconv=genai))

@@ -31,7 +31,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
-from interop import FileSpanExporter, require
+from interop import FileSpanExporter, openinference_to_file, require
 from otel_provenance import semconv
 from otel_provenance.cli import run
 from otel_provenance.offline.readers import read_spans
@@ -279,17 +279,8 @@ def test_openinference_tool_spans_classified_online_are_the_calls_audited_offlin
     """Without its GenAI conventions OpenInference marks a tool call only with openinference.span.kind
     = TOOL. op.ProvenanceSpanProcessor classifies such spans online; the offline checks read the same
     spans as the tool calls, so what one half tagged the other audits."""
-    require("openinference.instrumentation")
-    from openinference.instrumentation import OITracer, TraceConfig
-
-    import otel_provenance as op
-
     path = tmp_path / "oi.jsonl"
-    provider = TracerProvider()
-    provider.add_span_processor(
-        op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=str(path))))
-    )
-    tracer = OITracer(provider.get_tracer("support-agent"), config=TraceConfig(enable_genai_semconv=False))
+    provider, tracer = openinference_to_file(path, "support-agent", genai=False)
 
     @tracer.tool
     def lookup_order(customer: str) -> dict:

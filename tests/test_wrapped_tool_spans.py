@@ -25,7 +25,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
-from interop import FileSpanExporter, require
+from interop import FileSpanExporter, openinference_to_file, require
 from otel_provenance import semconv
 from otel_provenance.cli import run as cli_run
 from otel_provenance.offline.model import Attributes, Run, Span, SpanKind, mark_echoes
@@ -115,15 +115,8 @@ def test_a_framework_span_around_op_tool_is_one_call_not_a_retry(tmp_path: Path,
 def test_a_framework_span_around_another_tool_is_still_classified(tmp_path: Path) -> None:
     """Only the same tool's span is the same call: an OpenInference tool that calls an ``@op.tool``
     of another name is a call of its own, and gets its provenance from the processor."""
-    require("openinference.instrumentation")
-    from openinference.instrumentation import OITracer, TraceConfig
-
     path = tmp_path / "traces.jsonl"
-    provider = TracerProvider()
-    provider.add_span_processor(
-        op.ProvenanceSpanProcessor(SimpleSpanProcessor(FileSpanExporter(path=str(path))))
-    )
-    tracer = OITracer(provider.get_tracer("agent"), config=TraceConfig(enable_genai_semconv=True))
+    provider, tracer = openinference_to_file(path, "agent", genai=True)
 
     @op.tool(tracer_provider=provider)
     def fetch_rate(currency: str) -> float:
