@@ -150,8 +150,10 @@ def _span(
     span_id: int, parent: int | None, tool: str | None, *, own: bool = False, server: bool = False
 ) -> Span:
     attributes: dict[str, object] = {}
-    if tool is not None:
-        attributes = {semconv.GEN_AI_OPERATION_NAME: semconv.EXECUTE_TOOL, semconv.GEN_AI_TOOL_NAME: tool}
+    if tool is not None:  # "": a tool span that names no tool
+        attributes = {semconv.GEN_AI_OPERATION_NAME: semconv.EXECUTE_TOOL}
+        if tool:
+            attributes[semconv.GEN_AI_TOOL_NAME] = tool
     if own:
         attributes[semconv.SIDE_EFFECT] = "none"
     return Span(
@@ -187,6 +189,8 @@ def test_same_name_calls_that_are_two_calls_stay_two() -> None:
     assert _echoes(_span(1, None, "walk"), _span(2, 1, "walk")) == []
     # another tool between them: the nearest tool ancestor is not the same tool
     assert _echoes(_span(1, None, "walk"), _span(2, 1, "plan"), _span(3, 2, "walk", own=True)) == []
+    # a tool span that names no tool is still the nearest tool span
+    assert _echoes(_span(1, None, "walk"), _span(2, 1, ""), _span(3, 2, "walk", own=True)) == []
     # siblings are not nested
     assert _echoes(_span(1, None, None), _span(2, 1, "walk"), _span(3, 1, "walk", own=True)) == []
 
@@ -196,11 +200,11 @@ def _plain(spans: tuple[Span, ...]) -> set[str]:
     by_id = {(s.trace_id, s.span_id): s for s in spans}
     echoes = set()
     for span in spans:
-        if span.attributes.get(semconv.GEN_AI_OPERATION_NAME) != semconv.EXECUTE_TOOL:
+        if not semconv.is_tool_span(span.attributes) or span.tool_name is None:
             continue
         parent = by_id.get((span.trace_id, span.parent_span_id))
         for _ in range(len(spans)):
-            if parent is None or parent.attributes.get(semconv.GEN_AI_OPERATION_NAME) == semconv.EXECUTE_TOOL:
+            if parent is None or semconv.is_tool_span(parent.attributes):
                 break
             parent = by_id.get((parent.trace_id, parent.parent_span_id))
         else:
@@ -221,7 +225,7 @@ def _trees(draw) -> tuple[Span, ...]:
     spans = []
     for i in range(1, n + 1):
         parent = draw(st.none() | st.integers(1, n + 1))  # n + 1 is a parent that never arrived
-        tool = draw(st.sampled_from([None, None, "a", "b"]))
+        tool = draw(st.sampled_from([None, None, "a", "b", ""]))
         spans.append(_span(i, parent, tool, own=draw(st.booleans()), server=draw(st.booleans())))
     return tuple(spans)
 

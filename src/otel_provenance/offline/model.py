@@ -269,11 +269,6 @@ def make_span(
     return span
 
 
-def _calls(span: Span) -> str | None:
-    """The tool ``span`` calls when it is a tool span, whatever ``echo`` says; else None."""
-    return span.tool_name if semconv.is_tool_span(span.attributes) else None
-
-
 def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     """``spans`` with each echo marked (``Span.echo``); the same tuple when there is none.
 
@@ -294,11 +289,12 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     bounded and shared (each span's nearest tool ancestor is found once) rather than trusting the
     parents to be acyclic.
     """
-    tools = [s for s in spans if _calls(s) is not None]
-    own = sum(1 for s in tools if semconv.SIDE_EFFECT in s.attributes)
-    if not any(s.kind == SpanKind.SERVER for s in tools) and own in (0, len(tools)):
+    tools = {id(s): s.tool_name for s in spans if semconv.is_tool_span(s.attributes)}  # the echo flag aside
+    spans_of_tools = [s for s in spans if id(s) in tools]
+    own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
+    if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, len(tools)):
         return spans  # no server span, and not both @op.tool's and others' tool spans: no echo
-    names = [s.tool_name for s in tools]
+    names = [name for name in tools.values() if name is not None]
     if len(set(names)) == len(names):
         return spans  # an echo and its call name the same tool
     by_id = {(s.trace_id, s.span_id): s for s in spans}
@@ -309,7 +305,7 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
         parent = by_id.get((span.trace_id, span.parent_span_id)) if span.parent_span_id else None
         found: Span | None = None
         for _ in range(len(spans)):
-            if parent is None or _calls(parent) is not None:
+            if parent is None or id(parent) in tools:
                 found = parent
                 break
             if id(parent) in nearest:
@@ -322,12 +318,12 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
         return found
 
     echoes: set[int] = set()
-    for span in spans:
-        name = _calls(span)
+    for span in spans_of_tools:
+        name = tools[id(span)]
         if name is None or not span.parent_span_id:
             continue
         outer = nearest_tool(span)
-        if outer is None or outer is span or _calls(outer) != name:  # (a span its own parent: invalid)
+        if outer is None or outer is span or tools[id(outer)] != name:  # (a span its own parent: invalid)
             continue
         if span.kind == SpanKind.SERVER:
             echoes.add(id(span))
