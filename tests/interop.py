@@ -26,6 +26,11 @@ MODULES = (
     "langchain.agents",
     "pydantic_ai",
     "openinference.instrumentation.openai_agents",
+    "openinference.instrumentation.langchain",
+    "smolagents",
+    "openinference.instrumentation.smolagents",
+    "logfire",
+    "agent_framework",
 )
 TEST_SET_ENV = "OTEL_PROVENANCE_TEST_SET"
 

@@ -49,13 +49,19 @@ def test_audit_prints_no_pass_when_it_exits_3(tmp_path: Path) -> None:
 
 
 def test_diff_says_plainly_when_there_is_nothing_to_compare(tmp_path: Path) -> None:
-    plain = Recorder()
-    with plain.span("GET /"):
+    toolless = Recorder()  # an agent run that called no tool
+    with toolless.span("invoke_agent triage", attributes={"gen_ai.operation.name": "invoke_agent"}):
         pass
-    a = write_jsonl(plain.spans(), tmp_path / "a.jsonl")
+    a = write_jsonl(toolless.spans(), tmp_path / "a.jsonl")
     code, out = _cli("diff", str(a), str(a))
     assert code == 3
     assert out == "nothing to compare: neither run has a tool call (gen_ai.operation.name=execute_tool)\n"
+    plain = Recorder()  # no agent run at all: left out, and said so
+    with plain.span("GET /"):
+        pass
+    http = write_jsonl(plain.spans(), tmp_path / "http.jsonl")
+    code, out = _cli("diff", str(a), str(http))
+    assert code == 3 and out == f"nothing to compare: B ({http}) holds no run\n"
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     code, out = _cli("diff", str(a), str(empty))

@@ -59,7 +59,6 @@ def test_unreadable_files_are_named_for_what_they_are(tmp_path):
         b"{oops}\n": "invalid JSON",
         b"hello world\n": "neither OTLP JSON nor OTLP protobuf",
         b'\xef\xbb\xbf{"resourceSpans":[]}\n': "byte-order mark",
-        b'{"resourceLogs":[]}\n': "a logs file (resourceLogs), not traces",
         b'{"foo":1}\n': "no resourceSpans",
     }
     for i, (data, message) in enumerate(cases.items()):
@@ -67,6 +66,11 @@ def test_unreadable_files_are_named_for_what_they_are(tmp_path):
         path.write_bytes(data)
         code, _, err = cli("audit", path)
         assert code == 1 and message in err, (data, err)
+    # a file of another signal is no error, but it holds no traces: left out, said, and no pass
+    logs = tmp_path / "logs.jsonl"
+    logs.write_bytes(b'{"resourceLogs":[]}\n')
+    code, _, err = cli("audit", logs)
+    assert code == 3 and f"{logs}: a logs file (resourceLogs), not traces (left out)" in err, err
 
 
 @pytest.mark.parametrize("module", ["yaml", "httpx"])

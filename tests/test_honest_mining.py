@@ -22,7 +22,7 @@ def _cli(*argv: str) -> tuple[int, str, str]:
     return cli(list(argv), out, err), out.getvalue(), err.getvalue()
 
 
-def test_mine_refuses_traces_without_a_tool_span(tmp_path: Path) -> None:
+def test_mine_refuses_traces_without_an_agent_run(tmp_path: Path) -> None:
     path = tmp_path / "http.jsonl"
     with path.open("w") as stream:
         provider = TracerProvider(resource=Resource.create({"service.name": "web", "service.version": "1"}))
@@ -36,8 +36,8 @@ def test_mine_refuses_traces_without_a_tool_span(tmp_path: Path) -> None:
     out_file = tmp_path / "c.yaml"
     code, _, err = _cli("mine", "--approved", str(path), "-o", str(out_file))
     assert code == 1
-    assert "no tool span (gen_ai.operation.name=execute_tool, or an OpenInference or OpenLLMetry" in err
-    assert "no contract was written" in err
+    assert "left out 3 trace(s) that are no agent run: neither an agent invocation span nor a tool" in err
+    assert "no agent runs found in the approved traces; no contract was written" in err
     assert not out_file.exists()
 
 

@@ -183,7 +183,7 @@ def test_source_that_had_not_finished_is_dangling(tmp_path: Path) -> None:
     [
         ({semconv.GEN_AI_OPERATION_NAME: "execute_tool", semconv.GEN_AI_TOOL_NAME: "x"}, "no_provenance"),
         (tool_attributes("x", {"p": Arg("guessed")}), "unknown_kind"),
-        ({"plain": "span"}, "no_tool_calls"),
+        ({semconv.GEN_AI_OPERATION_NAME: semconv.INVOKE_AGENT}, "no_tool_calls"),  # an agent run, no tool
     ],
 )
 def test_insufficient_evidence_exits_3(tmp_path: Path, attrs: dict, expect: str) -> None:
@@ -197,6 +197,10 @@ def test_zero_runs_exit_3(tmp_path: Path) -> None:
     assert cli("audit", empty)[0] == 3
     assert cli("fingerprint", empty)[0] == 3
     assert cli("audit", "--release", "nope", _single_tool(tmp_path, tool_attributes("x", {})))[0] == 3
+    # a trace that is no agent run (neither an agent span nor a tool call) is left out, and said so
+    code, out, err = cli("audit", _single_tool(tmp_path, {"plain": "span"}))
+    assert code == 3 and "INSUFFICIENT no_runs: the input holds no run" in out
+    assert "left out 1 trace(s) that are no agent run" in err
 
 
 def test_zero_argument_tool_with_budget_counters_is_instrumented(tmp_path: Path) -> None:

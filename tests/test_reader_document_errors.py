@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from otel_provenance.errors import TraceReadError
-from otel_provenance.offline.readers import read_spans
+from otel_provenance.offline.readers import ReadReport, read_spans
 
 
 def _error(tmp_path: Path, body: bytes) -> TraceReadError:
@@ -37,9 +37,15 @@ def test_a_duplicate_member_in_a_document_names_the_line_of_its_object(tmp_path:
     assert "duplicate JSON member name 'resource'" in str(err)
 
 
-def test_a_document_mixing_traces_and_logs_is_refused_naming_the_file(tmp_path: Path) -> None:
-    err = _error(tmp_path, b'{\n  "resourceLogs": [], "resourceSpans": []\n}\n')
-    assert str(err) == f"{tmp_path / 'doc.json'}: resourceSpans and resourceLogs in one request"
+def test_a_document_mixing_traces_and_logs_has_its_spans_read_and_the_logs_counted(tmp_path: Path) -> None:
+    """What agentevals serves for download: one document with both signals (#32)."""
+    path = tmp_path / "doc.json"
+    path.write_bytes(b'{\n  "resourceLogs": [], "resourceSpans": []\n}\n')
+    report = ReadReport()
+    assert list(read_spans([path], report=report)) == []
+    assert report.notes() == [
+        "left out other signals held beside traces (logs in 1 request(s)); their spans were read"
+    ]
 
 
 def test_a_logs_document_is_a_logs_file_not_an_empty_trace_file(tmp_path: Path) -> None:

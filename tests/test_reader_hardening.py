@@ -402,7 +402,11 @@ def test_decompression_limits_are_configurable(tmp_path: Path) -> None:
 def test_cli_reads_limits_from_the_environment(tmp_path: Path, monkeypatch) -> None:
     from otel_provenance.cli import run
 
-    path = write_jsonl(_recorded(5), tmp_path / "t.jsonl.gz", compress=True)
+    rec = Recorder("v1")
+    for i in range(5):
+        with rec.span(f"invoke_agent {i}", attributes={"gen_ai.operation.name": "invoke_agent"}):
+            pass
+    path = write_jsonl(rec.spans(), tmp_path / "t.jsonl.gz", compress=True)
     monkeypatch.setenv("OTEL_PROVENANCE_READ_MAX_BYTES", "100")
     assert run(["fingerprint", str(path)]) == 1
     monkeypatch.setenv("OTEL_PROVENANCE_READ_MAX_BYTES", "lots")

@@ -205,13 +205,15 @@ def test_a_trace_with_no_agent_span_takes_its_release_from_the_root(tmp_path):
 
 
 def test_gate_on_a_release_without_tool_spans_is_insufficient(tmp_path, contract):
-    path = tmp_path / "plain.jsonl"
-    web = Process(path, "refund-agent", "2.0.0")
+    path = tmp_path / "toolless.jsonl"  # the agent ran and called no tool: its tools are not instrumented
+    agent = Process(path, "refund-agent", "2.0.0")
     try:
-        with web.tracer.start_as_current_span("GET /"):
+        with agent.tracer.start_as_current_span(
+            "invoke_agent refunds", attributes={"gen_ai.operation.name": "invoke_agent"}
+        ):
             pass
     finally:
-        web.close()
+        agent.close()
     forbidding = tmp_path / "c.yaml"
     forbidding.write_text(
         "version: 1\nname: c\nrules:\n  - id: no_deletes\n    type: forbidden_spans\n"
@@ -221,6 +223,16 @@ def test_gate_on_a_release_without_tool_spans_is_insufficient(tmp_path, contract
         code, out, _ = gate("--contract", str(c), "--release", "2.0.0", str(path))
         assert code == 3, out
         assert "no run of release 2.0.0 holds a tool span" in out
+    plain = tmp_path / "plain.jsonl"  # no agent run at all: left out, and said so
+    web = Process(plain, "refund-agent", "2.0.0")
+    try:
+        with web.tracer.start_as_current_span("GET /"):
+            pass
+    finally:
+        web.close()
+    code, out, err = gate("--contract", str(contract), "--release", "2.0.0", str(plain))
+    assert code == 3 and "no runs of release 2.0.0 were found" in out
+    assert "left out 1 trace(s) that are no agent run" in err
 
 
 def _span(span_id: str, parent: str | None, version: str | None, **attrs: str) -> Span:

@@ -126,8 +126,9 @@ def test_an_mcp_servers_own_span_of_each_call_is_not_a_second_tool_call(tmp_path
 
     code, out, err = cli("audit", str(traces))
     assert code == 0, out + err
-    # the server's initialize and tools/list are runs of their own, without tool calls
-    assert "summary: 4 run(s), 2 tool call(s); arguments: 2 observed, 1 assumed, 0 invented" in out
+    # the server's initialize and tools/list are traces of their own with no tool call: no agent runs
+    assert "summary: 1 run(s), 2 tool call(s); arguments: 2 observed, 1 assumed, 0 invented" in out
+    assert "left out 3 trace(s) that are no agent run" in err
     (agent_run,) = [block for block in out.split("\nrun ") if "release 2.0.0" in block]
     assert "release 2.0.0: PASS" in agent_run and agent_run.count(" status ok") == 2
     assert "no provenance attributes" not in out

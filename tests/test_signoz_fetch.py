@@ -230,8 +230,10 @@ def test_a_signoz_source_reads_with_its_options_counts_its_spans_and_groups_by_i
 
     def two_traces_one_session(tracer) -> None:
         for step in ("lookup", "refund"):
-            with tracer.start_as_current_span("invoke_agent support", attributes={"session.id": "s-1"}):
-                tracer.start_span(f"execute_tool {step}", attributes={"gen_ai.tool.name": step}).end()
+            agent = {"session.id": "s-1", "gen_ai.operation.name": "invoke_agent"}
+            with tracer.start_as_current_span("invoke_agent support", attributes=agent):
+                tool = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": step}
+                tracer.start_span(f"execute_tool {step}", attributes=tool).end()
 
     with SigNozDouble() as double:
         export_spans(double, {"service.name": "agent", "service.version": "v2"}, two_traces_one_session)

@@ -1,4 +1,4 @@
-"""A framework's tool span around ``@op.tool``'s is the same call, counted once (``model.mark_echoes``).
+"""A framework's tool span of ``@op.tool``'s call is the same call, counted once (``model.mark_echoes``).
 
 ``@op.tool`` adopts a framework's ``execute_tool`` span when it finds one current (``instrument.adopt``).
 OpenInference's OpenAI Agents instrumentation names its tool span only when the span ends, so
@@ -151,8 +151,16 @@ def test_a_framework_span_around_another_tool_is_still_classified(tmp_path: Path
 
 
 def _span(
-    span_id: int, parent: int | None, tool: str | None, *, own: bool = False, server: bool = False
+    span_id: int,
+    parent: int | None,
+    tool: str | None,
+    *,
+    own: bool = False,
+    server: bool = False,
+    during: tuple[int, int] | None = None,
+    call_id: str | None = None,
 ) -> Span:
+    """A span; ``during`` is its (start, end), by default (id, id + 100), so that no two nest in time."""
     attributes: dict[str, object] = {}
     if tool is not None:  # "": a tool span that names no tool
         attributes = {semconv.GEN_AI_OPERATION_NAME: semconv.EXECUTE_TOOL}
@@ -160,14 +168,17 @@ def _span(
             attributes[semconv.GEN_AI_TOOL_NAME] = tool
     if own:
         attributes[semconv.SIDE_EFFECT] = "none"
+    if call_id is not None:
+        attributes[semconv.GEN_AI_TOOL_CALL_ID] = call_id
+    start, end = during or (span_id, span_id + 100)
     return Span(
         TRACE,
         f"{span_id:016x}",
         None if parent is None else f"{parent:016x}",
         f"execute_tool {tool}" if tool else "step",
         SpanKind.SERVER if server else SpanKind.INTERNAL,
-        span_id,
-        span_id + 100,
+        start,
+        end,
         attributes=Attributes(attributes),
     )
 
@@ -184,6 +195,39 @@ def test_the_outer_span_without_side_effect_is_the_echo_even_at_the_root() -> No
     ) == ["2"]
 
 
+def test_a_framework_span_in_a_branch_of_its_own_is_the_twin_of_the_call_it_contains() -> None:
+    """OpenInference's LangChain instrumentation: agent → tools → its tool span, while ``@op.tool``'s
+    span of the same call sits under another span of the agent. Its time contains ours: one call."""
+    agent, tools_node, framework, model, ours = (
+        _span(1, None, None, during=(0, 100)),
+        _span(2, 1, None, during=(10, 60)),
+        _span(3, 2, "refund", during=(11, 59)),
+        _span(4, 1, None, during=(12, 58)),
+        _span(5, 4, "refund", own=True, during=(20, 50)),
+    )
+    assert _echoes(agent, tools_node, framework, model, ours) == ["3"]
+    # a framework span that does not contain ours in time is another call
+    assert _echoes(agent, tools_node, _span(3, 2, "refund", during=(11, 19)), model, ours) == []
+    # two calls, two framework spans, two @op.tool spans: each pairs with the tightest one around it
+    calls = (
+        _span(3, 1, "refund", during=(10, 90)),
+        _span(4, 1, "refund", during=(30, 80)),
+        _span(5, 1, "refund", own=True, during=(20, 25)),
+        _span(6, 1, "refund", own=True, during=(40, 50)),
+    )
+    assert _echoes(agent, *calls) == ["3", "4"]
+    # one framework span is the twin of one call only
+    assert _echoes(agent, *calls[:1], *calls[2:]) == ["3"]
+
+
+def test_the_same_tool_call_id_makes_twins_wherever_the_spans_are() -> None:
+    before = _span(2, 1, "refund", call_id="call_7", during=(5, 8))
+    ours = _span(3, 1, "refund", own=True, call_id="call_7", during=(20, 50))
+    assert _echoes(_span(1, None, None, during=(0, 100)), before, ours) == ["2"]
+    other = _span(2, 1, "refund", call_id="call_8", during=(5, 8))
+    assert _echoes(_span(1, None, None, during=(0, 100)), other, ours) == []
+
+
 def test_same_name_calls_that_are_two_calls_stay_two() -> None:
     # a tool that calls itself: both spans are @op.tool's
     assert _echoes(_span(1, None, "walk", own=True), _span(2, 1, "walk", own=True)) == []
@@ -193,44 +237,78 @@ def test_same_name_calls_that_are_two_calls_stay_two() -> None:
     assert _echoes(_span(1, None, "walk"), _span(2, 1, "walk")) == []
     # another tool between them: the nearest tool ancestor is not the same tool
     assert _echoes(_span(1, None, "walk"), _span(2, 1, "plan"), _span(3, 2, "walk", own=True)) == []
+    # ... even when their times nest, as nested calls' times do
+    nested = (
+        _span(1, None, "walk", during=(0, 100)),
+        _span(2, 1, "plan", own=True, during=(10, 90)),
+        _span(3, 2, "walk", own=True, during=(20, 80)),
+    )
+    assert _echoes(*nested) == []
     # a tool span that names no tool is still the nearest tool span
     assert _echoes(_span(1, None, "walk"), _span(2, 1, ""), _span(3, 2, "walk", own=True)) == []
-    # siblings are not nested
+    # siblings that do not nest in time are two calls
     assert _echoes(_span(1, None, None), _span(2, 1, "walk"), _span(3, 1, "walk", own=True)) == []
 
 
 def _plain(spans: tuple[Span, ...]) -> set[str]:
-    """The rule, walked up from every tool span on its own, with no sharing."""
+    """The rules, each span's nearest tool ancestor walked up on its own, with no sharing."""
     by_id = {(s.trace_id, s.span_id): s for s in spans}
+
+    def nearest_tool(span: Span) -> Span | None:
+        parent = by_id.get((span.trace_id, span.parent_span_id))
+        for _ in range(len(spans)):
+            if parent is None or semconv.is_tool_span(parent.attributes):
+                return parent
+            parent = by_id.get((parent.trace_id, parent.parent_span_id))
+        return None
+
     echoes = set()
     for span in spans:
         if not semconv.is_tool_span(span.attributes) or span.tool_name is None:
             continue
-        parent = by_id.get((span.trace_id, span.parent_span_id))
-        for _ in range(len(spans)):
-            if parent is None or semconv.is_tool_span(parent.attributes):
-                break
-            parent = by_id.get((parent.trace_id, parent.parent_span_id))
-        else:
-            parent = None
+        parent = nearest_tool(span)
         if parent is None or parent is span or parent.tool_name != span.tool_name:
             continue
         if span.kind == SpanKind.SERVER:
             echoes.add(span.span_id)
-        elif semconv.SIDE_EFFECT in span.attributes and semconv.SIDE_EFFECT not in parent.attributes:
-            echoes.add(parent.span_id)
-    return echoes
+    tools = [s for s in spans if semconv.is_tool_span(s.attributes) and s.tool_name is not None]
+    framework = [s for s in tools if semconv.SIDE_EFFECT not in s.attributes and s.span_id not in echoes]
+    own = sorted(
+        (s for s in tools if semconv.SIDE_EFFECT in s.attributes and s.span_id not in echoes),
+        key=lambda s: (s.start_ns, s.span_id),
+    )
+    twins: set[str] = set()
+    for span in own:
+        free = [f for f in framework if f.tool_name == span.tool_name and f.span_id not in twins]
+        call_id = span.attributes.get(semconv.GEN_AI_TOOL_CALL_ID)
+        same_id = [f for f in free if call_id and f.attributes.get(semconv.GEN_AI_TOOL_CALL_ID) == call_id]
+        outer = nearest_tool(span)
+        if same_id:
+            twins.add(same_id[0].span_id)
+        elif outer is not None:
+            if outer is not span and outer in free:
+                twins.add(outer.span_id)
+        else:
+            around = [f for f in free if f.start_ns <= span.start_ns and span.end_ns <= f.end_ns]
+            if around:
+                twins.add(min(around, key=lambda f: (f.end_ns - f.start_ns, f.span_id)).span_id)
+    return echoes | twins
 
 
 @st.composite
 def _trees(draw) -> tuple[Span, ...]:
-    """Spans whose parents are any span or none (cycles included), some of them tools of two names."""
+    """Spans whose parents are any span or none (cycles included), some of them tools of two names,
+    at times that may nest, some with tool-call ids."""
     n = draw(st.integers(1, 24))
     spans = []
     for i in range(1, n + 1):
         parent = draw(st.none() | st.integers(1, n + 1))  # n + 1 is a parent that never arrived
         tool = draw(st.sampled_from([None, None, "a", "b", ""]))
-        spans.append(_span(i, parent, tool, own=draw(st.booleans()), server=draw(st.booleans())))
+        start = draw(st.integers(0, 20))
+        during = (start, start + draw(st.integers(0, 20)))
+        call_id = draw(st.none() | st.sampled_from(["c1", "c2"]))
+        own, server = draw(st.booleans()), draw(st.booleans())
+        spans.append(_span(i, parent, tool, own=own, server=server, during=during, call_id=call_id))
     return tuple(spans)
 
 

@@ -29,6 +29,7 @@ from ..offline.gate import (
     decide,
 )
 from ..offline.model import Run
+from ..offline.readers import not_runs_note
 from ..offline.readers.source import FileSource
 from ..offline.report import (
     render_html,
@@ -213,18 +214,21 @@ def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) ->
     read_limits()  # a bad limit variable is a usage error here, before any process starts
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         parts = list(pool.map(_shard_job, *zip(*jobs, strict=True)))
-    errors = [error for _, _, error in parts if error]
+    errors = [error for _, _, _, error in parts if error]
     if errors:
         raise UsageError(errors[0])
     aggregate = Aggregate.from_json(parts[0][0], "shard 1")
-    for i, (text, _, _) in enumerate(parts[1:], 2):
+    for i, (text, _, _, _) in enumerate(parts[1:], 2):
         aggregate = aggregate.merge(Aggregate.from_json(text, f"shard {i}"))
-    incomplete = sorted({item for _, items, _ in parts for item in items if item.startswith("incomplete")})
+    incomplete = sorted({item for _, items, _, _ in parts for item in items if item.startswith("incomplete")})
     for item in incomplete:
         io.warn(f"{item} — the complete records before it were read")
     for note in parts[0][1]:  # every shard reads every file: the first one's notes stand for all
         if not note.startswith("incomplete"):
             io.warn(note)
+    not_runs = sum(count for _, _, count, _ in parts)  # each shard forms only its own runs
+    if not_runs:
+        io.warn(not_runs_note(not_runs))
     incomplete = [item.removeprefix("incomplete input: ") for item in incomplete]
     aggregate = aggregate.with_incomplete_inputs(incomplete)
     runs = _witness_runs(args, aggregate, contract) if args.report_html else None
@@ -253,9 +257,9 @@ def _shard_job(
     count: int,
     release_attribute: str,
     run_attribute: str,
-) -> tuple[str, list[str], str | None]:
-    """One process of ``--jobs``: (partial result as JSON, incomplete inputs and read notes, or an
-    error message)."""
+) -> tuple[str, list[str], int, str | None]:
+    """One process of ``--jobs``: (partial result as JSON, incomplete inputs and read notes, the traces
+    of its shard that are no agent run, or an error message)."""
     try:
         contract = load_contract(contract_path)
         shard = Shard(index, count)
@@ -270,9 +274,10 @@ def _shard_job(
             gate_fold(contract, release, completed_at, shard, release_attribute=release_attribute)
         )
         incomplete = [f"incomplete input: {item}" for item in source.report.incomplete]
-        return aggregate.to_json(), incomplete + source.report.notes(), None
+        not_runs, source.report.not_runs = source.report.not_runs, 0  # summed over the shards
+        return aggregate.to_json(), incomplete + source.report.notes(), not_runs, None
     except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
-        return "", [], str(exc)
+        return "", [], 0, str(exc)
 
 
 def _merge(args: argparse.Namespace, io: IO) -> int:

@@ -36,6 +36,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--min-runs", type=int, default=1, help="runs a release needs before it can pass (default: 1)"
     )
     p.add_argument(
+        "--write",
+        action="append",
+        default=[],
+        metavar="STEP",
+        help="this tool step is a write (repeatable): its per-run bound is reported as "
+        "DUPLICATE_SIDE_EFFECT, for traces whose spans carry no agent.side_effect",
+    )
+    p.add_argument(
         "--max-insufficient",
         default=str(DEFAULT_MAX_INSUFFICIENT),
         help="fraction of runs per rule allowed to lack evidence (default: 1/20)",
@@ -63,7 +71,9 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
         return EXIT_ERROR
     if not runs:
         io.error(
-            "no runs found in the approved traces" + (f" for release {args.release}" if args.release else "")
+            "no agent runs found in the approved traces"
+            + (f" for release {args.release}" if args.release else "")
+            + "; no contract was written"
         )
         return EXIT_ERROR
     if not any(span.is_tool for run in runs for span in run.spans):
@@ -77,7 +87,10 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
             f"{args.release_attribute} (e.g. run {disagreeing[0].run_id}: {found}); no contract was written"
         )
         return EXIT_ERROR
-    text = mine_contract(runs, args.name, similarity, args.min_runs, max_insufficient)
+    try:
+        text = mine_contract(runs, args.name, similarity, args.min_runs, max_insufficient, args.write)
+    except ValueError as exc:
+        raise UsageError(f"mine: {exc}") from None
     if args.output:
         write_text(args.output, text)
         contract = parse_contract(text, args.output)

@@ -63,7 +63,7 @@ MAX_TRACE_LEDGER_BYTES: Final = 8 << 20
 MAX_LEDGER_BYTES: Final = 64 << 20
 #: Estimated bytes per remembered entry beyond its text (dict slot, tuple, small objects).
 ENTRY_OVERHEAD_BYTES: Final = 200
-# ``@op.tool`` spans' parents, remembered until the parent ends (a framework's span of the same call).
+# ``@op.tool`` calls remembered until a framework's span of the same call ends (or their trace's root).
 MAX_WRAPPED_CALLS: Final = 4096
 #: Where a tool span may carry its parameter schema (a JSON schema with ``properties``).
 _SCHEMA_KEYS: Final = ("tool.parameters", "tool.json_schema")
@@ -71,6 +71,18 @@ _SCHEMA_KEYS: Final = ("tool.parameters", "tool.json_schema")
 POSITIONAL_PREFIX: Final = "args."
 #: Name of the single argument when a library recorded a non-object (a bare list or scalar).
 WHOLE_INPUT: Final = "input"
+
+
+@dataclass(frozen=True, slots=True)
+class _OwnCall:
+    """An ``@op.tool`` span that ended, kept to recognise a framework's span of the same call."""
+
+    span_id: int
+    parent_id: int | None
+    tool: str
+    start: int
+    end: int
+    call_id: Any
 
 
 @dataclass(frozen=True)
@@ -242,8 +254,11 @@ class ForeignToolClassifier:
         self._ledgers: OrderedDict[int, Any] = OrderedDict()
         self._max_traces = max_traces
         self._lock = threading.Lock()
-        # (trace id, parent span id) -> tool name of an @op.tool span that ended below that parent
-        self._wrapped: OrderedDict[tuple[int, int], str] = OrderedDict()
+        # trace id -> @op.tool calls that ended in it and no framework span has claimed yet, and the
+        # span ids of every @op.tool span that ended in it (a call made inside another is no twin)
+        self._own_calls: OrderedDict[int, list[_OwnCall]] = OrderedDict()
+        self._own_ids: dict[int, set[int]] = {}
+        self._own_count = 0
 
     @property
     def retained_traces(self) -> int:
@@ -274,10 +289,13 @@ class ForeignToolClassifier:
         self._bytes.pop(old, None)
 
     def release(self, trace_id: int) -> None:
-        """Forget a trace's ledger (its local root span ended: no later span of it can come here)."""
+        """Forget a trace's ledger and own calls (its local root span ended: no later span of it can
+        come here)."""
         with self._lock:
             self._ledgers.pop(trace_id, None)
             self._bytes.pop(trace_id, None)
+            self._own_count -= len(self._own_calls.pop(trace_id, ()))
+            self._own_ids.pop(trace_id, None)
 
     def _remember_bounded(
         self, trace_id: int, ledger: Any, call: ForeignToolCall, span_id: str, unsourced: Any
@@ -299,34 +317,79 @@ class ForeignToolClassifier:
                 self._release_oldest()
 
     def _note_own_call(self, span: ReadableSpan) -> bool:
-        """Remember below which span an ``@op.tool`` span (it always writes ``agent.side_effect``) ran.
+        """Remember an ``@op.tool`` span (it always writes ``agent.side_effect``) that just ended.
 
-        A framework that names its tool span only when the span ends (OpenInference's OpenAI Agents
-        instrumentation) cannot be adopted by ``@op.tool``, which then opens its own span inside.
-        That outer span ends next, and is the same call: it must get no provenance of its own — it
-        would count the call twice and read as its retry (``offline.model.mark_echoes`` then leaves
-        it out of the tool calls).
+        A framework's own span of the same call ends after it, and is the same call: it must get no
+        provenance of its own — it would count the call twice, read as its retry, and be classified
+        from the inner span's own result. Frameworks draw that span around ``@op.tool``'s (OpenInference's
+        OpenAI Agents instrumentation names its span only when it ends, so ``@op.tool`` cannot adopt
+        it) or in a branch of its own (OpenInference's LangChain instrumentation): see
+        :meth:`_claims_own_call` and ``offline.model.mark_echoes``, which applies the same rule offline.
         """
         attributes = span.attributes
         if not attributes or semconv.SIDE_EFFECT not in attributes:
             return False
         tool = attributes.get(semconv.GEN_AI_TOOL_NAME)
-        parent = span.parent
-        if isinstance(tool, str) and parent is not None and not parent.is_remote:
+        context, parent = span.context, span.parent
+        if isinstance(tool, str) and context is not None and span.start_time is not None:
+            parent_id = parent.span_id if parent is not None and not parent.is_remote else None
+            call = _OwnCall(
+                context.span_id,
+                parent_id,
+                tool,
+                span.start_time,
+                span.end_time or span.start_time,
+                attributes.get(semconv.GEN_AI_TOOL_CALL_ID),
+            )
             with self._lock:
-                self._wrapped[(parent.trace_id, parent.span_id)] = tool
-                while len(self._wrapped) > MAX_WRAPPED_CALLS:
-                    self._wrapped.popitem(last=False)
+                trace = context.trace_id
+                self._own_calls.setdefault(trace, []).append(call)
+                self._own_calls.move_to_end(trace)
+                self._own_ids.setdefault(trace, set()).add(context.span_id)
+                self._own_count += 1
+                while self._own_count > MAX_WRAPPED_CALLS:
+                    oldest, calls = next(iter(self._own_calls.items()))
+                    calls.pop(0)
+                    self._own_count -= 1
+                    if not calls:
+                        del self._own_calls[oldest]
+                        self._own_ids.pop(oldest, None)
         return True
 
-    def _wraps_own_call(self, span: ReadableSpan, tool: str) -> bool:
-        """``span`` is a framework's span around an ``@op.tool`` call of ``tool`` (see above)."""
+    def _claims_own_call(self, span: ReadableSpan, tool: str) -> bool:
+        """``span`` is a framework's span of an ``@op.tool`` call of ``tool`` that ended in its trace:
+        the one below it; else the one with the same ``gen_ai.tool.call.id``; else one its time
+        contains that was not made inside another ``@op.tool`` call. The call is claimed once."""
         context = span.context
-        if context is None:
+        if context is None or span.start_time is None:
             return False
+        start, end = span.start_time, span.end_time or span.start_time
+        call_id = (span.attributes or {}).get(semconv.GEN_AI_TOOL_CALL_ID)
         with self._lock:
-            inner = self._wrapped.pop((context.trace_id, context.span_id), None)
-        return inner == tool
+            calls = self._own_calls.get(context.trace_id)
+            if not calls:
+                return False
+            own_ids = self._own_ids.get(context.trace_id, set())
+            same = [c for c in calls if c.tool == tool]
+            claimed = (
+                next((c for c in same if c.parent_id == context.span_id), None)
+                or next((c for c in same if call_id is not None and c.call_id == call_id), None)
+                or next(
+                    (
+                        c
+                        for c in same
+                        if start <= c.start
+                        and c.end <= end
+                        and (c.parent_id is None or c.parent_id not in own_ids)
+                    ),
+                    None,
+                )
+            )
+            if claimed is None:
+                return False
+            calls.remove(claimed)
+            self._own_count -= 1
+            return True
 
     def provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
         """Attributes to add to the rebuilt span, or ``None`` when ``span`` is not a foreign tool span.
@@ -344,7 +407,7 @@ class ForeignToolClassifier:
         if self._note_own_call(span):
             return None
         call = foreign_tool_call(span.name, span.attributes, self._argument_names)
-        if call is None or self._wraps_own_call(span, call.tool):
+        if call is None or self._claims_own_call(span, call.tool):
             return None
         from .classify import classify_arguments
         from .runscope import current_run

@@ -7,10 +7,16 @@
 3. The family with the most runs is proposed ``approved``; the others are ``pending`` with their run
    counts and example trace ids, for a human to approve (``routes approve``).
 4. Rules are proposed from the approved family only, each with its support (how many runs or spans
-   it was observed on); a rule whose trigger never occurred is dropped as vacuous. Blocked calls did
-   not happen: step counts (``required_spans``, ``cardinality``) leave them out, and a
-   ``blocked_calls`` rule bounds them at the approved maximum (normally 0). Provenance budgets are
-   counted by ``budget_law`` with the allow-list each tool span recorded, and written with it.
+   it was observed on); a rule whose trigger never occurred is dropped as vacuous. Every tool step
+   gets an upper bound on its per-run count, whatever marks its spans carry (foreign traces carry no
+   ``agent.side_effect``); a step is a write when its spans say so or the user declares it
+   (``writes``), and a write's bound is a ``DUPLICATE_SIDE_EFFECT``. Blocked calls did not happen:
+   step counts (``required_spans``, ``cardinality``) leave them out, and a ``blocked_calls`` rule
+   bounds them at the approved maximum (normally 0). Provenance budgets are counted by ``budget_law``
+   with the allow-list each tool span recorded, and written with it.
+5. Mined safeguards are monotone: being safer than the approved runs never fails a run. A safeguard
+   attribute is required only where every approved call had it (never "only false"), minimums count
+   first attempts (fewer retries still meet them), and maximums bound counts and retries.
 
 ``routes approve`` calls ``widen_for_family`` to re-derive the step-count rules so that an approved
 family's own runs pass them.
@@ -45,8 +51,6 @@ NO_TOOL_SPANS: Final = (
 DEFAULT_SIMILARITY: Final = Fraction(4, 5)
 DEFAULT_MAX_INSUFFICIENT: Final = Fraction(1, 20)
 EXAMPLES_PER_FAMILY: Final = 3
-# Attributes that, when every write span of a step carries them, become allowed_values rules.
-WRITE_ATTRIBUTES: Final = (semconv.IDEMPOTENCY_PRESENT, semconv.DATA_DOMAIN)
 
 
 @dataclass(frozen=True)
@@ -101,15 +105,27 @@ def mine_contract(
     similarity: Fraction = DEFAULT_SIMILARITY,
     min_runs: int = 1,
     max_insufficient_fraction: Fraction = DEFAULT_MAX_INSUFFICIENT,
+    writes: Iterable[str] = (),
 ) -> str:
-    """The proposed contract as canonical YAML text (validated before it is returned)."""
+    """The proposed contract as canonical YAML text (validated before it is returned).
+
+    ``writes`` names tool steps that are writes (``mine --write``), for traces whose spans do not say
+    so themselves (``agent.side_effect``): a step the approved runs never call is an error."""
     families = route_families(runs, similarity)
     if not families:
         raise ValueError("no approved runs to mine")
     if not any(span.is_tool for f in families for run in f.runs for span in run.spans):
         raise ValueError(NO_TOOL_SPANS)
+    declared = sorted(set(writes))
+    tool_steps = {step_key(s) for f in families for run in f.runs for s in run.spans if s.is_tool}
+    unknown = [step for step in declared if step not in tool_steps]
+    if unknown:
+        raise ValueError(
+            f"--write {', '.join(unknown)}: no approved run calls such a tool; "
+            f"the tool steps are {', '.join(sorted(tool_steps))}"
+        )
     approved = families[0]
-    rules = propose_rules(approved.runs)
+    rules = propose_rules(approved.runs, declared)
     rules.append(_routes_rule(families, approved, similarity))
     document = {
         "version": 1,
@@ -128,8 +144,12 @@ def mine_contract(
     return text
 
 
-def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
-    """Rules every approved run satisfies, with support counts; vacuous ones are dropped."""
+def propose_rules(runs: list[Run], writes: Iterable[str] = ()) -> list[dict[str, Any]]:
+    """Rules every approved run satisfies, with support counts; vacuous ones are dropped.
+
+    ``writes`` are step keys the user declares to be writes (``mine --write``), beside the steps
+    whose spans say ``agent.side_effect = write`` themselves."""
+    declared = frozenset(writes)
     per_run: list[dict[str, list[Span]]] = []
     for run in runs:
         steps: dict[str, list[Span]] = {}
@@ -143,9 +163,10 @@ def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
     for step in all_steps:
         spans = [sp for steps in per_run for sp in steps.get(step, [])]
         counts = [sum(1 for sp in steps.get(step, []) if not sp.blocked) for steps in per_run]
+        firsts = [sum(1 for sp in steps.get(step, []) if _first_attempt(sp)) for steps in per_run]
         select = {"step": step}
         runs_with = sum(1 for c in counts if c)  # support: approved runs in which the rule's trigger occurred
-        if min(counts) >= 1:
+        if min(firsts) >= 1:
             rules.append(
                 {
                     "id": ids.make("required", step),
@@ -153,50 +174,35 @@ def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
                     "code": "MISSING_PREREQUISITE",
                     "support": len(runs),
                     "select": select,
-                    "min": min(counts),
+                    "min": min(firsts),
                 }
             )
-        is_write = all(sp.attributes.get(semconv.SIDE_EFFECT) == "write" for sp in spans)
+        is_write = step in declared or any(sp.attributes.get(semconv.SIDE_EFFECT) == "write" for sp in spans)
+        rules.append(
+            {
+                "id": ids.make("at_most", step),
+                "type": "cardinality",
+                "code": "DUPLICATE_SIDE_EFFECT" if is_write else "UNEXPECTED_STEP_COUNT",
+                "support": runs_with,
+                "select": select,
+                "max": max(counts),
+            }
+        )
         if is_write:
+            rules.extend(_write_value_rules(ids, step, spans, runs_with))
+        retries = [sp.attributes.get(semconv.RETRY_NUMBER, ABSENT) for sp in spans]
+        if retries and all(_is_count(v) for v in retries):
+            observed = max([*retries, *(c - 1 for c in counts)])  # type: ignore[list-item]
             rules.append(
                 {
-                    "id": ids.make("at_most", step),
-                    "type": "cardinality",
-                    "code": "DUPLICATE_SIDE_EFFECT",
+                    "id": ids.make("retries", step),
+                    "type": "retry_budgets",
+                    "code": "RETRY_BUDGET_EXCEEDED",
                     "support": runs_with,
                     "select": select,
-                    "max": max(counts),
+                    "max_retries": observed,
                 }
             )
-            for attr in WRITE_ATTRIBUTES:
-                values = [sp.attributes.get(attr, ABSENT) for sp in spans]
-                if all(isinstance(v, (str, bool)) for v in values):
-                    rules.append(
-                        {
-                            "id": ids.make("values", step, attr),
-                            "type": "allowed_values",
-                            "code": "MISSING_SAFEGUARD"
-                            if attr == semconv.IDEMPOTENCY_PRESENT
-                            else "DISALLOWED_VALUE",
-                            "support": runs_with,
-                            "select": select,
-                            "attribute": attr,
-                            "values": sorted(set(values), key=lambda v: (str(type(v)), v)),
-                        }
-                    )
-            retries = [sp.attributes.get(semconv.RETRY_NUMBER, ABSENT) for sp in spans]
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in retries):
-                observed = max([*retries, *(c - 1 for c in counts)])  # type: ignore[list-item]
-                rules.append(
-                    {
-                        "id": ids.make("retries", step),
-                        "type": "retry_budgets",
-                        "code": "RETRY_BUDGET_EXCEEDED",
-                        "support": runs_with,
-                        "select": select,
-                        "max_retries": observed,
-                    }
-                )
         provenance = [_kind_counts(sp) for sp in spans]
         if provenance and all(p is not None for p in provenance):
             allow = sorted({name for sp in spans for name in allowed_on_span(sp.attributes)})
@@ -216,6 +222,53 @@ def propose_rules(runs: list[Run]) -> list[dict[str, Any]]:
     if blocked is not None:
         rules.append(blocked)
     return [r for r in rules if r["support"] > 0]
+
+
+def _write_value_rules(ids: _RuleIds, step: str, spans: list[Span], support: int) -> list[dict[str, Any]]:
+    """``allowed_values`` rules for a write step, each only "at least as safe as approved".
+
+    A safeguard (``agent.idempotency.present``) is required only when every approved write carried it:
+    a release that adds the key where the approved runs had none is safer, never a finding. The data
+    domain is not a safeguard: the values the approved writes touched are the values allowed."""
+    out: list[dict[str, Any]] = []
+    select = {"step": step}
+    keys = [sp.attributes.get(semconv.IDEMPOTENCY_PRESENT, ABSENT) for sp in spans]
+    if keys and all(v is True for v in keys):
+        out.append(
+            {
+                "id": ids.make("values", step, semconv.IDEMPOTENCY_PRESENT),
+                "type": "allowed_values",
+                "code": "MISSING_SAFEGUARD",
+                "support": support,
+                "select": select,
+                "attribute": semconv.IDEMPOTENCY_PRESENT,
+                "values": [True],
+            }
+        )
+    domains = [sp.attributes.get(semconv.DATA_DOMAIN, ABSENT) for sp in spans]
+    if domains and all(isinstance(v, str) for v in domains):
+        out.append(
+            {
+                "id": ids.make("values", step, semconv.DATA_DOMAIN),
+                "type": "allowed_values",
+                "code": "DISALLOWED_VALUE",
+                "support": support,
+                "select": select,
+                "attribute": semconv.DATA_DOMAIN,
+                "values": sorted(set(domains)),
+            }
+        )
+    return out
+
+
+def _is_count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _first_attempt(span: Span) -> bool:
+    """A call that ran and is not a retry of an earlier one: what ``required_spans`` counts, so that a
+    release with fewer retries than the approved runs still meets the required minimum."""
+    return not span.blocked and not span.is_retry
 
 
 def _blocked_rule(runs: list[Run]) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ Value types (``Value``):
 from __future__ import annotations
 
 import enum
-from collections.abc import ItemsView, Iterable, Iterator, Mapping
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final, Union
@@ -197,6 +197,12 @@ class Span:
         return self.attributes.get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
 
     @property
+    def is_retry(self) -> bool:
+        """``agent.retry.number`` above 0: another attempt at a call made before, not a call of its own."""
+        retry = self.attributes.get(semconv.RETRY_NUMBER)
+        return isinstance(retry, int) and not isinstance(retry, bool) and retry > 0
+
+    @property
     def release(self) -> str | None:
         """This span's own resource ``service.version``, or None. A *run's* release is read from the
         agent's spans only (``Run.release``, ``offline.release``), never from any one span."""
@@ -272,22 +278,29 @@ def make_span(
 def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     """``spans`` with each echo marked (``Span.echo``); the same tuple when there is none.
 
-    One tool call can leave two nested tool spans naming the same tool; only one of them is the call:
+    One tool call can leave two tool spans naming the same tool; only one of them is the call:
 
     * An MCP 2.x server exports its own ``tools/call`` span (kind ``SERVER``) below the caller's,
       whose trace context it receives. Collected together — one backend for every service, as SigNoz
       is — the call would count twice, the server's half without provenance: the ``SERVER`` span is
       the echo.
-    * A framework that marks its tool span only when it ends (OpenInference's OpenAI Agents
-      instrumentation), or only with its own key (``openinference.span.kind = TOOL``), cannot be
-      adopted by ``@op.tool``, which opens its own span inside: the outer span, written without
-      ``agent.side_effect`` (``@op.tool`` always writes it), is the echo.
+    * A framework's own tool span and the span ``@op.tool`` opened for the same call (``@op.tool``
+      always writes ``agent.side_effect``; the framework's span does not): the framework's span is the
+      echo — a *twin* — wherever the framework draws it. Each ``@op.tool`` span has at most one twin,
+      and each framework span is the twin of at most one ``@op.tool`` span, found in this order:
 
-    Only the nearest tool-span ancestor is compared: a call of the same tool from inside another
-    tool, or a ``SERVER`` span with no caller collected, stays a call. Two ``@op.tool`` spans (a tool
-    that calls itself) are two calls. Runs are validated after they are built, so the walk up is
-    bounded and shared (each span's nearest tool ancestor is found once) rather than trusting the
-    parents to be acyclic.
+      1. the framework span of the same tool carrying the same ``gen_ai.tool.call.id``;
+      2. its nearest tool-span ancestor, when that names the same tool (OpenInference's OpenAI Agents
+         instrumentation names its span only when it ends, so ``@op.tool`` opens its own inside);
+      3. when no tool span is above it at all: the framework span of the same tool in the same trace
+         whose time contains it (the tightest; OpenInference's LangChain instrumentation draws its
+         tool span in a branch of its own, beside the one ``@op.tool``'s span is in).
+
+    A call of the same tool from inside another tool, or a ``SERVER`` span with no caller collected,
+    stays a call. Two ``@op.tool`` spans (a tool that calls itself) are two calls, and so are two
+    framework spans: nothing says which one is the call. Runs are validated after they are built, so
+    the walk up is bounded and shared (each span's nearest tool ancestor is found once) rather than
+    trusting the parents to be acyclic.
     """
     tools = {id(s): s.tool_name for s in spans if semconv.is_tool_span(s.attributes)}  # the echo flag aside
     spans_of_tools = [s for s in spans if id(s) in tools]
@@ -320,18 +333,57 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     echoes: set[int] = set()
     for span in spans_of_tools:
         name = tools[id(span)]
-        if name is None or not span.parent_span_id:
+        if span.kind != SpanKind.SERVER or name is None or not span.parent_span_id:
             continue
         outer = nearest_tool(span)
-        if outer is None or outer is span or tools[id(outer)] != name:  # (a span its own parent: invalid)
-            continue
-        if span.kind == SpanKind.SERVER:
+        if outer is not None and outer is not span and tools[id(outer)] == name:
             echoes.add(id(span))
-        elif semconv.SIDE_EFFECT in span.attributes and semconv.SIDE_EFFECT not in outer.attributes:
-            echoes.add(id(outer))
+    echoes |= _twins(spans_of_tools, tools, echoes, nearest_tool)
     if not echoes:
         return spans
     return tuple(replace(s, echo=True) if id(s) in echoes else s for s in spans)
+
+
+def _twins(
+    spans_of_tools: list[Span],
+    tools: dict[int, str | None],
+    servers: set[int],
+    nearest_tool: Callable[[Span], Span | None],
+) -> set[int]:
+    """The framework spans that are twins of ``@op.tool`` spans (rules 1-3 of :func:`mark_echoes`)."""
+    frameworks: dict[tuple[str, str], list[Span]] = {}  # (trace, tool) -> framework spans, by start
+    owned: list[Span] = []
+    for span in spans_of_tools:
+        name = tools[id(span)]
+        if name is None or id(span) in servers:
+            continue
+        if semconv.SIDE_EFFECT in span.attributes:
+            owned.append(span)
+        else:
+            frameworks.setdefault((span.trace_id, name), []).append(span)
+    if not owned or not frameworks:
+        return set()
+    twins: set[int] = set()
+    for span in sorted(owned, key=lambda s: (s.start_ns, s.span_id)):
+        found = frameworks.get((span.trace_id, tools[id(span)] or ""), ())
+        candidates = [f for f in found if id(f) not in twins]
+        if not candidates:
+            continue
+        call_id = span.attributes.get(semconv.GEN_AI_TOOL_CALL_ID)
+        twin = next(
+            (f for f in candidates if call_id and f.attributes.get(semconv.GEN_AI_TOOL_CALL_ID) == call_id),
+            None,
+        )
+        if twin is None:
+            outer = nearest_tool(span)
+            if outer is not None:
+                twin = outer if outer is not span and any(f is outer for f in candidates) else None
+            else:
+                around = [f for f in candidates if f.start_ns <= span.start_ns and span.end_ns <= f.end_ns]
+                twin = min(around, key=lambda f: (f.end_ns - f.start_ns, f.span_id), default=None)
+        if twin is not None:
+            twins.add(id(twin))
+    return twins
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,3 +411,11 @@ class Run:
     @property
     def trace_ids(self) -> tuple[str, ...]:
         return tuple(sorted({s.trace_id for s in self.spans}))
+
+    @property
+    def is_agent_run(self) -> bool:
+        """An agent run holds a tool call (one that ran or was blocked) or an agent invocation span
+        (``semconv.is_agent_span``). A trace with neither — an agent being built, an MCP handshake, a
+        plain HTTP request — is not a run: every command leaves it out and says how many it left out."""
+        marks = (semconv.is_tool_span, semconv.is_agent_span)
+        return any(mark(s.attributes) for s in self.spans for mark in marks)

@@ -48,7 +48,7 @@ import re
 import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Final
 
@@ -117,6 +117,8 @@ class SkippedRecords:
     source: str
     counts: tuple[tuple[str, int], ...]  # (signal, requests), sorted by signal
     unit: str  # "lines" or "records"
+    holds_traces: bool = True
+    """False: the file holds no trace request at all, and is left out whole (see ``check_signals``)."""
 
     @property
     def tally(self) -> str:
@@ -125,7 +127,18 @@ class SkippedRecords:
             f"{n} {signal} {self.unit if n != 1 else self.unit[:-1]}" for signal, n in self.counts
         )
 
+    @property
+    def problem(self) -> str:
+        """Why a file without traces is left out: what it holds instead."""
+        if len(self.counts) == 1:
+            ((signal, _),) = self.counts
+            key = next(k for k, s in otlp_json._OTHER_SIGNALS if s == signal)
+            return f"a {signal} file ({key}), not traces"
+        return f"holds no traces: {self.tally}"
+
     def __str__(self) -> str:
+        if not self.holds_traces:
+            return f"{self.source}: {self.problem} (left out)"
         return f"{self.source}: skipped {self.tally} (not traces)"
 
 
@@ -140,6 +153,12 @@ class ReadReport:
     skipped: list[SkippedRecords] = field(default_factory=list)
     unknown_values: int = 0
     """Attributes left out because their value was of a kind the reader does not know."""
+    not_runs: int = 0
+    """Traces (or ``--run-attribute`` groups) left out because they are no agent run
+    (``Run.is_agent_run``): neither an agent invocation span nor a tool call."""
+    beside: Counter[str] = field(default_factory=Counter)
+    """Other signals found beside the spans of a request (spans and logs in one document), by signal:
+    the spans are read, the rest left out and counted."""
 
     @property
     def complete(self) -> bool:
@@ -153,7 +172,20 @@ class ReadReport:
                 f"{self.unknown_values} attribute value(s) of an unknown kind (e.g. stringValueStrindex) "
                 "were left out"
             )
+        if self.beside:
+            held = ", ".join(f"{signal} in {n} request(s)" for signal, n in sorted(self.beside.items()))
+            out.append(f"left out other signals held beside traces ({held}); their spans were read")
+        if self.not_runs:
+            out.append(not_runs_note(self.not_runs))
         return out
+
+
+def not_runs_note(count: int) -> str:
+    """The note for traces that are no agent run, left out of every command."""
+    return (
+        f"left out {count} trace(s) that are no agent run: neither an agent invocation span nor a tool "
+        "call (an agent being built, an MCP handshake, a plain request)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,12 +281,8 @@ class _TraceFile:
             report.progress(label, self.size, self.size)
 
     def _count(self, report: ReadReport | None, skipped: Counter[str], traces: int) -> None:
-        if not skipped:
-            return
-        found = self.skipped_records(skipped)
-        check_signals(found, traces)
-        if report is not None:
-            report.skipped.append(found)
+        if skipped:
+            check_signals(self.skipped_records(skipped), traces, report)
 
     def skipped_records(self, skipped: Counter[str]) -> SkippedRecords:
         unit = "lines" if self.format in (FORMAT_JSONL, FORMAT_JSON) else "records"
@@ -396,16 +424,20 @@ class _TraceFile:
         return {(span.trace_id, run_value(span, run_attribute)) for span in self.spans(unit)}
 
 
-def check_signals(skipped: SkippedRecords, traces: int) -> None:
-    """A file that holds other signals' requests and no trace request is an error, named by what it
-    holds (a logs file given as traces is a mistake to say, not an empty input to judge)."""
-    if traces or not skipped.counts:
+def check_signals(skipped: SkippedRecords, traces: int, report: ReadReport | None) -> None:
+    """Record a file's requests of other signals in ``report``. A file that holds no trace request at
+    all is left out with a note naming what it holds — a Collector's file exporter writes every signal,
+    and ``op.configure()`` writes its metrics file beside its span file, so a folder or a glob of them
+    is normal input; a command that finds no traces in any input then has no runs, and says so.
+    Without a ``report`` nothing could say the file was left out, so it is an error instead."""
+    if not skipped.counts:
         return
-    if len(skipped.counts) == 1:
-        ((signal, _),) = skipped.counts
-        key = next(k for k, s in otlp_json._OTHER_SIGNALS if s == signal)
-        raise TraceReadError(skipped.source, f"a {signal} file ({key}), not traces")
-    raise TraceReadError(skipped.source, f"holds no traces: {skipped.tally}")
+    if not traces:
+        skipped = replace(skipped, holds_traces=False)
+        if report is None:
+            raise TraceReadError(skipped.source, skipped.problem)
+    if report is not None:
+        report.skipped.append(skipped)
 
 
 def _cut_message(compression: str) -> str:
@@ -467,11 +499,12 @@ def sniff_format(path: str | Path, limits: ReadLimits | None = None) -> str:
 
 
 def _convert_unit(tf: _TraceFile, unit: _Unit, report: ReadReport | None, keep) -> list[Span]:
-    before = _convert.unknown_values
+    before, beside = _convert.unknown_values, otlp_json.beside.copy()
     spans = tf.spans(unit, keep)
     if report is not None:
         report.spans += len(spans)
         report.unknown_values += _convert.unknown_values - before
+        report.beside.update(otlp_json.beside - beside)
     return spans
 
 

@@ -29,7 +29,8 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Final, TypeVar
+from dataclasses import dataclass
+from typing import Any, Final, Generic, TypeVar
 
 from ...errors import OtelProvenanceError
 from ..fold import COLLECT, RunFold
@@ -89,27 +90,37 @@ def _partition_size() -> int:
     return size
 
 
+@dataclass(frozen=True)
+class _Folded(Generic[P]):
+    """A bucket's (or merged buckets') fold value, and how many traces were no agent run."""
+
+    value: P
+    not_runs: int
+
+
 def _fold_bucket(
     fold: RunFold[P], release: str | None, release_key: str, *pieces: dict[str, list[Span]]
-) -> P | Failed:
+) -> _Folded[P] | Failed:
     groups: dict[str, list[Span]] = defaultdict(list)
     for piece in pieces:
         for key, spans in piece.items():
             groups[key].extend(spans)
     try:
         runs = [make_run(key, groups.pop(key), "the trace files") for key in sorted(groups)]
-        return fold.over(run for run in runs if in_release(run, release, release_key))
+        agent_runs = [run for run in runs if run.is_agent_run]
+        value = fold.over(run for run in agent_runs if in_release(run, release, release_key))
+        return _Folded(value, len(runs) - len(agent_runs))
     except OtelProvenanceError as exc:
         return Failed(str(exc))
 
 
-def _merge(merge: Callable[[P, P], P], a: P | Failed, b: P | Failed) -> P | Failed:
+def _merge(merge: Callable[[P, P], P], a: _Folded[P] | Failed, b: _Folded[P] | Failed) -> _Folded[P] | Failed:
     if isinstance(a, Failed):
         return a
     if isinstance(b, Failed):
         return b
     try:
-        return merge(a, b)
+        return _Folded(merge(a.value, b.value), a.not_runs + b.not_runs)
     except (OtelProvenanceError, ValueError) as exc:
         return Failed(str(exc))
 
@@ -152,13 +163,17 @@ class DaskSource:
                 pairs = zip(level[0::2], level[1::2], strict=False)
                 merged = [self._submit(client, "merge", _merge, fold.merge, a, b) for a, b in pairs]
                 level = merged + ([level[-1]] if len(level) % 2 else [])
-            return self._gather(client, level)[0]
+            folded: _Folded[P] = self._gather(client, level)[0]
+            self.report.not_runs += folded.not_runs
+            return folded.value
 
     def runs(self) -> Iterator[Run]:
         with self._client() as client:
             buckets = self._buckets(client, COLLECT)
             for future in buckets:  # one bucket at a time: the client holds one bucket's runs
-                yield from self._gather(client, [future])[0]
+                folded: _Folded[list[Run]] = self._gather(client, [future])[0]
+                self.report.not_runs += folded.not_runs
+                yield from folded.value
 
     # -- the stages -------------------------------------------------------------------------------
 
@@ -175,7 +190,9 @@ class DaskSource:
         key = f"otel-provenance-{stage}-{uuid.uuid4().hex}"
         return client.submit(function, *args, key=key, retries=RETRIES)
 
-    def _summaries(self, client: Any, splits: list[Any], label: str) -> list[tuple[set[Any], int, int]]:
+    def _summaries(
+        self, client: Any, splits: list[Any], label: str
+    ) -> list[tuple[set[Any], int, int, Counter[str]]]:
         return self._gather(client, [self._submit(client, "summary", _summary, s) for s in splits], label)
 
     def _wait(self, futures: list[Any], label: str) -> None:
@@ -222,18 +239,20 @@ class DaskSource:
         buckets = max(1, min(len(parts), MAX_BUCKETS))
         splits = self._split(client, parts, indexed, first_lines, keys, buckets, {})
         summaries = self._summaries(client, splits, "reading")
-        if any(missed for missed, _, _ in summaries):  # the byte scan missed a link: join, split again
-            for missed, _, _ in summaries:
+        if any(missed for missed, *_ in summaries):  # the byte scan missed a link: join, split again
+            for missed, *_ in summaries:
                 for trace_id, run_id in missed:
                     keys.link(trace_id, run_id)
-            extra = {i: missed for i, (missed, _, _) in enumerate(summaries) if missed}
+            extra = {i: missed for i, (missed, *_) in enumerate(summaries) if missed}
             splits = self._split(client, parts, indexed, first_lines, keys, buckets, extra)
             summaries = self._summaries(client, splits, "reading")
-            if any(missed for missed, _, _ in summaries):
+            if any(missed for missed, *_ in summaries):
                 raise ClusterError("internal error: run keys still unresolved after joining missed links")
         self.report.files += len(files)
-        self.report.spans += sum(count for _, count, _ in summaries)
-        self.report.unknown_values += sum(unknown for _, _, unknown in summaries)
+        self.report.spans += sum(count for _, count, _, _ in summaries)
+        self.report.unknown_values += sum(unknown for _, _, unknown, _ in summaries)
+        for *_, beside in summaries:
+            self.report.beside.update(beside)
         # Sent once as a task, not once per bucket; a task (unlike scattered data) is recomputed
         # when the worker holding its result dies.
         shared = self._submit(client, "spec", _same, fold)
@@ -249,8 +268,8 @@ class DaskSource:
         return folded
 
     def _judge_signals(self, parts: list[Partition], indexed: list[Indexed]) -> None:
-        """Other signals' requests, per file as the single-process reader counts them: a file with
-        none but those is an error; otherwise they are reported as skipped."""
+        """Other signals' requests, per file as the single-process reader counts them (a file with
+        none but those is left out, with a note)."""
         files: dict[str, tuple[Counter[str], int, str]] = {}
         for part, ix in zip(parts, indexed, strict=True):
             counts, traces, unit = files.setdefault(part.source, (Counter(), 0, "lines"))
@@ -260,9 +279,9 @@ class DaskSource:
             files[part.source] = (counts, traces + ix.traces, unit)
         for source, (counts, traces, unit) in files.items():
             if counts:
-                skipped = SkippedRecords(source, tuple(sorted(counts.items())), unit)
-                check_signals(skipped, traces)
-                self.report.skipped.append(skipped)
+                check_signals(
+                    SkippedRecords(source, tuple(sorted(counts.items())), unit), traces, self.report
+                )
 
     def _first_lines(self, parts: list[Partition], indexed: list[Indexed]) -> list[int]:
         """Each partition's first line number in its file (0 for whole files); records cut-offs."""
@@ -302,7 +321,9 @@ def _same(value: Any) -> Any:
     return value
 
 
-def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int, int] | Failed:
-    """What the client needs of a split: the links the index missed, the span count, and the count
-    of attribute values of an unknown kind left out."""
-    return split if isinstance(split, Failed) else (split.missed, split.spans, split.unknown_values)
+def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int, int, Counter[str]] | Failed:
+    """What the client needs of a split: the links the index missed, the span count, the count of
+    attribute values of an unknown kind left out, and the other signals held beside spans."""
+    if isinstance(split, Failed):
+        return split
+    return (split.missed, split.spans, split.unknown_values, split.beside)

@@ -4,7 +4,9 @@ A plain path is opened with ``open`` and never needs fsspec. A URL (``scheme://â
 fsspec, which the ``dask`` extra installs (``s3://`` also needs ``s3fs``, ``gs://`` ``gcsfs``, as
 fsspec itself says). A path or URL with glob characters (``* ? [``) names every file it matches,
 sorted; a pattern that matches nothing is an error, never an empty input (a file whose very name
-holds such characters is that file).
+holds such characters is that file). A directory names every file below it, recursively, sorted by
+path; an empty one is an error too. Hidden files and folders (a name starting with ``.``) below a
+directory are left out, as an editor's or a tool's own files are.
 
 Every reader opens files through :func:`open_binary` and sizes them with :func:`size`, so the
 single-process path and the Dask workers read exactly the same bytes.
@@ -49,7 +51,15 @@ def expand(inputs: Iterable[str]) -> list[str]:
     out: list[str] = []
     for item in inputs:
         item = str(item)
+        if not is_url(item) and os.path.isdir(item):
+            out.extend(_directory_files(item))
+            continue
         if not _GLOB_CHARS & set(item) or (not is_url(item) and os.path.exists(item)):
+            if is_url(item):
+                fs, inner = _filesystem(item)
+                if _isdir(fs, inner, item):
+                    out.extend(_url_directory_files(fs, inner, item))
+                    continue
             out.append(item)  # a plain path, or a file whose name holds glob characters
             continue
         if is_url(item):
@@ -67,6 +77,43 @@ def expand(inputs: Iterable[str]) -> list[str]:
             raise TraceReadError(item, "no file matches this pattern")
         out.extend(matches)
     return out
+
+
+def _hidden(relative: str) -> bool:
+    return any(part.startswith(".") for part in relative.replace(os.sep, "/").split("/"))
+
+
+def _directory_files(folder: str) -> list[str]:
+    """Every file below ``folder``, recursively, hidden ones left out, sorted by path."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        found.extend(os.path.join(root, name) for name in files if not name.startswith("."))
+    if not found:
+        raise TraceReadError(folder, "a directory with no file in it")
+    return sorted(found)
+
+
+def _isdir(fs: Any, inner: str, item: str) -> bool:
+    try:
+        return bool(fs.isdir(inner))
+    except OSError as exc:
+        raise TraceReadError(item, f"cannot list files ({type(exc).__name__}: {exc})") from None
+
+
+def _url_directory_files(fs: Any, inner: str, item: str) -> list[str]:
+    """Every file below the directory URL ``item``, recursively, hidden ones left out, sorted."""
+    try:
+        paths = fs.find(inner)
+    except OSError as exc:
+        raise TraceReadError(item, f"cannot list files ({type(exc).__name__}: {exc})") from None
+    base = inner.rstrip("/") + "/"
+    found = sorted(
+        fs.unstrip_protocol(p) for p in paths if not _hidden(p[len(base) :] if p.startswith(base) else p)
+    )
+    if not found:
+        raise TraceReadError(item, "a directory with no file in it")
+    return found
 
 
 def open_binary(path: str) -> IO[bytes]:

@@ -17,6 +17,7 @@ import contextlib
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -105,14 +106,27 @@ _SIGNAL_OF_MEMBER: Final = {
 }
 
 
+_SPANS_MEMBER: Final = re.compile(rb'"resource(?:Spans|_spans)"\s*:')
+beside: Counter[str] = Counter()
+"""Requests of other signals found beside ``resourceSpans`` in one request (what agentevals serves for
+download: spans and logs in one document), by signal, so far in this process: their spans are read,
+the rest is left out and counted; readers report the difference per read."""
+
+
 def raw_signal(line: bytes) -> str:
-    """The signal a raw JSON line holds, by a byte search for its first signal member. ``traces``
-    when unsure (no such member: a name written with escapes, or not OTLP): the parse then says
-    precisely what the line is or what is wrong with it."""
+    """The signal a raw JSON line holds, by a byte search for its first signal member (and, when that
+    is another signal's, for a ``resourceSpans`` after it: a request holding traces is a traces
+    request). ``traces`` when unsure (no such member: a name written with escapes, or not OTLP): the
+    parse then says precisely what the line is or what is wrong with it."""
     if _EMPTY_REQUEST.match(line):
         return SIGNAL_EMPTY
     member = _SIGNAL_MEMBER.search(line)
-    return SIGNAL_TRACES if member is None else _SIGNAL_OF_MEMBER[member.group(1)]
+    if member is None:
+        return SIGNAL_TRACES
+    signal = _SIGNAL_OF_MEMBER[member.group(1)]
+    if signal != SIGNAL_TRACES and _SPANS_MEMBER.search(line, member.end()):
+        return SIGNAL_TRACES
+    return signal
 
 
 def request_signal(doc: Any) -> str:
@@ -120,11 +134,9 @@ def request_signal(doc: Any) -> str:
     writes for an empty request) for one parsed OTLP JSON request; ``_Bad`` when it is none."""
     if type(doc) is not dict:
         raise _Bad("not a JSON object (expected an OTLP ExportTraceServiceRequest)")
-    others = [(key, signal) for key, signal in _OTHER_SIGNALS if key in doc]
-    if "resourceSpans" in doc:
-        if others:
-            raise _Bad(f"resourceSpans and {others[0][0]} in one request")
+    if "resourceSpans" in doc:  # other signals beside it are counted (``beside``), not read
         return SIGNAL_TRACES
+    others = [(key, signal) for key, signal in _OTHER_SIGNALS if key in doc]
     if others:
         return others[0][1]
     if not doc:
@@ -145,6 +157,10 @@ def spans_from_request(doc: Any, keep: Callable[[str], bool] | None = None) -> l
     if signal != SIGNAL_TRACES:
         key = next(key for key, other in _OTHER_SIGNALS if other == signal)
         raise _Bad(f"a {signal} request ({key}), not traces")
+    if len(doc) > 1:
+        for key, other in _OTHER_SIGNALS:
+            if key in doc:
+                beside[other] += 1
     resource_spans = doc["resourceSpans"]
     if type(resource_spans) is not list:
         raise _Bad("resourceSpans is not an array")

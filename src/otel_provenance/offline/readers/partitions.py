@@ -40,6 +40,7 @@ from . import (
     _TraceFile,
     _Unit,
     locations,
+    otlp_json,
 )
 from ._compressed import GZIP_MAGIC
 from ._zstd_frames import starts_zstd
@@ -75,6 +76,7 @@ class Split:
     spans: int = 0
     missed: set[tuple[str, str | None]] = field(default_factory=set)  # links the index did not have
     unknown_values: int = 0  # attribute values of a kind the reader does not know, left out
+    beside: Counter[str] = field(default_factory=Counter)  # other signals held beside spans, left out
 
 
 # Workers read with the default decompression limits (OTEL_PROVENANCE_READ_* apply in the client's
@@ -180,7 +182,7 @@ def split_partition(
     split = Split()
     try:
         tf = _TraceFile(part.source, _LIMITS)
-        unknown_before = _convert.unknown_values
+        unknown_before, beside_before = _convert.unknown_values, otlp_json.beside.copy()
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
                 unit = dataclasses.replace(unit, line=unit.line + first_line)
@@ -201,6 +203,7 @@ def split_partition(
                 else:
                     members.append(span)
         split.unknown_values = _convert.unknown_values - unknown_before
+        split.beside = otlp_json.beside - beside_before
     except OtelProvenanceError as exc:
         return Failed(str(exc))
     except OSError as exc:

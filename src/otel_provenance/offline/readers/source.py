@@ -12,7 +12,7 @@ commands only see this protocol, so a new backend is a new module implementing i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ... import semconv
@@ -40,6 +40,16 @@ class TraceSource(Protocol):
         ...
 
 
+def agent_runs(runs: Iterable[Run], report: ReadReport) -> Iterator[Run]:
+    """The agent runs of ``runs`` (``Run.is_agent_run``); the others are counted in ``report``. Every
+    source applies this, so that every command leaves out, and counts, the traces that are no run."""
+    for run in runs:
+        if run.is_agent_run:
+            yield run
+        else:
+            report.not_runs += 1
+
+
 class FileSource:
     """OTLP trace files (JSON Lines, JSON, protobuf; gzip fine), streamed run by run in this process."""
 
@@ -64,11 +74,7 @@ class FileSource:
 
     def runs(self) -> Iterator[Run]:
         read = dict(report=self.report, keep=self.keep, limits=self.limits, run_attribute=self.run_attribute)
-        paths = locations.expand(self.paths)
-        if self.release_attribute == DEFAULT_RELEASE_ATTRIBUTE:
-            yield from iter_runs(paths, self.release, **read)
-            return
-        runs = iter_runs(paths, **read)
+        runs = agent_runs(iter_runs(locations.expand(self.paths), **read), self.report)
         yield from (r for r in runs if in_release(r, self.release, self.release_attribute))
 
     def fold(self, fold: RunFold[P]) -> P:
@@ -104,7 +110,7 @@ class SigNozSource:
         spans = list(read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options))
         self.report.spans += len(spans)
         # Not filtered by release: a run that also holds other releases' spans is counted as such.
-        yield from group_runs(spans, run_attribute=self.run_attribute)
+        yield from agent_runs(group_runs(spans, run_attribute=self.run_attribute), self.report)
 
     def fold(self, fold: RunFold[P]) -> P:
         return fold.over(self.runs())

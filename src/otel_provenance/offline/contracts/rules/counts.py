@@ -1,7 +1,10 @@
 """How often a step occurs in a run: ``required_spans``, ``forbidden_spans``, ``cardinality``.
 
 Blocked calls did not happen: ``required_spans`` and ``cardinality`` count only calls that ran.
-``forbidden_spans`` counts attempts too — trying a forbidden step is the violation.
+``required_spans`` also leaves retries out (``agent.retry.number`` above 0: the same call again), so a
+release that retries less still meets a requirement; ``cardinality`` counts them (a retried write is a
+duplicate side effect). ``forbidden_spans`` counts attempts too — trying a forbidden step is the
+violation.
 
 All three are one bounds check: the run has ``n`` spans that surely match and ``u`` that might
 (they lack a selector attribute), and, when the trace is incomplete, possibly more we cannot see.
@@ -21,7 +24,7 @@ from ..ruletype import Absence, Fail, RuleType, always
 
 
 def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
-    yield from _bounds(rule, ev, low=rule.params.get("min", 1), high=None)
+    yield from _bounds(rule, ev, low=rule.params.get("min", 1), high=None, first_attempts=True)
 
 
 def check_forbidden_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
@@ -60,11 +63,19 @@ RULE_TYPES = (
 
 
 def _bounds(
-    rule: Rule, ev: RunEvidence, low: int, high: int | None, exact: bool = False, attempts: bool = False
+    rule: Rule,
+    ev: RunEvidence,
+    low: int,
+    high: int | None,
+    exact: bool = False,
+    attempts: bool = False,
+    first_attempts: bool = False,
 ) -> Iterator[Outcome]:
     selector = rule.params["select"]
     label = selector.describe()
     matched, unknown = ev.select(selector) if attempts else ev.occurred(selector)
+    if first_attempts:
+        matched, unknown = [s for s in matched if not s.is_retry], [s for s in unknown if not s.is_retry]
     n, u = len(matched), len(unknown)
     most = None if not ev.complete else n + u  # None: unbounded (spans may be missing)
     if high is not None and n > high:
