@@ -178,3 +178,55 @@ def test_one_document_with_spans_and_logs_is_read(tmp_path: Path) -> None:
     assert code == 2, text
     assert "DUPLICATE_SIDE_EFFECT (at_most.issue_refund)" in text
     assert _gate(contract, "1.0.0", approved)[0] == 0
+
+
+def _plain_runs(path: Path, release: str | None, tools: list[list[str]]) -> None:
+    """Runs written by the plain SDK: an ``invoke_agent`` span each, with the GenAI tool spans listed."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    from interop import FileSpanExporter
+
+    attributes = {"service.name": "refunds"} | ({"service.version": release} if release else {})
+    provider = TracerProvider(resource=Resource.create(attributes))
+    provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(str(path))))
+    tracer = provider.get_tracer("agent")
+    for calls in tools:
+        with tracer.start_as_current_span(
+            "invoke_agent refunds", attributes={"gen_ai.operation.name": "invoke_agent"}
+        ):
+            for tool in calls:
+                attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool}
+                tracer.start_span(f"execute_tool {tool}", attributes=attributes).end()
+    provider.shutdown()
+
+
+def test_a_run_with_an_agent_span_and_no_tool_call_never_passes(releases: Path, tmp_path: Path) -> None:
+    contract = tmp_path / "c.yaml"
+    assert cli("mine", "--approved", releases / "v1", "-o", contract)[0] == 0
+    toolless = tmp_path / "toolless.jsonl"
+    _plain_runs(toolless, "3.0.0", [[], []])
+    code, text = _gate(contract, "3.0.0", toolless)
+    assert code == 3 and "no run of release 3.0.0 holds a tool span" in text, text
+    mixed = tmp_path / "mixed.jsonl"
+    _plain_runs(mixed, "3.1.0", [["lookup_order", "issue_refund"], []])
+    code, text = _gate(contract, "3.1.0", mixed)
+    assert code == 2, text
+    assert "MISSING_PREREQUISITE (required.issue_refund) issue_refund is required at least 1 time(s)" in text
+
+
+def test_a_run_without_a_release_is_in_no_release(tmp_path: Path) -> None:
+    """``--release`` keeps the runs of that release only: never a run that names no release."""
+    versionless = tmp_path / "versionless.jsonl"
+    _plain_runs(versionless, None, [["lookup_order"]])
+    code, out, _ = cli("audit", "--release", "1.0.0", versionless)
+    assert code == 3 and "summary: 0 run(s)" in out
+    code, out, _ = cli("fingerprint", "--release", "1.0.0", "--format", "json", versionless)
+    assert code == 3 and json.loads(out)["runs"] == []
+    code, _, err = cli("mine", "--approved", versionless, "--release", "1.0.0", "-o", tmp_path / "c.yaml")
+    assert code == 1 and "no agent runs found in the approved traces for release 1.0.0" in err
+    code, _, err = cli("fetch", "--release", "1.0.0", versionless, "-o", tmp_path / "f.jsonl")
+    assert code == 0 and "fetched 0 span(s)" in err
+    # without --release the run is there
+    assert "summary: 1 run(s)" in cli("audit", versionless)[1]
