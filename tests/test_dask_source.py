@@ -287,8 +287,8 @@ def test_a_task_that_cannot_be_recovered_exits_1_without_a_verdict(cluster, scat
 
 
 def test_every_source_is_a_trace_source(cluster, scattered) -> None:
-    from otel_provenance.offline.readers.dask_source import DaskSource
-    from otel_provenance.offline.readers.source import FileSource, SigNozSource, TraceSource
+    from otel_provenance.offline.engines.dask_cluster import DaskSource
+    from otel_provenance.offline.engines.source import FileSource, SigNozSource, TraceSource
 
     paths, _ = scattered
     sources = [FileSource(paths), SigNozSource("http://x", "v1", 0, 1), DaskSource(paths, "tcp://x:1")]

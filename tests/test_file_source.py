@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from offline_helpers import Recorder, write_proto
-from otel_provenance.offline.readers.source import FileSource
+from otel_provenance.offline.engines.source import FileSource
 
 
 @pytest.fixture

@@ -226,7 +226,7 @@ def test_property_values_survive_as_signoz_keeps_them_and_absence_stays_absent(d
 def test_a_signoz_source_reads_with_its_options_counts_its_spans_and_groups_by_its_run_attribute() -> None:
     """The trace source ``gate check --signoz`` uses: the API key and other options reach the reader,
     the report counts the spans read, and ``run_attribute`` joins two traces of one session."""
-    from otel_provenance.offline.readers.source import SigNozSource
+    from otel_provenance.offline.engines.source import SigNozSource
 
     def two_traces_one_session(tracer) -> None:
         for step in ("lookup", "refund"):

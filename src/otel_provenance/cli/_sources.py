@@ -1,12 +1,14 @@
 """Which trace source a command reads, chosen from its arguments here and nowhere else.
 
-Each backend adds its own flags and builds a ``TraceSource`` (``offline/readers/source.py``):
+Each backend adds its own flags and builds a ``TraceSource`` (``offline/engines/source.py``):
 
 - ``--signoz URL`` (+ the time window) — SigNoz's query API (``gate check``, ``fetch``).
 - ``--dask-scheduler ADDRESS`` — the files read on a Dask cluster (``gate check``, ``audit``,
   ``mine``, ``fingerprint``); ``config`` takes the address from Dask's configuration
   (``scheduler-address``, i.e. ``$DASK_SCHEDULER_ADDRESS``).
-- otherwise the files (paths, globs or fsspec URLs) read in this process.
+- ``--jobs N`` (N > 1) — the files read in N processes of this machine (``gate check``, ``audit``,
+  ``fingerprint``).
+- otherwise the files (paths, globs, folders or fsspec URLs) read in this process.
 
 A new backend is one more entry in ``_BACKENDS`` (its flags, when it is chosen, how it opens).
 """
@@ -22,8 +24,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from .. import semconv
+from ..offline.engines import FileSource, PoolSource, SigNozSource, TraceSource
 from ..offline.readers import ReadLimits
-from ..offline.readers.source import FileSource, SigNozSource, TraceSource
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ._common import UsageError
 
@@ -97,7 +99,7 @@ class _Dask:
         keep: Callable[[str], bool] | None,
         progress: Progress,
     ) -> TraceSource:
-        from ..offline.readers.dask_source import DaskSource, import_distributed, scheduler_address
+        from ..offline.engines.dask_cluster import DaskSource, import_distributed, scheduler_address
 
         if keep is not None:
             raise UsageError("--dask-scheduler splits the work itself; it cannot be combined with --shard")
@@ -112,6 +114,48 @@ class _Dask:
         address = scheduler_address(None if given == _CONFIG_ADDRESS else given)
         return DaskSource(
             paths, address, release, progress=progress, release_attribute=release_attribute(args)
+        )
+
+
+class _Pool:
+    name = "--jobs"
+
+    @staticmethod
+    def add_arguments(p: argparse.ArgumentParser, *, standalone: bool) -> None:
+        p.add_argument(
+            "--jobs",
+            type=int,
+            default=1,
+            metavar="N",
+            help="read and evaluate the trace files in N processes (merged in memory: the result of one)",
+        )
+
+    @staticmethod
+    def chosen(args: argparse.Namespace) -> bool:
+        return getattr(args, "jobs", 1) != 1
+
+    @staticmethod
+    def open(
+        args: argparse.Namespace,
+        paths: Sequence[str],
+        release: str | None,
+        keep: Callable[[str], bool] | None,
+        progress: Progress,
+    ) -> TraceSource:
+        if args.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        if keep is not None:
+            raise UsageError("--jobs splits the work itself; it cannot be combined with --shard")
+        if not paths:
+            raise UsageError("give trace files for --jobs to read")
+        return PoolSource(
+            paths,
+            args.jobs,
+            release,
+            progress=progress,
+            release_attribute=release_attribute(args),
+            run_attribute=run_attribute(args),
+            limits=read_limits(),
         )
 
 
@@ -147,7 +191,7 @@ class _Files:
         )
 
 
-_BACKENDS: Final = {"signoz": _SigNoz, "dask": _Dask}  # the files are what is read when none is chosen
+_BACKENDS: Final = {"signoz": _SigNoz, "dask": _Dask, "pool": _Pool}  # none chosen: the files, here
 
 
 def add_source_arguments(p: argparse.ArgumentParser, *backends: str, standalone: bool = False) -> None:
@@ -157,7 +201,7 @@ def add_source_arguments(p: argparse.ArgumentParser, *backends: str, standalone:
 
 
 def chosen_backend(args: argparse.Namespace) -> str:
-    """``signoz``, ``dask`` or ``files``; at most one backend's flag may be given."""
+    """``signoz``, ``dask``, ``pool`` or ``files``; at most one backend's flag may be given."""
     chosen = [name for name, backend in _BACKENDS.items() if backend.chosen(args)]
     if len(chosen) > 1:
         raise UsageError(f"choose one of {' and '.join(_BACKENDS[n].name for n in chosen)}")

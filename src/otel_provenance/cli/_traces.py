@@ -11,10 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
 from .. import semconv
-from ..offline.fold import RunFold
+from ..offline.engines.fold import RunFold
+from ..offline.engines.source import TraceSource
 from ..offline.model import Run
 from ..offline.readers import ReadReport
-from ..offline.readers.source import TraceSource
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 from ._sources import open_source

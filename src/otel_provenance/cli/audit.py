@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import semconv
 from ..offline.audit import AuditReport, Budgets, Finding, RunAudit, ToolBudget, Verdict, aggregate
-from ..offline.fold import audit_fold
+from ..offline.engines.fold import audit_fold
 from ..offline.report.audit_html import render_audit_html
 from ..offline.report.witnesses import MAX_RUNS
 from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--report-html", metavar="FILE", help="write a self-contained HTML page drawing failing runs"
     )
-    add_source_arguments(p, "dask")
+    add_source_arguments(p, "dask", "pool")
     add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..offline.fold import fingerprint_fold
+from ..offline.engines.fold import fingerprint_fold
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 from ._sources import add_source_arguments
 from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute
@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--release", help="only runs whose service.version is RELEASE")
     add_release_attribute(p)
     p.add_argument("--canonical", action="store_true", help="also print each run's canonical form")
-    add_source_arguments(p, "dask")
+    add_source_arguments(p, "dask", "pool")
     add_run_attribute(p)
     add_format(p)
     p.set_defaults(handler=_handle)

@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import argparse
 import re
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ..errors import OtelProvenanceError
 from ..offline.aggregate import Aggregate
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
+from ..offline.engines.fold import gate_fold
+from ..offline.engines.source import FileSource
 from ..offline.evaluate import evaluate_safely
-from ..offline.fold import gate_fold
 from ..offline.gate import (
     DECISION_ERROR,
     DECISION_FAIL,
@@ -29,8 +28,6 @@ from ..offline.gate import (
     decide,
 )
 from ..offline.model import Run
-from ..offline.readers import not_runs_note
-from ..offline.readers.source import FileSource
 from ..offline.report import (
     render_html,
     render_json,
@@ -85,15 +82,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="TRACES",
         help="OTLP files (JSON Lines, JSON or protobuf; gzip is fine): paths, globs or fsspec URLs",
     )
-    add_source_arguments(check, "signoz", "dask")
+    add_source_arguments(check, "signoz", "dask", "pool")
     add_run_attribute(check)
-    check.add_argument(
-        "--jobs",
-        type=int,
-        default=1,
-        metavar="N",
-        help="evaluate trace files in N processes (shards merged in memory: the same result as one)",
-    )
     check.add_argument("--shard", metavar="I/N", help="evaluate only shard I of N (needs --partial)")
     check.add_argument(
         "--partial", metavar="OUT", help="write a partial result for `gate merge` instead of deciding"
@@ -149,15 +139,13 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         except ValueError as exc:
             raise UsageError(f"gate check: {exc}") from None
     contract = load_contract(args.contract)
-    if args.jobs != 1:
-        return _check_in_processes(args, io, contract)
     try:
         source = TraceInput(io, args, args.traces, keep=shard.owns if shard is not None else None)
     except UsageError as exc:
         raise UsageError(f"gate check: {exc}") from None
-    # In this process, the keeper holds the few runs the HTML report draws; a Dask cluster evaluates
-    # elsewhere, so those runs are read again afterwards (as with --jobs).
-    in_process = chosen_backend(args) != "dask"
+    # In this process, the keeper holds the few runs the HTML report draws; a pool of processes or a
+    # Dask cluster evaluates elsewhere, so those runs are read again afterwards.
+    in_process = chosen_backend(args) in ("files", "signoz")
     keeper = WitnessKeeper() if args.report_html and args.partial is None and in_process else None
     fold = gate_fold(
         contract,
@@ -186,55 +174,6 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     return _decide_and_report(aggregate, contract, args, io, drawn)
 
 
-def _check_in_processes(args: argparse.Namespace, io: IO, contract: Contract) -> int:
-    """``--jobs N``: shard I of N in each of N processes, merged here. Sharding by run id and the
-    merge are exact (tested byte for byte), so N changes the time, never the result."""
-    if args.jobs < 1:
-        raise UsageError("gate check: --jobs must be at least 1")
-    if args.shard is not None or chosen_backend(args) != "files":
-        raise UsageError(
-            "gate check: --jobs reads trace files itself; it cannot be combined with --shard, --signoz "
-            "or --dask-scheduler"
-        )
-    if not args.traces:
-        raise UsageError("gate check: give trace files to evaluate")
-    jobs = [
-        (
-            args.contract,
-            args.traces,
-            args.release,
-            args.completed_at,
-            i,
-            args.jobs,
-            args.release_attribute,
-            args.run_attribute,
-        )
-        for i in range(1, args.jobs + 1)
-    ]
-    read_limits()  # a bad limit variable is a usage error here, before any process starts
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        parts = list(pool.map(_shard_job, *zip(*jobs, strict=True)))
-    errors = [error for _, _, _, error in parts if error]
-    if errors:
-        raise UsageError(errors[0])
-    aggregate = Aggregate.from_json(parts[0][0], "shard 1")
-    for i, (text, _, _, _) in enumerate(parts[1:], 2):
-        aggregate = aggregate.merge(Aggregate.from_json(text, f"shard {i}"))
-    incomplete = sorted({item for _, items, _, _ in parts for item in items if item.startswith("incomplete")})
-    for item in incomplete:
-        io.warn(f"{item} — the complete records before it were read")
-    for note in parts[0][1]:  # every shard reads every file: the first one's notes stand for all
-        if not note.startswith("incomplete"):
-            io.warn(note)
-    not_runs = sum(count for _, _, count, _ in parts)  # each shard forms only its own runs
-    if not_runs:
-        io.warn(not_runs_note(not_runs))
-    incomplete = [item.removeprefix("incomplete input: ") for item in incomplete]
-    aggregate = aggregate.with_incomplete_inputs(incomplete)
-    runs = _witness_runs(args, aggregate, contract) if args.report_html else None
-    return _decide_and_report(aggregate, contract, args, io, runs)
-
-
 def _witness_runs(args: argparse.Namespace, aggregate: Aggregate, contract: Contract) -> dict[str, Run]:
     """Read again just the runs the HTML report draws (when they were evaluated elsewhere)."""
     wanted = set(witness_run_ids(decide(aggregate, contract)))
@@ -246,38 +185,6 @@ def _witness_runs(args: argparse.Namespace, aggregate: Aggregate, contract: Cont
         limits=read_limits(),
     )
     return {run.run_id: run for run in source.runs()}
-
-
-def _shard_job(
-    contract_path: str,
-    traces: list[str],
-    release: str,
-    completed_at: str | None,
-    index: int,
-    count: int,
-    release_attribute: str,
-    run_attribute: str,
-) -> tuple[str, list[str], int, str | None]:
-    """One process of ``--jobs``: (partial result as JSON, incomplete inputs and read notes, the traces
-    of its shard that are no agent run, or an error message)."""
-    try:
-        contract = load_contract(contract_path)
-        shard = Shard(index, count)
-        source = FileSource(
-            traces,
-            keep=shard.owns,
-            release_attribute=release_attribute,
-            run_attribute=run_attribute,
-            limits=read_limits(),
-        )
-        aggregate = source.fold(
-            gate_fold(contract, release, completed_at, shard, release_attribute=release_attribute)
-        )
-        incomplete = [f"incomplete input: {item}" for item in source.report.incomplete]
-        not_runs, source.report.not_runs = source.report.not_runs, 0  # summed over the shards
-        return aggregate.to_json(), incomplete + source.report.notes(), not_runs, None
-    except OtelProvenanceError as exc:  # exceptions with extra fields do not cross processes intact
-        return "", [], 0, str(exc)
 
 
 def _merge(args: argparse.Namespace, io: IO) -> int:

@@ -32,14 +32,14 @@ allowed (``agent.budget.allowed``) plus ``ToolBudget.allow`` are exempt, for the
 from __future__ import annotations
 
 import enum
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from .. import semconv
 from ..budget_law import Limits, allowed_on_span, count_arguments, over_budget
+from .arguments import lost_kinds
 from .graph import CausalGraph
 from .model import Run, Span
 
@@ -87,6 +87,15 @@ class Budgets:
 
     def for_tool(self, tool: str) -> ToolBudget:
         return self.tools.get(tool, self.default)
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with ``tools`` as a plain dict (a ``mappingproxy`` does not pickle): the audit
+        fold goes to other processes (``engines.pool``)."""
+        return _budgets, (self.default, dict(self.tools))
+
+
+def _budgets(default: ToolBudget, tools: dict[str, ToolBudget]) -> Budgets:
+    return Budgets(default, MappingProxyType(tools))
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,24 +207,6 @@ def arguments(span: Span) -> tuple[ArgEvidence, ...]:
             )
         )
     return tuple(out)
-
-
-def lost_kinds(span: Span, kinds: Iterable[str]) -> tuple[int, int] | None:
-    """``(assumed, invented)`` as counted on the span when that is more than its ``agent.arg.*.kind``
-    attributes name — they were lost (the SDK's attribute limit evicts the oldest keys) — else None.
-
-    The online half counts assumed arguments outside the tool's allow-list, so with nothing lost the
-    counter is never above the named assumed arguments."""
-    named = Counter(kinds)
-    counted = (_count(span, semconv.BUDGET_ASSUMED), _count(span, semconv.BUDGET_INVENTED))
-    if counted[0] > named[semconv.KIND_ASSUMED] or counted[1] > named[semconv.KIND_INVENTED]:
-        return counted
-    return None
-
-
-def _count(span: Span, key: str) -> int:
-    value = span.attributes.get(key)
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _instrumented(span: Span, args: tuple[ArgEvidence, ...]) -> bool:

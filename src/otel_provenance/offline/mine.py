@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from .. import semconv
 from ..budget_law import ArgumentCount, allowed_on_span, count_arguments
+from .arguments import argument_kinds
 from .contracts.dsl import dump_document, parse_contract
 from .contracts.rational import format_rational, ratio_at_least
 from .contracts.similarity import route_shape, weighted_jaccard
@@ -288,16 +289,10 @@ def _blocked_rule(runs: list[Run]) -> dict[str, Any] | None:
 def _kind_counts(span: Span) -> ArgumentCount | None:
     """The span's arguments counted by the budget law with the allow-list the span recorded; None
     when the span carries no provenance or an unknown kind."""
-    kinds: list[tuple[str, str]] = []
-    for key, value in span.attributes.items_sorted():
-        parts = semconv.split_arg_attr(key)
-        if parts and parts[1] == semconv.ARG_KIND_SUFFIX:
-            if value not in semconv.ARG_KINDS:
-                return None
-            kinds.append((parts[0], value))  # type: ignore[arg-type]
-    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
+    kinds = argument_kinds(span)
+    if kinds is None:
         return None
-    return count_arguments(kinds, allowed_on_span(span.attributes))
+    return count_arguments(sorted(kinds.items()), allowed_on_span(span.attributes))  # type: ignore[arg-type]
 
 
 def _routes_rule(families: list[Family], approved: Family, similarity: Fraction) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ... import semconv
+from ..arguments import argument_kinds
 from ..graph import CausalGraph
 from ..model import Run, Span
 from ..stepkey import run_steps
@@ -104,21 +104,3 @@ class RunEvidence:
     def witnesses(self, **observed: object) -> tuple[Witness, ...]:
         """Run-level witnesses (one per trace, no spans) for findings about something absent."""
         return run_witnesses(self.run, **observed)
-
-
-def argument_kinds(span: Span) -> dict[str, str] | None:
-    """See :meth:`RunEvidence.argument_kinds` (uncached)."""
-    kinds: dict[str, str] = {}
-    prefix = semconv.ARG_PREFIX
-    for key, value in span.attributes.items_sorted():
-        if not key.startswith(prefix):
-            continue
-        parts = semconv.split_arg_attr(key)
-        if parts is None or parts[1] != semconv.ARG_KIND_SUFFIX:
-            continue
-        if value not in semconv.ARG_KINDS:
-            return None
-        kinds[parts[0]] = value  # type: ignore[assignment]
-    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
-        return None
-    return kinds

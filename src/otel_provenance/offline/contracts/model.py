@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 
@@ -44,6 +45,25 @@ class Rule:
     thresholds: Thresholds
     line: int = 0  # 1-based line of the rule in its file (SARIF locations); 0 when unknown
     support: int | None = None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled with its ``params`` as a plain dict and read-only again when loaded: engines send
+        rules to other processes (``engines.pool``), and a ``mappingproxy`` does not pickle."""
+        fields = (self.id, self.type, self.code, self.description, dict(self.params), self.thresholds)
+        return _rule, (*fields, self.line, self.support)
+
+
+def _rule(
+    id: str,
+    type: str,
+    code: str,
+    description: str,
+    params: dict[str, Any],
+    thresholds: Thresholds,
+    line: int,
+    support: int | None,
+) -> Rule:
+    return Rule(id, type, code, description, MappingProxyType(params), thresholds, line, support)
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from .... import semconv
 from ....budget_law import Limits, allowed_on_span, count_arguments, over_budget
-from ...audit import lost_kinds
+from ...arguments import lost_kinds
 from ...model import ABSENT, Span
 from ..evidence import RunEvidence
 from ..model import Rule

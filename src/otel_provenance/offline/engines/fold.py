@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Generic, TypeVar
 
-from .aggregate import Aggregate
-from .audit import Budgets, RunAudit, Verdict, audit_run
-from .contracts.model import Contract
-from .evaluate import RunResult, evaluate_safely
-from .fingerprint import canonical_form, fingerprint
-from .gate import Shard, check_release
-from .model import Run
-from .release import DEFAULT_RELEASE_ATTRIBUTE
-from .report.witnesses import SmallestRuns
+from ..aggregate import Aggregate
+from ..audit import Budgets, RunAudit, Verdict, audit_run
+from ..contracts.model import Contract
+from ..evaluate import RunResult, evaluate_safely
+from ..fingerprint import canonical_form, fingerprint
+from ..gate import Shard, check_release
+from ..model import Run
+from ..release import DEFAULT_RELEASE_ATTRIBUTE
+from ..report.witnesses import SmallestRuns
 
 P = TypeVar("P")
 

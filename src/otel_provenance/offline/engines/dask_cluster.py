@@ -15,7 +15,7 @@ The same answer as :class:`~.source.FileSource` on the same files, computed wher
 
 Memory per worker is bounded by its partitions and buckets (about the partition size each), not by
 the input; there are as many buckets as partitions. The fold and merge are the single-process
-ones, and the folds of ``offline.fold`` give the same bytes whatever the grouping.
+ones, and the folds of ``offline.engines.fold`` give the same bytes whatever the grouping.
 
 Failures: an input error (a bad line, invalid evidence) is returned by the task as an answer and
 raised here, so it is never retried; any other task failure is retried (``retries``), a lost worker
@@ -33,12 +33,12 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from ...errors import OtelProvenanceError
-from ..fold import COLLECT, RunFold
 from ..model import Run, Span
+from ..readers import IncompleteFile, ReadReport, SkippedRecords, check_signals, locations
+from ..readers.partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..runs import RunKeys, in_release, make_run
-from . import IncompleteFile, ReadReport, SkippedRecords, check_signals, locations
-from .partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
+from .fold import COLLECT, RunFold
 
 P = TypeVar("P")
 

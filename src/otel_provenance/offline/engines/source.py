@@ -2,12 +2,13 @@
 
 A source yields whole runs (``runs()``), runs a :class:`~..fold.RunFold` over them (``fold()``) and
 keeps a :class:`ReadReport` of what it read (files, spans) and what it had to skip (files cut off
-mid-write). The CLI picks a source from its arguments in one place (``cli/_traces.py``); the
+mid-write). The CLI picks a source from its arguments in one place (``cli/_sources.py``); the
 commands only see this protocol, so a new backend is a new module implementing it.
 
 - :class:`FileSource` — OTLP files: local paths, globs or fsspec URLs (see ``locations``).
 - :class:`SigNozSource` — one release's traces from SigNoz's query API.
-- ``dask_source.DaskSource`` — the same files read, grouped and folded on a Dask cluster.
+- ``dask_cluster.DaskSource`` — the same files read, grouped and folded on a Dask cluster.
+- ``pool.PoolSource`` — the same files read in N processes, each folding its share of the runs.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ... import semconv
-from ..fold import RunFold
 from ..model import Run
+from ..readers import ReadLimits, ReadReport, iter_runs, locations
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..runs import group_runs, in_release
-from . import ReadLimits, ReadReport, iter_runs, locations
+from .fold import RunFold
 
 P = TypeVar("P")
 
@@ -104,7 +105,7 @@ class SigNozSource:
         self.report = ReadReport()
 
     def runs(self) -> Iterator[Run]:
-        from .signoz import read_signoz
+        from ..readers.signoz import read_signoz
 
         start, end = self.window
         spans = list(read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options))

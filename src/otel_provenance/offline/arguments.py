@@ -1,0 +1,52 @@
+"""What a tool span says about its arguments' provenance, read once for every offline check.
+
+``argument_kinds`` — the ``agent.arg.<name>.kind`` of each argument; ``lost_kinds`` — the counts the
+span kept when some of those attributes were evicted. The audit, the contract rules and the miner all
+read provenance through these two, so they agree on what a span's provenance is.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from .. import semconv
+from .model import Span
+
+
+def argument_kinds(span: Span) -> dict[str, str] | None:
+    """``{argument name: kind}`` from the span's ``agent.arg.*.kind`` attributes; None when the span
+    carries no provenance at all (no kind and no ``agent.budget.assumed`` counter) or a kind this
+    package does not write (evidence that cannot be read is never read as a pass)."""
+    kinds: dict[str, str] = {}
+    prefix = semconv.ARG_PREFIX
+    for key, value in span.attributes.items_sorted():
+        if not key.startswith(prefix):
+            continue
+        parts = semconv.split_arg_attr(key)
+        if parts is None or parts[1] != semconv.ARG_KIND_SUFFIX:
+            continue
+        if value not in semconv.ARG_KINDS:
+            return None
+        kinds[parts[0]] = value
+    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
+        return None
+    return kinds
+
+
+def lost_kinds(span: Span, kinds: Iterable[str]) -> tuple[int, int] | None:
+    """``(assumed, invented)`` as counted on the span when that is more than its ``agent.arg.*.kind``
+    attributes name — they were lost (the SDK's attribute limit evicts the oldest keys) — else None.
+
+    The online half counts assumed arguments outside the tool's allow-list, so with nothing lost the
+    counter is never above the named assumed arguments."""
+    named = Counter(kinds)
+    counted = (_count(span, semconv.BUDGET_ASSUMED), _count(span, semconv.BUDGET_INVENTED))
+    if counted[0] > named[semconv.KIND_ASSUMED] or counted[1] > named[semconv.KIND_INVENTED]:
+        return counted
+    return None
+
+
+def _count(span: Span, key: str) -> int:
+    value = span.attributes.get(key)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0

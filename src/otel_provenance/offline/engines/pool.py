@@ -1,0 +1,129 @@
+"""``PoolSource``: the trace files read by N processes of this machine, each folding its share of runs.
+
+Each process reads every file but converts only the spans of the runs whose run id hashes to its
+shard (``gate.Shard``), folds those runs, and sends back the partial value with what its read found.
+The partials are merged with the fold's own ``merge``, which is exact for every fold in ``fold.py``
+(tested byte for byte against one process), so N changes the time, never the result.
+
+What each process's report holds, and how the reports add up: every process sees every file and every
+request, so files, skipped other signals and signals held beside spans are taken from the first process
+alone; spans, attribute values of an unknown kind and traces that are no run are counted only for the
+runs a process converts, so they are summed; a file cut off mid-write is noted once, whoever saw it.
+
+A fold and its arguments go to the processes by pickling: the folds of ``fold.py`` are partial
+applications of module-level functions, and a contract pickles as plain frozen data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from ... import semconv
+from ...errors import OtelProvenanceError
+from ..gate import Shard
+from ..model import Run
+from ..readers import ReadLimits, ReadReport
+from ..release import DEFAULT_RELEASE_ATTRIBUTE
+from .fold import RunFold
+from .source import FileSource
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One process's answer: its partial value and what its read found (or the error it met)."""
+
+    value: Any
+    report: ReadReport | None
+    error: str | None = None
+
+
+class PoolSource:
+    """Trace files (paths, globs, folders, fsspec URLs) read in ``jobs`` processes of this machine."""
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        jobs: int,
+        release: str | None = None,
+        *,
+        progress: Callable[[str, int, int], None] | None = None,
+        release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
+        run_attribute: str = semconv.RUN_ID,
+        limits: ReadLimits | None = None,
+    ) -> None:
+        if jobs < 1:
+            raise ValueError("jobs must be at least 1")
+        self.paths = list(paths)
+        self.jobs = jobs
+        self.release = release
+        self.release_attribute = release_attribute
+        self.run_attribute = run_attribute
+        self.limits = limits
+        self.report = ReadReport(progress=progress)
+
+    def _files(self, keep: Callable[[str], bool] | None = None) -> FileSource:
+        return FileSource(
+            self.paths,
+            self.release,
+            keep=keep,
+            release_attribute=self.release_attribute,
+            run_attribute=self.run_attribute,
+            limits=self.limits,
+        )
+
+    def fold(self, fold: RunFold[P]) -> P:
+        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+            parts = list(
+                pool.map(_fold_shard, [self] * self.jobs, [fold] * self.jobs, range(1, self.jobs + 1))
+            )
+        failed = next((p.error for p in parts if p.error is not None), None)
+        if failed is not None:
+            raise OtelProvenanceError(failed)
+        value = parts[0].value
+        for part in parts[1:]:
+            value = fold.merge(value, part.value)
+        self._add([p.report for p in parts if p.report is not None])
+        return value
+
+    def runs(self) -> Iterator[Run]:
+        """Every run, read in this process (the processes pay off for folds, which they merge)."""
+        files = self._files()
+        try:
+            yield from files.runs()
+        finally:
+            self._add([files.report])
+
+    def _add(self, reports: list[ReadReport]) -> None:
+        report, first = self.report, reports[0]
+        report.files += first.files
+        report.skipped.extend(first.skipped)
+        report.beside.update(first.beside)
+        for part in reports:
+            report.spans += part.spans
+            report.unknown_values += part.unknown_values
+            report.not_runs += part.not_runs
+            known = {str(item) for item in report.incomplete}
+            report.incomplete.extend(item for item in part.incomplete if str(item) not in known)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["report"] = ReadReport()  # a progress callback does not cross processes
+        return state
+
+
+def _fold_shard(source: PoolSource, fold: RunFold[Any], index: int) -> _Part:
+    """One process: shard ``index`` of ``source.jobs``, folded (an input error is returned, since
+    exceptions with extra fields do not cross processes intact)."""
+    shard = Shard(index, source.jobs)
+    files = source._files(keep=shard.owns)
+    try:
+        value = files.fold(fold)
+    except OtelProvenanceError as exc:
+        return _Part(None, None, str(exc))
+    files.report.progress = None
+    return _Part(value, files.report)
