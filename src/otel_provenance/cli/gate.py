@@ -28,16 +28,10 @@ from ..offline.gate import (
     decide,
 )
 from ..offline.model import Run
-from ..offline.report import (
-    render_html,
-    render_json,
-    render_junit,
-    render_markdown,
-    render_sarif,
-    render_text,
-)
+from ..offline.report.formats import GATE, ReportContext
 from ..offline.report.witnesses import WitnessKeeper, witness_run_ids
 from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
+from ._reports import add_report_arguments, emit, wants
 from ._sources import add_source_arguments, chosen_backend, read_limits
 from ._traces import TraceInput, add_release_attribute, add_run_attribute
 from ._writefile import write_text
@@ -111,16 +105,7 @@ def _common_options(p: argparse.ArgumentParser, completed_at: bool = True) -> No
             metavar="UTC",
             help="completion time to record, e.g. 2026-01-31T12:00:00Z (the clock is never read)",
         )
-    p.add_argument("--report-json", metavar="FILE", help="write the canonical JSON report")
-    p.add_argument("--junit", metavar="FILE", help="write a JUnit XML report")
-    p.add_argument("--sarif", metavar="FILE", help="write a SARIF 2.1.0 report")
-    p.add_argument("--markdown", metavar="FILE", help="write a Markdown summary (for a pull-request comment)")
-    p.add_argument(
-        "--report-html",
-        metavar="FILE",
-        help="write a self-contained HTML report that draws failing runs beside their approved route",
-    )
-    p.add_argument("--format", choices=("text", "json"), default="text", help="stdout format (default: text)")
+    add_report_arguments(p, GATE)
 
 
 def _missing_action(args: argparse.Namespace, io: IO) -> int:
@@ -146,7 +131,7 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     # In this process, the keeper holds the few runs the HTML report draws; a pool of processes or a
     # Dask cluster evaluates elsewhere, so those runs are read again afterwards.
     in_process = chosen_backend(args) in ("files", "signoz")
-    keeper = WitnessKeeper() if args.report_html and args.partial is None and in_process else None
+    keeper = WitnessKeeper() if wants(args, "html", GATE) and args.partial is None and in_process else None
     fold = gate_fold(
         contract,
         args.release,
@@ -167,7 +152,7 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         return EXIT_PASS
     if keeper is not None:
         drawn: dict[str, Run] | None = keeper.runs
-    elif args.report_html and args.partial is None:
+    elif wants(args, "html", GATE) and args.partial is None:
         drawn = _witness_runs(args, aggregate, contract)
     else:
         drawn = None
@@ -219,15 +204,5 @@ def _decide_and_report(
     """Decide, write the requested reports, print one to stdout. ``runs`` holds the spans the HTML
     report draws (``gate merge`` has none: its HTML report names those runs without drawing them)."""
     result: GateResult = decide(aggregate, contract)
-    outputs = (
-        (args.report_json, lambda: render_json(result)),
-        (args.junit, lambda: render_junit(result)),
-        (args.sarif, lambda: render_sarif(result, Path(args.contract).as_posix())),
-        (args.markdown, lambda: render_markdown(result)),
-        (args.report_html, lambda: render_html(result, runs)),
-    )
-    for path, render in outputs:
-        if path:
-            write_text(path, render())
-    io.stdout.write(render_json(result) if args.format == "json" else render_text(result))
+    emit(args, io, GATE, result, ReportContext(runs=runs, contract_path=Path(args.contract).as_posix()))
     return EXIT_CODES[result.decision]

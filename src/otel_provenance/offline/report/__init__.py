@@ -1,11 +1,13 @@
-"""Gate reports: text (terminal), canonical JSON, JUnit XML, SARIF 2.1.0, Markdown (PR comment),
-and a self-contained HTML page that draws the failing runs beside their approved route.
+"""Reports of a gate decision, an audit and a diff: text (terminal), canonical JSON, JUnit XML,
+SARIF 2.1.0, Markdown (PR comment), and self-contained HTML pages that draw the failing runs.
 
-Every renderer is a pure function of a ``GateResult``: same evidence → same bytes.
+Every renderer is a pure function of its result: same evidence → same bytes. Which renderer draws
+which subject in which format, and the flag that writes it, is one table: ``formats.FORMATS``.
 """
 
 from __future__ import annotations
 
+from .formats import FORMATS, DiffReport, ReportContext, ReportFormat, formats_for, render
 from .html import render_html
 from .json_report import render_json, report_data
 from .junit import render_junit
@@ -14,6 +16,12 @@ from .sarif import render_sarif
 from .text import render_text
 
 __all__ = [
+    "FORMATS",
+    "DiffReport",
+    "ReportContext",
+    "ReportFormat",
+    "formats_for",
+    "render",
     "render_html",
     "render_json",
     "render_junit",

@@ -1,0 +1,151 @@
+"""Every report format in one table: which renderer draws each subject in it, and its file flag.
+
+Three subjects are reported: a gate decision (``GateResult``), an audit (``AuditReport``) and a diff
+(:class:`DiffReport`). A row of :data:`FORMATS` is one format — its name, the command-line flag that
+writes it to a file (``--report-json FILE``; ``None``: printed only), and a renderer per subject it
+can draw. ``gate check``, ``gate merge``, ``audit`` and ``diff`` read this table for their flags and
+their output, so **a new format is one module and one row here** (docs/offline.md, "Adding a report
+format"). A renderer is ``render(result, context) -> str``, pure: the same evidence gives the same
+bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..audit import AuditReport, Verdict
+from ..diff import RunDiff
+from ..gate import GateResult
+from ..model import Run
+from .audit_html import render_audit_html
+from .audit_text import render_audit_json, render_audit_text
+from .diff_html import render_diff_html
+from .diff_text import render_diff_json, render_diff_text
+from .html import render_html
+from .json_report import render_json
+from .junit import render_junit
+from .markdown import render_markdown
+from .sarif import render_sarif
+from .text import render_text
+
+GATE: Final = "gate"
+AUDIT: Final = "audit"
+DIFF: Final = "diff"
+EXIT_INSUFFICIENT: Final = 3  # the exit code that means "cannot pass" (an audit then says no PASS)
+
+
+@dataclass(frozen=True, slots=True)
+class ReportContext:
+    """What a renderer may need beside the result: the runs an HTML page draws, the contract's path
+    (SARIF locates findings in it), whether the input was complete, and the command's exit code."""
+
+    runs: Mapping[str, Run] | None = None
+    contract_path: str | None = None
+    complete: bool = True
+    exit_code: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DiffReport:
+    """What ``diff`` reports: the two runs and their paired calls, or why there was nothing to compare."""
+
+    run_a: Run | None
+    run_b: Run | None
+    diff: RunDiff | None
+    source_a: str = "A"
+    source_b: str = "B"
+    complete: bool = True
+    nothing: str | None = None
+
+
+Renderer = Callable[[Any, ReportContext], str]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportFormat:
+    name: str
+    flag: str | None  # the option that writes it to FILE; None: printed only
+    help: str
+    renderers: Mapping[str, Renderer]  # subject -> renderer
+    printable: bool = False  # may be printed instead of the text (--format)
+
+
+def _audit_text(report: AuditReport, context: ReportContext) -> str:
+    """With exit code 3 no line says PASS; a verdict of pass then capped (incomplete input) says why."""
+    can_pass = context.exit_code != EXIT_INSUFFICIENT
+    return render_audit_text(report, can_pass, capped=not can_pass and report.verdict is Verdict.PASS)
+
+
+def _drawn_diff(report: DiffReport, context: ReportContext) -> str:
+    if report.run_a is None or report.run_b is None or report.diff is None:
+        raise ValueError(f"nothing to draw: {report.nothing}")
+    return render_diff_html(report.run_a, report.run_b, report.diff, report.source_a, report.source_b)
+
+
+FORMATS: Final[tuple[ReportFormat, ...]] = (
+    ReportFormat(
+        "text",
+        None,
+        "the terminal report",
+        {
+            GATE: lambda result, context: render_text(result),
+            AUDIT: _audit_text,
+            DIFF: lambda report, context: render_diff_text(report),
+        },
+        printable=True,
+    ),
+    ReportFormat(
+        "json",
+        "--report-json",
+        "write the canonical JSON report",
+        {
+            GATE: lambda result, context: render_json(result),
+            AUDIT: lambda report, context: render_audit_json(report, context.complete, context.exit_code),
+            DIFF: lambda report, context: render_diff_json(report),
+        },
+        printable=True,
+    ),
+    ReportFormat(
+        "junit", "--junit", "write a JUnit XML report", {GATE: lambda result, context: render_junit(result)}
+    ),
+    ReportFormat(
+        "sarif",
+        "--sarif",
+        "write a SARIF 2.1.0 report",
+        {GATE: lambda result, context: render_sarif(result, context.contract_path)},
+    ),
+    ReportFormat(
+        "markdown",
+        "--markdown",
+        "write a Markdown summary (for a pull-request comment)",
+        {GATE: lambda result, context: render_markdown(result)},
+    ),
+    ReportFormat(
+        "html",
+        "--report-html",
+        "write a self-contained HTML report that draws failing runs (gate: beside their approved route; "
+        "diff: B beside A)",
+        {
+            GATE: lambda result, context: render_html(result, context.runs),
+            AUDIT: lambda report, context: render_audit_html(report, context.runs, context.complete),
+            DIFF: _drawn_diff,
+        },
+    ),
+)
+
+
+def formats_for(subject: str) -> tuple[ReportFormat, ...]:
+    """The formats that can draw ``subject`` (``gate``, ``audit`` or ``diff``), in table order."""
+    return tuple(f for f in FORMATS if subject in f.renderers)
+
+
+def render(
+    subject: str, name: str, result: GateResult | AuditReport | DiffReport, context: ReportContext
+) -> str:
+    """``result`` drawn in format ``name``."""
+    for fmt in FORMATS:
+        if fmt.name == name and subject in fmt.renderers:
+            return fmt.renderers[subject](result, context)
+    raise KeyError(f"no {name} renderer for {subject}")
