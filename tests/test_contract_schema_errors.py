@@ -136,3 +136,14 @@ def test_jsonschema_is_imported_only_to_check_a_contract() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_without_jsonschema_the_gate_says_what_to_install(tmp_path) -> None:
+    contract = tmp_path / "c.yaml"
+    contract.write_text(GOOD)
+    code = "import sys; sys.modules['jsonschema'] = None\nfrom otel_provenance.cli import main\nmain()\n"
+    argv = ["gate", "check", "--contract", str(contract), "--release", "v1", str(contract)]
+    proc = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert "needs jsonschema: pip install 'otel-provenance[cli]'" in proc.stderr
+    assert "Traceback" not in proc.stderr

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from ...errors import ConfigurationError
 from .yamldata import Located, Path, format_path
 
 if TYPE_CHECKING:
@@ -64,9 +65,16 @@ def contract_schema() -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def _validator() -> Validator:
     """Created once. ``jsonschema`` is imported here, not at module level: it costs a tenth of a second,
-    which the commands that read no contract (``audit``, ``fetch``…) should not pay."""
-    from jsonschema import Draft202012Validator
-
+    which the commands that read no contract (``audit``, ``fetch``…) should not pay. An install without
+    it (the ``cli`` extra from before it was added) is told what to install, not shown a traceback."""
+    try:
+        from jsonschema import Draft202012Validator
+    except ModuleNotFoundError as exc:
+        if exc.name != "jsonschema":
+            raise
+        raise ConfigurationError(
+            "checking a contract needs jsonschema: pip install 'otel-provenance[cli]'"
+        ) from None
     return Draft202012Validator(contract_schema())
 
 
