@@ -23,12 +23,10 @@ from ...errors import ContractError
 from .model import Contract, RouteFamily, Rule, Thresholds
 from .rational import parse_rational
 from .rules import REGISTRY
-from .schemacheck import check_document, contract_schema
+from .schemacheck import check_document
 from .selectors import Selector
 from .typing import check_value_type
 from .yamldata import Located, load_located
-
-__all__ = ["contract_schema", "document_digest", "dump_document", "load_contract", "parse_contract"]
 
 _SELECTOR_KEYS = ("select", "parent", "child", "ancestor", "descendant", "from", "to", "unless_preceded_by")
 
