@@ -7,9 +7,10 @@ naming the line and column; ``contract_schema()`` is the published JSON Schema. 
 
 from __future__ import annotations
 
-from .dsl import contract_schema, dump_document, load_contract, parse_contract
+from .dsl import dump_document, load_contract, parse_contract
 from .model import Contract, RouteFamily, Rule, Thresholds
 from .rules import DEFAULT_CODES, REGISTRY, RULE_TYPES
+from .schemacheck import contract_schema
 from .selectors import Match, Selector
 
 __all__ = [

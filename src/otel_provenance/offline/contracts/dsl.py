@@ -1,9 +1,11 @@
 """YAML → ``Contract``. Every error names the file, line and column; nothing is silently skipped.
 
-The structure is checked against the published ``schema.json`` (see ``nodecheck``); this module adds
-what a schema cannot say (duplicate rule ids, ``min <= max``, a threshold fraction within 0..1) and
-converts the plain data into frozen rule objects. ``dump_document`` writes a contract back in one
-canonical layout, so a rewritten file (``routes approve``, ``mine``) is the same bytes every time.
+``yamldata`` turns the text into plain data, refusing what only YAML can get wrong (duplicate keys,
+floats…); ``schemacheck`` validates that data against the published ``schema.json`` with
+``jsonschema``. This module adds what a schema cannot say (duplicate rule ids, ``min <= max``, a
+threshold fraction within 0..1, the value types of the attributes this project defines) and converts
+the plain data into frozen rule objects. ``dump_document`` writes a contract back in one canonical
+layout, so a rewritten file (``routes approve``, ``mine``) is the same bytes every time.
 """
 
 from __future__ import annotations
@@ -11,31 +13,22 @@ from __future__ import annotations
 import hashlib
 import json
 from fractions import Fraction
-from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
 import yaml
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...errors import ContractError
 from .model import Contract, RouteFamily, Rule, Thresholds
-from .nodecheck import NodeChecker
 from .rational import parse_rational
 from .rules import REGISTRY
+from .schemacheck import check_document
 from .selectors import Selector
 from .typing import check_value_type
+from .yamldata import Located, load_located
 
 _SELECTOR_KEYS = ("select", "parent", "child", "ancestor", "descendant", "from", "to", "unless_preceded_by")
-
-
-@lru_cache(maxsize=1)
-def contract_schema() -> dict[str, Any]:
-    """The published JSON Schema of contract version 1."""
-    text = resources.files(__package__).joinpath("schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
 
 
 def load_contract(path: str | Path) -> Contract:
@@ -59,27 +52,23 @@ def parse_contract(text: str, source: str = "<string>") -> Contract:
 
 
 def _parse(text: str, source: str) -> Contract:
-    root = _compose(text, source)
-    checker = NodeChecker(contract_schema(), source)
-    document = checker.check(root)
-    rule_nodes = _rule_nodes(root)
+    doc = load_located(text, source)
+    check_document(doc)
+    document: dict[str, Any] = doc.data
     try:
         default = _thresholds(document.get("gate", {}), Thresholds())
     except ValueError as exc:
-        key = "max_insufficient_fraction"
-        raise checker.error(_key_value(_key_value(root, "gate"), key), f"gate.{key}", str(exc)) from None
+        raise doc.error(("gate", "max_insufficient_fraction"), str(exc)) from None
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for index, data in enumerate(document["rules"]):
-        node = rule_nodes[index]
         if data["id"] in seen:
-            raise checker.error(
-                _key_value(node, "id"),
-                f"rules[{index}].id",
+            raise doc.error(
+                ("rules", index, "id"),
                 f"duplicate rule id {data['id']!r} (first used by rules[{seen[data['id']]}])",
             )
         seen[data["id"]] = index
-        rules.append(_rule(data, node, index, default, checker))
+        rules.append(_rule(data, doc, index, default))
     min_runs = document.get("gate", {}).get("min_runs", 1)
     return Contract(
         name=document["name"],
@@ -107,37 +96,6 @@ def _sorted_families(rule: dict[str, Any]) -> dict[str, Any]:
     return {**rule, "families": sorted(rule["families"], key=lambda f: f["id"])}
 
 
-# -- YAML plumbing -------------------------------------------------------------------------------
-
-
-def _compose(text: str, source: str) -> Node:
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = (mark.line + 1, mark.column + 1) if mark else (None, None)
-        raise ContractError(source, f"not valid YAML: {exc.problem or exc.context}", line, col) from None
-    except yaml.YAMLError as exc:
-        raise ContractError(source, f"not valid YAML: {exc.__class__.__name__}") from None
-    if root is None:
-        raise ContractError(source, "the contract is empty", 1, 1)
-    return root
-
-
-def _rule_nodes(root: Node) -> list[Node]:
-    rules = _key_value(root, "rules")
-    assert isinstance(rules, SequenceNode)
-    return list(rules.value)
-
-
-def _key_value(node: Node, key: str) -> Node:
-    assert isinstance(node, MappingNode)
-    for k, v in node.value:
-        if isinstance(k, ScalarNode) and k.value == key:
-            return v
-    raise KeyError(key)
-
-
 # -- semantic checks and conversion --------------------------------------------------------------
 
 
@@ -151,19 +109,10 @@ def _thresholds(data: dict[str, Any], default: Thresholds) -> Thresholds:
     )
 
 
-def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, checker: NodeChecker) -> Rule:
-    path = f"rules[{index}]"
-
+def _rule(data: dict[str, Any], doc: Located, index: int, default: Thresholds) -> Rule:
     def fail(key: str, problem: str) -> ContractError:
-        target = (
-            _key_value(node, key)
-            if any(
-                isinstance(k, ScalarNode) and k.value == key
-                for k, _ in node.value  # type: ignore[attr-defined]
-            )
-            else node
-        )
-        return checker.error(target, f"{path}.{key}", problem)
+        """The error at the rule's ``key`` (at the rule itself when it has no such key)."""
+        return doc.error(("rules", index, key), problem)
 
     params: dict[str, Any] = {}
     for key, value in data.items():
@@ -202,7 +151,7 @@ def _rule(data: dict[str, Any], node: Node, index: int, default: Thresholds, che
         description=data.get("description", ""),
         params=MappingProxyType(params),
         thresholds=thresholds,
-        line=node.start_mark.line + 1,
+        line=doc.node(("rules", index)).start_mark.line + 1,
         support=data.get("support"),
     )
 
