@@ -85,7 +85,7 @@ def whole(path: Path) -> Partition:
     return Partition(str(path))
 
 
-class VanishingAfterSniff(partitions._TraceFile):
+class VanishingAfterSniff(partitions.TraceFile):
     """The real sniff, then the file is removed: the read that follows meets a real ``OSError``
     (a file rotated away between the two, as a collector's file exporter does)."""
 

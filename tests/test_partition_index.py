@@ -124,7 +124,7 @@ def test_a_missing_file_is_a_failed_answer_naming_it(tmp_path: Path) -> None:
 
 
 def test_a_range_whose_file_is_gone_after_the_sniff_is_a_failed_answer(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr("otel_provenance.offline.readers.partitions._TraceFile", VanishingAfterSniff)
+    monkeypatch.setattr("otel_provenance.offline.readers.partitions.TraceFile", VanishingAfterSniff)
     path = write(tmp_path / "t.jsonl", *LINES)
     assert index_partition(Partition(str(path), 0, 10)) == Failed(f"{path}: read failed (FileNotFoundError)")
 

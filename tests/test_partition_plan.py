@@ -86,7 +86,7 @@ def test_a_missing_file_is_a_failed_answer_naming_it(tmp_path: Path) -> None:
 
 
 def test_a_file_gone_after_its_sniff_is_a_failed_answer_naming_it(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(partitions, "_TraceFile", VanishingAfterSniff)
+    monkeypatch.setattr(partitions, "TraceFile", VanishingAfterSniff)
     path = _jsonl(tmp_path)
     assert plan(str(path), 100) == Failed(f"{path}: cannot read file (No such file or directory)")
 
@@ -94,7 +94,7 @@ def test_a_file_gone_after_its_sniff_is_a_failed_answer_naming_it(tmp_path: Path
 def test_a_url_gone_after_its_sniff_names_the_error_type_when_it_has_no_text(monkeypatch) -> None:
     """fsspec raises ``FileNotFoundError(path)``, with no ``strerror``: the message names the type."""
     fsspec = pytest.importorskip("fsspec")
-    monkeypatch.setattr(partitions, "_TraceFile", VanishingAfterSniff)
+    monkeypatch.setattr(partitions, "TraceFile", VanishingAfterSniff)
     url = "memory://partition-plan/gone.jsonl"
     with fsspec.open(url, "wb") as f:
         f.write("".join(line(span(n, n)) for n in range(1, 4)).encode())

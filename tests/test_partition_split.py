@@ -129,7 +129,7 @@ def test_the_split_of_a_range_reads_no_more_lines_than_it_is_given(tmp_path: Pat
 
 
 def test_a_range_whose_file_is_gone_after_the_sniff_is_a_failed_answer(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr("otel_provenance.offline.readers.partitions._TraceFile", VanishingAfterSniff)
+    monkeypatch.setattr("otel_provenance.offline.readers.partitions.TraceFile", VanishingAfterSniff)
     path = write(tmp_path / "t.jsonl", line(span(1, 1)), line(span(2, 2)))
     answer = split_partition(Partition(str(path), 0, 10), 0, 1, {}, frozenset(), 1)
     assert answer == Failed(f"{path}: read failed (FileNotFoundError)")

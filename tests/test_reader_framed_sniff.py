@@ -16,13 +16,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from otel_provenance.errors import TraceReadError
-from otel_provenance.offline.readers import (
-    FORMAT_FRAMED,
-    FORMAT_PROTO,
-    ReadReport,
-    read_spans,
-    sniff_format,
-)
+from otel_provenance.offline.readers import ReadReport, read_spans, sniff_format
+from otel_provenance.offline.readers.tracefile import FORMAT_FRAMED, FORMAT_PROTO
 
 JSON_REQUEST = json.dumps(
     {

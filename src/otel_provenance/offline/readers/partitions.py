@@ -5,7 +5,7 @@ a byte range of it. A line belongs to the range it starts in, so ranges cut anyw
 each line to exactly one partition. Gzip, protobuf and single-document JSON files are one
 partition each (they cannot be entered in the middle).
 
-Reading a partition goes through the same ``_TraceFile`` code as ``iter_runs`` (sniffing, framing,
+Reading a partition goes through the same ``TraceFile`` code as ``iter_runs`` (sniffing, framing,
 the cut-off last line, span conversion), so a partition yields exactly the units and spans the
 single-process reader sees there. Two passes, as in ``iter_runs``:
 
@@ -30,21 +30,12 @@ from dataclasses import dataclass, field
 from ... import semconv
 from ...errors import OtelProvenanceError, TraceReadError
 from ..model import Span
-from . import (
-    FORMAT_JSONL,
-    IncompleteFile,
-    ReadLimits,
-    ReadReport,
-    SkippedRecords,
-    _convert,
-    _TraceFile,
-    _Unit,
-    locations,
-    otlp_json,
-)
-from ._compressed import GZIP_MAGIC
+from . import _convert, locations, otlp_json
+from ._compressed import GZIP_MAGIC, ReadLimits
 from ._zstd_frames import starts_zstd
 from .otlp_json import SIGNAL_EMPTY, SIGNAL_TRACES
+from .report import IncompleteFile, ReadReport, SkippedRecords
+from .tracefile import FORMAT_JSONL, TraceFile, Unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +83,7 @@ def bucket_of(run_key: str, buckets: int) -> int:
 def plan(source: str, block_size: int) -> list[Partition] | Failed:
     """The partitions of one file: byte ranges of a large uncompressed JSON Lines file, else whole."""
     try:
-        tf = _TraceFile(source, _LIMITS)
+        tf = TraceFile(source, _LIMITS)
         if tf.format != FORMAT_JSONL or tf.size <= block_size:
             return [Partition(source)]
         with locations.open_binary(source) as f:
@@ -129,7 +120,7 @@ class _Counted:
                 yield line
 
 
-def _units(tf: _TraceFile, part: Partition, report: ReadReport, limit: int | None) -> Iterator[_Unit]:
+def _units(tf: TraceFile, part: Partition, report: ReadReport, limit: int | None) -> Iterator[Unit]:
     if part.start is None:
         yield from tf.units(report, tf.source, limit)
         return
@@ -142,7 +133,7 @@ def _units(tf: _TraceFile, part: Partition, report: ReadReport, limit: int | Non
 def index_partition(part: Partition) -> Indexed | Failed:
     report = ReadReport()
     try:
-        tf = _TraceFile(part.source, _LIMITS)
+        tf = TraceFile(part.source, _LIMITS)
         links: set[tuple[str, str | None]] = set()
         signals: Counter[str] = Counter()
         units = 0
@@ -181,7 +172,7 @@ def split_partition(
     missed) is reported in ``missed``, and the caller redoes this pass with the joined runs."""
     split = Split()
     try:
-        tf = _TraceFile(part.source, _LIMITS)
+        tf = TraceFile(part.source, _LIMITS)
         unknown_before, beside_before = _convert.unknown_values, otlp_json.beside.copy()
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
