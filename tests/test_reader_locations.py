@@ -19,8 +19,8 @@ from fsspec.implementations.memory import MemoryFileSystem
 
 from offline_helpers import Recorder, write_jsonl
 from otel_provenance.errors import TraceReadError
-from otel_provenance.offline.readers import ReadReport, locations, read_spans
 from otel_provenance.offline.engines.source import FileSource
+from otel_provenance.offline.readers import ReadReport, locations, read_spans
 
 
 @pytest.fixture
