@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import copy
 
-from ..offline.contracts.dsl import dump_document, load_contract, parse_contract
+from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
-from ..offline.mine import widen_for_family
+from ..offline.routes import approve_family, route_families
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._writefile import write_text
 
@@ -53,18 +52,14 @@ def _missing_action(args: argparse.Namespace, io: IO) -> int:
 
 
 def print_families(contract: Contract, io: IO) -> None:
-    found = False
-    for rule in contract.rules:
-        if rule.type != "approved_routes":
-            continue
-        for family in rule.params["families"]:
-            found = True
-            examples = ", ".join(family.example_trace_ids) or "-"
-            io.out(
-                f"{family.id}  {family.status:<8}  {family.runs} run(s)  {len(family.fingerprints)} "
-                f"fingerprint(s)  rule {rule.id}  e.g. {examples}"
-            )
-    if not found:
+    families = route_families(contract)
+    for rule_id, family in families:
+        examples = ", ".join(family.example_trace_ids) or "-"
+        io.out(
+            f"{family.id}  {family.status:<8}  {family.runs} run(s)  {len(family.fingerprints)} "
+            f"fingerprint(s)  rule {rule_id}  e.g. {examples}"
+        )
+    if not families:
         io.out("This contract has no approved_routes rule.")
 
 
@@ -74,30 +69,18 @@ def _list(args: argparse.Namespace, io: IO) -> int:
 
 
 def _approve(args: argparse.Namespace, io: IO) -> int:
-    contract = load_contract(args.contract)
-    document = copy.deepcopy(dict(contract.document))
-    hits = [
-        f
-        for r in document["rules"]
-        if r["type"] == "approved_routes"
-        for f in r["families"]
-        if f["id"] == args.family
-    ]
-    if not hits:
+    try:
+        approval = approve_family(load_contract(args.contract), args.family)
+    except KeyError:
         io.error(f"{args.contract}: no route family {args.family!r} (see `otel-provenance routes list`)")
         return EXIT_ERROR
-    if all(f["status"] == "approved" for f in hits):
+    if approval.text is None:
         io.out(f"{args.family} is already approved; {args.contract} is unchanged.")
         return EXIT_PASS
-    for family in hits:
-        family["status"] = "approved"
-    changes = widen_for_family(document)  # the family's own runs must pass the mined step rules
-    text = dump_document(document)
-    parse_contract(text, args.contract)  # never write a contract that does not parse
-    write_text(args.contract, text)
+    write_text(args.contract, approval.text)
     io.out(f"Approved {args.family} in {args.contract}.")
-    if changes:
+    if approval.changes:
         io.out("Re-derived from the approved families' step counts:")
-        for change in changes:
+        for change in approval.changes:
             io.out(f"  {change}")
     return EXIT_PASS

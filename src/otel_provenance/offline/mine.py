@@ -18,8 +18,8 @@
    attribute is required only where every approved call had it (never "only false"), minimums count
    first attempts (fewer retries still meet them), and maximums bound counts and retries.
 
-``routes approve`` calls ``widen_for_family`` to re-derive the step-count rules so that an approved
-family's own runs pass them.
+``routes approve`` (``offline.routes``) re-derives the step-count rules so that an approved family's
+own runs pass them.
 
 Only sorted data reaches the output, so the same runs in any order give the same bytes.
 """
@@ -335,55 +335,3 @@ class _RuleIds:
             candidate, n = f"{base}-{n}", n + 1
         self._used.add(candidate)
         return candidate
-
-
-def widen_for_family(document: dict[str, Any]) -> list[str]:
-    """Re-derive the mined step-count rules of ``document`` (a contract as plain data, changed in
-    place) from every ``approved`` family's stored step counts, so that approving a family never
-    leaves its own runs failing them. Returns one line per change, for the user.
-
-    Only rules the miner wrote (they carry ``support``) and that select a step by key alone are
-    touched: ``required_spans`` (minimum lowered to the smallest approved count; dropped when an
-    approved family lacks the step), ``cardinality`` (bounds widened to the approved counts) and
-    ``retry_budgets`` (widened to the approved repeat count). Hand-written rules stay as written.
-    """
-    approved = [
-        f
-        for rule in document["rules"]
-        if rule["type"] == "approved_routes"
-        for f in rule["families"]
-        if f["status"] == "approved"
-    ]
-    if not approved:
-        return []
-    changes: list[str] = []
-    kept: list[dict[str, Any]] = []
-    for rule in document["rules"]:
-        step = rule.get("select", {}).get("step") if set(rule.get("select", {})) == {"step"} else None
-        if "support" not in rule or step is None:
-            kept.append(rule)
-            continue
-        counts = [f["steps"].get(step, 0) for f in approved]
-        low, high = min(counts), max(counts)
-        kind = rule["type"]
-        if kind == "required_spans":
-            if low == 0:
-                lacking = next(f["id"] for f, n in zip(approved, counts, strict=True) if n == 0)
-                changes.append(f"{rule['id']}: removed ({lacking} is approved and has no {step})")
-                continue
-            if low < rule.get("min", 1):
-                changes.append(f"{rule['id']}: min {rule.get('min', 1)} → {low}")
-                rule["min"] = low
-        elif kind == "cardinality":
-            if "max" in rule and high > rule["max"]:
-                changes.append(f"{rule['id']}: max {rule['max']} → {high}")
-                rule["max"] = high
-            if "min" in rule and low < rule["min"]:
-                changes.append(f"{rule['id']}: min {rule['min']} → {low}")
-                rule["min"] = low
-        elif kind == "retry_budgets" and high - 1 > rule["max_retries"]:
-            changes.append(f"{rule['id']}: max_retries {rule['max_retries']} → {high - 1}")
-            rule["max_retries"] = high - 1
-        kept.append(rule)
-    document["rules"] = kept
-    return changes
