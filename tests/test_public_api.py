@@ -17,6 +17,17 @@ EXPECTED = {
     "configure",
     "run",
     "tool",
+    # what the docs teach beside them (#33: the docs import only public names)
+    "JsonLinesMetricExporter",
+    "JsonLinesSpanExporter",
+    "StripOptions",
+    "ToolPolicy",
+    "configure_logs",
+    "otlp_metric_exporter",
+    "provenance_session",
+    "retry_attempt",
+    "unsafe_processors",
+    "use_meter_provider",
 }
 
 

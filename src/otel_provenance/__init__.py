@@ -1,7 +1,9 @@
 """otel-provenance: prove what an AI agent *did*, from its OpenTelemetry traces.
 
-The public API is exactly ``__all__`` (a test guards it). Online names are imported lazily so that
-``import otel_provenance`` stays cheap and the offline half never drags in the OTel SDK.
+The application's public face: the public API is exactly ``__all__`` (a test guards it); CI jobs and
+scripts have ``otel_provenance.offline``. Online names are imported lazily so that ``import
+otel_provenance`` stays cheap and the offline half never drags in the OTel SDK. ``provenance_session``
+and ``ToolPolicy`` need the ``mcp`` extra.
 """
 
 from __future__ import annotations
@@ -28,15 +30,29 @@ _LAZY = {
     "ProvenanceSpanProcessor": "otel_provenance.instrument.processor",
     "ProvenanceLogRecordProcessor": "otel_provenance.instrument.logs",
     "configure": "otel_provenance.instrument.configure",
+    "configure_logs": "otel_provenance.instrument.configure",
+    "retry_attempt": "otel_provenance.instrument.runscope",
+    "StripOptions": "otel_provenance.instrument.redaction",
+    "unsafe_processors": "otel_provenance.instrument.processor",
+    "JsonLinesSpanExporter": "otel_provenance.instrument.export",
+    "JsonLinesMetricExporter": "otel_provenance.instrument.export",
+    "otlp_metric_exporter": "otel_provenance.instrument.export",
+    "use_meter_provider": "otel_provenance.instrument.metrics",
+    "provenance_session": "otel_provenance.instrument.mcp",
+    "ToolPolicy": "otel_provenance.instrument.mcp",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .instrument.budget import Budget
-    from .instrument.configure import configure
+    from .instrument.configure import configure, configure_logs
     from .instrument.decorators import tool
+    from .instrument.export import JsonLinesMetricExporter, JsonLinesSpanExporter, otlp_metric_exporter
     from .instrument.logs import ProvenanceLogRecordProcessor
-    from .instrument.processor import ProvenanceSpanProcessor
-    from .instrument.runscope import run
+    from .instrument.mcp import ToolPolicy, provenance_session
+    from .instrument.metrics import use_meter_provider
+    from .instrument.processor import ProvenanceSpanProcessor, unsafe_processors
+    from .instrument.redaction import StripOptions
+    from .instrument.runscope import retry_attempt, run
 
 
 def __getattr__(name: str) -> Any:
@@ -53,14 +69,24 @@ __all__ = [
     "ConfigurationError",
     "ContractError",
     "InvalidEvidenceError",
+    "JsonLinesMetricExporter",
+    "JsonLinesSpanExporter",
     "OtelProvenanceError",
     "ProvenanceError",
     "ProvenanceLogRecordProcessor",
     "ProvenanceSpanProcessor",
     "QueryError",
+    "StripOptions",
+    "ToolPolicy",
     "TraceReadError",
     "__version__",
     "configure",
+    "configure_logs",
+    "otlp_metric_exporter",
+    "provenance_session",
+    "retry_attempt",
     "run",
     "tool",
+    "unsafe_processors",
+    "use_meter_provider",
 ]

@@ -6,7 +6,7 @@ import argparse
 
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
-from ..offline.routes import approve_family, route_families
+from ..offline.routes import approve_family, contract_families
 from ._common import EXIT_ERROR, EXIT_PASS, IO, UsageError
 from ._writefile import write_text
 
@@ -52,7 +52,7 @@ def _missing_action(args: argparse.Namespace, io: IO) -> int:
 
 
 def print_families(contract: Contract, io: IO) -> None:
-    families = route_families(contract)
+    families = contract_families(contract)
     for rule_id, family in families:
         examples = ", ".join(family.example_trace_ids) or "-"
         io.out(

@@ -25,7 +25,7 @@ class Approval:
     changes: tuple[str, ...] = ()
 
 
-def route_families(contract: Contract) -> list[tuple[str, RouteFamily]]:
+def contract_families(contract: Contract) -> list[tuple[str, RouteFamily]]:
     """(rule id, family) for every route family of the contract's ``approved_routes`` rules."""
     return [
         (rule.id, family)
