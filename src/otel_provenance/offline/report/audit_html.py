@@ -17,7 +17,8 @@ from ..audit import AuditReport, Finding
 from ..model import Run
 from .page import differences, finish, head, legend
 from .run_view import run_view
-from .svg import esc, run_figure
+from .svg import run_figure
+from .templating import escape_text as esc
 
 AUDIT_HTML_FORMAT: Final = "otel-provenance/audit-report-html/v1"
 _HEADLINE: Final = {"pass": "PASS", "fail": "FAIL", "insufficient_evidence": "INSUFFICIENT"}

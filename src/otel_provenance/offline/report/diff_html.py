@@ -15,7 +15,8 @@ from ..diff import Call, RunDiff
 from ..model import Run
 from .page import differences, finish, head, legend
 from .run_view import run_view_against
-from .svg import esc, run_figure
+from .svg import run_figure
+from .templating import escape_text as esc
 
 DIFF_HTML_FORMAT: Final = "otel-provenance/diff-report-html/v1"
 

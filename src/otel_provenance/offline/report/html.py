@@ -20,7 +20,8 @@ from ..gate import GateResult, RuleVerdict
 from ..model import Run
 from .page import differences, finish, head, legend
 from .run_view import run_view
-from .svg import esc, run_figure
+from .svg import run_figure
+from .templating import escape_text as esc
 from .text import HEADLINES
 from .witnesses import witness_run_ids
 

@@ -8,7 +8,7 @@ from typing import Final
 
 from ... import __version__
 from .run_view import MARK_LABELS, MARKS, RunView
-from .svg import esc
+from .templating import escape_text as esc
 
 _CSP: Final = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
