@@ -5,8 +5,8 @@ labels, tooltips — so equal views give equal figures; ``templates/figure.svg.j
 ``Figure`` as inline SVG, every string escaped by the template environment (``templating``), so a
 hostile attribute value cannot inject markup. Each mark is drawn with a colour *and* written as text
 in the node, so the figure reads in greyscale; the ``<title>``/``<desc>`` and the HTML lists beside
-it carry the same facts for a screen reader. Styling lives in the page's stylesheet (``STYLE``),
-keyed by the mark classes.
+it carry the same facts for a screen reader. Styling lives in the page's stylesheet (in
+``templates/page.html.j2``), keyed by the mark classes.
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def run_figure(view: RunView, prefix: str, run_label: str = "This run") -> str:
 
 
 def figure(view: RunView, prefix: str, run_label: str = "This run") -> Figure:
-    """What ``run_figure`` draws."""
+    """What ``run_figure`` draws (the pages put it in place with the template's macro)."""
     run_panel, run_w, run_h = _panel(
         view.tree, view, f"{run_label} · {clip(view.run_id, 40)}", PAD, with_flows=True
     )
