@@ -5,7 +5,7 @@
 #      with it (APP_PINS overrides; default: the oldest supported SDK, constraints/oldest.txt);
 #   2. `pip install <this repo> <the same pins>` (as with the app's requirements file) must resolve;
 #   3. every package installed in step 1 keeps its version, and `pip check` is clean;
-#   4. the base install brings no YAML library or HTTP client, and the CLI names its extra;
+#   4. the base install brings no YAML library, HTTP client or template engine, and the CLI names its extra;
 #   5. an instrumented run works there: one trace per op.run, written to an OTLP JSON Lines file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,7 +32,7 @@ fi
 "$venv/bin/python" -m pip check
 echo "install_check: kept $(wc -l <"$work/before.txt") preinstalled packages unchanged ($APP_PINS); pip check clean"
 
-for module in yaml httpx; do
+for module in yaml httpx jinja2; do
   if "$venv/bin/python" -c "import $module" 2>/dev/null; then
     echo "install_check: the base install brought '$module' (it belongs in the cli extra)" >&2
     exit 1
@@ -45,7 +45,7 @@ if [ "$status" -ne 1 ] || ! grep -q "pip install 'otel-provenance\[cli\]'" "$wor
   cat "$work/cli.err" >&2
   exit 1
 fi
-echo "install_check: base install has no YAML/HTTP client; the CLI names the cli extra"
+echo "install_check: base install has no YAML/HTTP client/Jinja2; the CLI names the cli extra"
 
 (cd "$work" && "$venv/bin/python" - <<'PY'
 import json

@@ -1,20 +1,22 @@
-"""Inline SVG of a ``RunView``: the run's causal graph beside the closest approved route.
+"""The figure of a ``RunView``: the run's causal graph beside the closest approved route, as geometry.
 
-Pure string building with integer coordinates, so equal views give equal bytes. Every string that
-came from a trace or a contract goes through ``esc`` (hostile attribute values cannot inject
-markup). Each mark is drawn with a colour *and* written as text in the node, so the figure reads in
-greyscale; the ``<title>``/``<desc>`` and the HTML lists beside it carry the same facts for a
-screen reader. Styling lives in the page's stylesheet (``STYLE``), keyed by the mark classes.
+This module decides what is drawn and where — integer coordinates, the marks of each node, clipped
+labels, tooltips — so equal views give equal figures; ``templates/figure.svg.j2`` writes a
+``Figure`` as inline SVG, every string escaped by the template environment (``templating``), so a
+hostile attribute value cannot inject markup. Each mark is drawn with a colour *and* written as text
+in the node, so the figure reads in greyscale; the ``<title>``/``<desc>`` and the HTML lists beside
+it carry the same facts for a screen reader. Styling lives in the page's stylesheet (in
+``templates/page.html.j2``), keyed by the mark classes.
 """
 
 from __future__ import annotations
 
-import html
-import re
+from dataclasses import dataclass
 from typing import Final
 
 from .layout import Placed, lanes, layered
 from .run_view import MARK_LABELS, MARK_MISSING, Node, RunView, Tree
+from .templating import render_macro
 
 ROW_H: Final = 58
 BOX_W: Final = 280
@@ -23,19 +25,87 @@ INDENT: Final = 24
 LANE_W: Final = 12
 PAD: Final = 16
 TITLE_H: Final = 30
+TITLE_BASELINE: Final = 20
 LABEL_W: Final = 210  # room right of the lanes for argument names
 MAX_NODES: Final = 300  # a run larger than this is cut (and says so)
+_TEXT_INSET: Final = 8  # from a box's left edge to its text
+_BASELINES: Final = (15, 29, 43)  # of a box's three lines of text: step, detail, marks
 _STEP_CHARS: Final = 36
 _LINE_CHARS: Final = 42
 _LABEL_CHARS: Final = 32
 _TITLE_CHAR_W: Final = 8  # generous width of one panel-title character (13px sans-serif)
-# Control characters (other than tab/newline) and lone surrogates are not valid in an HTML document.
-_INVALID: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff]")
 
 
-def esc(text: object) -> str:
-    """``text`` safe as HTML/SVG text and as a quoted attribute value."""
-    return html.escape(_INVALID.sub("\ufffd", str(text)), quote=True)
+@dataclass(frozen=True, slots=True)
+class NodeBox:
+    """A node's box at (``x``, ``y``) and its three lines of text."""
+
+    step: str
+    marks: tuple[str, ...]
+    span_id: str | None
+    tooltip: str
+    x: int
+    y: int
+    width: int
+    height: int
+    text_x: int
+    baselines: tuple[int, int, int]
+    step_label: str
+    detail: str  # the detail line, up to the flagged arguments
+    flagged: str  # the rest of it: the assumed/invented arguments, drawn in their own colour
+    marks_label: str
+    first_mark: str  # the class of the marks line's colour
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEdge:
+    """Parent → child: down from the parent's box at ``x``, then right to the child's box."""
+
+    missing: bool
+    x: int
+    y: int
+    to_y: int
+    to_x: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlowEdge:
+    """Source → consumer, right of the boxes in the lane at ``lane_x``."""
+
+    x: int
+    y: int
+    lane_x: int
+    to_y: int
+    to_x: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    x: int
+    y: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Panel:
+    title: Label
+    edges: tuple[TreeEdge, ...]
+    flows: tuple[FlowEdge, ...]
+    flow_labels: tuple[Label, ...]
+    nodes: tuple[NodeBox, ...]
+    cut: Label | None  # "… N more node(s) not drawn"
+
+
+@dataclass(frozen=True, slots=True)
+class Figure:
+    prefix: str  # makes element ids unique in the page
+    run_id: str
+    width: int
+    height: int
+    title: str
+    desc: str
+    panels: tuple[Panel, ...]
 
 
 def clip(text: str, limit: int) -> str:
@@ -45,10 +115,15 @@ def clip(text: str, limit: int) -> str:
 def run_figure(view: RunView, prefix: str, run_label: str = "This run") -> str:
     """One ``<svg>``: the run (left) and, when there is one, what it is compared with (right).
     ``prefix`` makes element ids unique in the page."""
+    return render_macro("figure.svg.j2", "figure", figure(view, prefix, run_label))
+
+
+def figure(view: RunView, prefix: str, run_label: str = "This run") -> Figure:
+    """What ``run_figure`` draws (the pages put it in place with the template's macro)."""
     run_panel, run_w, run_h = _panel(
-        view.tree, view, f"{run_label} · {clip(view.run_id, 40)}", PAD, prefix, with_flows=True
+        view.tree, view, f"{run_label} · {clip(view.run_id, 40)}", PAD, with_flows=True
     )
-    parts = [run_panel]
+    panels = [run_panel]
     width, height = PAD + run_w, run_h
     if view.route is not None:
         name = clip(view.route.id, 40 if view.route.kind == "run" else 24)
@@ -56,27 +131,22 @@ def run_figure(view: RunView, prefix: str, run_label: str = "This run") -> str:
             title = f"Run A · {name} ({view.route.similarity} similar)"
         else:
             title = f"Closest approved route: family {name} ({view.route.similarity} similar)"
-        route_panel, route_w, route_h = _panel(view.route.tree, None, title, width + 2 * PAD, prefix)
-        parts.append(route_panel)
+        route_panel, route_w, route_h = _panel(view.route.tree, None, title, width + 2 * PAD)
+        panels.append(route_panel)
         width += 2 * PAD + route_w
         height = max(height, route_h)
-    width += PAD
-    height += PAD
-    label = f"{prefix}-title"
     route_text = ""
     if view.route is not None:
         what = "run" if view.route.kind == "run" else "approved route family"
         route_text = f" beside {what} {view.route.id}"
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="run-graph" width="{width}" height="{height}" '
-        f'viewBox="0 0 {width} {height}" role="img" aria-labelledby="{label} {prefix}-desc" '
-        f'data-run-id="{esc(view.run_id)}">'
-        f'<title id="{label}">Causal graph of run {esc(view.run_id)}{esc(route_text)}</title>'
-        f'<desc id="{prefix}-desc">{esc(describe(view))}</desc>'
-        f'<defs><marker id="{prefix}-arrow" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="8" '
-        f'markerHeight="8" orient="auto"><path d="M0,0 L8,4 L0,8 z" class="arrowhead"/></marker></defs>'
-        + "".join(parts)
-        + "</svg>"
+    return Figure(
+        prefix,
+        view.run_id,
+        width + PAD,
+        height + PAD,
+        f"Causal graph of run {view.run_id}{route_text}",
+        describe(view),
+        tuple(panels),
     )
 
 
@@ -92,9 +162,9 @@ def describe(view: RunView) -> str:
 
 
 def _panel(
-    tree: Tree, view: RunView | None, title: str, x0: int, prefix: str, with_flows: bool = False
-) -> tuple[str, int, int]:
-    """One panel's SVG, its width and height."""
+    tree: Tree, view: RunView | None, title: str, x0: int, with_flows: bool = False
+) -> tuple[Panel, int, int]:
+    """One panel, its width and height."""
     placed = layered(tree.roots, tree.child_map())
     hidden = max(len(placed) - MAX_NODES, 0)
     placed = placed[:MAX_NODES]
@@ -103,7 +173,7 @@ def _panel(
     y0 = TITLE_H
     max_depth = max((p.depth for p in placed), default=0)
     right = x0 + max_depth * INDENT + BOX_W
-    out = [f'<g class="panel"><text class="panel-title" x="{x0}" y="20">{esc(title)}</text>']
+    edges = []
     for parent, kids in tree.children:
         if parent not in at:
             continue
@@ -112,62 +182,60 @@ def _panel(
         for kid in kids:
             if kid in at:
                 c = at[kid]
-                cls = "tree-edge missing" if MARK_MISSING in nodes[kid].marks else "tree-edge"
                 cy = y0 + c.row * ROW_H + BOX_H // 2
-                out.append(f'<path class="{cls}" d="M{px},{py} V{cy} H{x0 + c.depth * INDENT}"/>')
+                edges.append(TreeEdge(MARK_MISSING in nodes[kid].marks, px, py, cy, x0 + c.depth * INDENT))
     width = max(right - x0, len(title) * _TITLE_CHAR_W)
+    flows: tuple[FlowEdge, ...] = ()
+    flow_labels: tuple[Label, ...] = ()
     if with_flows and view is not None:
-        flow_svg, flow_w = _flows(view, at, x0, y0, right, prefix)
-        out.append(flow_svg)
+        flows, flow_labels, flow_w = _flows(view, at, x0, y0, right)
         width += flow_w
-    for p in placed:
-        out.append(_node(nodes[p.key], x0 + p.depth * INDENT, y0 + p.row * ROW_H))
+    boxes = tuple(_node(nodes[p.key], x0 + p.depth * INDENT, y0 + p.row * ROW_H) for p in placed)
     height = y0 + len(placed) * ROW_H
+    cut = None
     if hidden:
-        out.append(f'<text class="cut" x="{x0}" y="{height + 12}">… {hidden} more node(s) not drawn</text>')
+        cut = Label(x0, height + 12, f"… {hidden} more node(s) not drawn")
         height += 20
-    out.append("</g>")
-    return "".join(out), width, height
+    panel = Panel(Label(x0, TITLE_BASELINE, title), tuple(edges), flows, flow_labels, boxes, cut)
+    return panel, width, height
 
 
-def _node(node: Node, x: int, y: int) -> str:
-    classes = " ".join(["node", *(f"mark-{m}" for m in node.marks)])
+def _node(node: Node, x: int, y: int) -> NodeBox:
     flagged = ", ".join(f"{kind.upper()}: {arg}" for arg, kind in node.flagged_args)
     detail = " · ".join(part for part in (node.detail, flagged) if part)
     shown = clip(detail, _LINE_CHARS)
     plain = shown[: len(node.detail)] if flagged else shown
-    rest = shown[len(plain) :]
     marks = " · ".join(MARK_LABELS[m] for m in node.marks)
     tooltip = " — ".join(
         part for part in (node.step, detail, marks, f"span {node.span_id}" if node.span_id else "") if part
     )
-    first = node.marks[0] if node.marks else "none"
-    return (
-        f'<g class="{classes}" data-step="{esc(node.step)}" data-marks="{" ".join(node.marks)}"'
-        + (f' data-span-id="{esc(node.span_id)}"' if node.span_id else "")
-        + f"><title>{esc(tooltip)}</title>"
-        f'<rect x="{x}" y="{y}" width="{BOX_W}" height="{BOX_H}" rx="4"/>'
-        f'<text class="step" x="{x + 8}" y="{y + 15}">{esc(clip(node.step, _STEP_CHARS))}</text>'
-        f'<text class="detail" x="{x + 8}" y="{y + 29}">{esc(plain)}'
-        + (f'<tspan class="flagged">{esc(rest)}</tspan>' if rest else "")
-        + "</text>"
-        + (
-            f'<text class="marks marks-{first}" x="{x + 8}" y="{y + 43}">'
-            f"{esc(clip(marks, _LINE_CHARS))}</text>"
-            if marks
-            else ""
-        )
-        + "</g>"
+    return NodeBox(
+        step=node.step,
+        marks=node.marks,
+        span_id=node.span_id,
+        tooltip=tooltip,
+        x=x,
+        y=y,
+        width=BOX_W,
+        height=BOX_H,
+        text_x=x + _TEXT_INSET,
+        baselines=(y + _BASELINES[0], y + _BASELINES[1], y + _BASELINES[2]),
+        step_label=clip(node.step, _STEP_CHARS),
+        detail=plain,
+        flagged=shown[len(plain) :],
+        marks_label=clip(marks, _LINE_CHARS),
+        first_mark=node.marks[0] if node.marks else "none",
     )
 
 
 def _flows(
-    view: RunView, at: dict[str, Placed], x0: int, y0: int, right: int, prefix: str
-) -> tuple[str, int]:
-    """Data-flow edges in lanes right of the nodes, each labelled with its argument names."""
+    view: RunView, at: dict[str, Placed], x0: int, y0: int, right: int
+) -> tuple[tuple[FlowEdge, ...], tuple[Label, ...], int]:
+    """Data-flow edges in lanes right of the nodes, each labelled with its argument names; the
+    width they take."""
     drawn = [f for f in view.flows if f.source in at and f.consumer in at]
     if not drawn:
-        return "", 0
+        return (), (), 0
     assigned = lanes([(at[f.source].row, at[f.consumer].row) for f in drawn])
     into: dict[str, list[int]] = {}
     out_of: dict[str, list[int]] = {}
@@ -175,31 +243,24 @@ def _flows(
         into.setdefault(f.consumer, []).append(i)
         out_of.setdefault(f.source, []).append(i)
     lane_x0 = right + 18
-    out = ['<g class="flows">']
+    edges = []
     for i, f in enumerate(drawn):
         s, c = at[f.source], at[f.consumer]
         sx = x0 + s.depth * INDENT + BOX_W
         cx = x0 + c.depth * INDENT + BOX_W
         sy = y0 + s.row * ROW_H + _offset(out_of[f.source].index(i), len(out_of[f.source]))
         cy = y0 + c.row * ROW_H + _offset(into[f.consumer].index(i), len(into[f.consumer]))
-        lx = lane_x0 + assigned[i] * LANE_W
-        args = ", ".join(f.args)
-        out.append(
-            f'<path class="flow" d="M{sx},{sy} H{lx} V{cy} H{cx + 2}" marker-end="url(#{prefix}-arrow)">'
-            f"<title>{esc(f'argument(s) {args}: from {f.source[2:]} to {f.consumer[2:]}')}</title></path>"
-        )
+        title = f"argument(s) {', '.join(f.args)}: from {f.source[2:]} to {f.consumer[2:]}"
+        edges.append(FlowEdge(sx, sy, lane_x0 + assigned[i] * LANE_W, cy, cx + 2, title))
     max_lane = max(assigned)
     label_x = lane_x0 + (max_lane + 1) * LANE_W + 4
+    labels = []
     for consumer, indices in into.items():
         c = at[consumer]
         for k, i in enumerate(indices):
             cy = y0 + c.row * ROW_H + _offset(k, len(indices))
-            out.append(
-                f'<text class="flow-label" x="{label_x}" y="{cy + 4}">'
-                f"{esc(clip('← ' + ', '.join(drawn[i].args), _LABEL_CHARS))}</text>"
-            )
-    out.append("</g>")
-    return "".join(out), 18 + (max_lane + 1) * LANE_W + LABEL_W
+            labels.append(Label(label_x, cy + 4, clip("← " + ", ".join(drawn[i].args), _LABEL_CHARS)))
+    return tuple(edges), tuple(labels), 18 + (max_lane + 1) * LANE_W + LABEL_W
 
 
 def _offset(index: int, count: int) -> int:
