@@ -23,6 +23,8 @@ EXPECTED = {
     "StripOptions",
     "ToolPolicy",
     "configure_logs",
+    "configure_metrics",
+    "unsafe_log_processors",
     "otlp_metric_exporter",
     "provenance_session",
     "retry_attempt",

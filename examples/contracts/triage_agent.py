@@ -36,7 +36,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.id_generator import IdGenerator
 from opentelemetry.trace import Span, Tracer, set_span_in_context
 
-from otel_provenance.instrument.export import JsonLinesSpanExporter
+from otel_provenance import JsonLinesSpanExporter
 
 
 class SeededIds(IdGenerator):

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
-from otel_provenance.instrument.export import JsonLinesSpanExporter
+from otel_provenance import JsonLinesSpanExporter
 
 # The workspace the scripted model "sees": the files a read-only tool lists.
 FILES = ["report.txt", "notes.md"]

@@ -27,8 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
-from otel_provenance.instrument.export import JsonLinesSpanExporter
-from otel_provenance.instrument.mcp import provenance_session
+from otel_provenance import JsonLinesSpanExporter, provenance_session
 
 SERVER = Path(__file__).resolve().with_name("billing_server.py")
 

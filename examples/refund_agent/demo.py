@@ -30,8 +30,8 @@ sys.path.insert(0, str(HERE))
 from agent import REPLY, Agent, Endpoints  # noqa: E402
 from telemetry import meter_provider, tracer_provider  # noqa: E402
 
+from otel_provenance import configure_logs  # noqa: E402
 from otel_provenance.cli import run as cli  # noqa: E402
-from otel_provenance.instrument.configure import configure_logs  # noqa: E402
 
 SERVICES = ("policy", "orders", "fraud", "payment", "notification")
 COMPLETED_AT = "2026-01-01T00:00:00Z"  # injected: a verdict never reads the clock

@@ -16,8 +16,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 
 import otel_provenance as op
-from otel_provenance.instrument import metrics as tool_metrics
-from otel_provenance.instrument.export import JsonLinesMetricExporter, otlp_metric_exporter
+from otel_provenance import JsonLinesMetricExporter, otlp_metric_exporter, use_meter_provider
 
 
 def tracer_provider(
@@ -43,5 +42,5 @@ def meter_provider(resource: Resource, file: Path) -> MeterProvider:
     if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
         readers.append(PeriodicExportingMetricReader(otlp_metric_exporter()))  # reads OTEL_EXPORTER_OTLP_*
     provider = MeterProvider(metric_readers=readers, resource=resource)
-    tool_metrics.use_meter_provider(provider)
+    use_meter_provider(provider)
     return provider

@@ -31,6 +31,8 @@ _LAZY = {
     "ProvenanceLogRecordProcessor": "otel_provenance.instrument.logs",
     "configure": "otel_provenance.instrument.configure",
     "configure_logs": "otel_provenance.instrument.configure",
+    "configure_metrics": "otel_provenance.instrument.configure",
+    "unsafe_log_processors": "otel_provenance.instrument.logs",
     "retry_attempt": "otel_provenance.instrument.runscope",
     "StripOptions": "otel_provenance.instrument.redaction",
     "unsafe_processors": "otel_provenance.instrument.processor",
@@ -44,10 +46,10 @@ _LAZY = {
 
 if TYPE_CHECKING:  # pragma: no cover
     from .instrument.budget import Budget
-    from .instrument.configure import configure, configure_logs
+    from .instrument.configure import configure, configure_logs, configure_metrics
     from .instrument.decorators import tool
     from .instrument.export import JsonLinesMetricExporter, JsonLinesSpanExporter, otlp_metric_exporter
-    from .instrument.logs import ProvenanceLogRecordProcessor
+    from .instrument.logs import ProvenanceLogRecordProcessor, unsafe_log_processors
     from .instrument.mcp import ToolPolicy, provenance_session
     from .instrument.metrics import use_meter_provider
     from .instrument.processor import ProvenanceSpanProcessor, unsafe_processors
@@ -82,11 +84,13 @@ __all__ = [
     "__version__",
     "configure",
     "configure_logs",
+    "configure_metrics",
     "otlp_metric_exporter",
     "provenance_session",
     "retry_attempt",
     "run",
     "tool",
+    "unsafe_log_processors",
     "unsafe_processors",
     "use_meter_provider",
 ]
