@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from contract_runs import export_runs, triage_run
 from otel_provenance.cli import run as cli_run
-from otel_provenance.cli.gate import EXIT_CODES
+from otel_provenance.offline import Outcome
 from otel_provenance.offline.contracts import parse_contract
 from otel_provenance.offline.gate import Shard, check_release, decide
 from otel_provenance.offline.model import Attributes, Span
@@ -94,7 +94,7 @@ def _reattribute(span: Span) -> Span:
 def _report(spans: list[Span], contract_text: str) -> tuple[str, int]:
     contract = parse_contract(contract_text)
     result = decide(check_release(group_runs(spans), contract, "v2", AT), contract)
-    return render_json(result), EXIT_CODES[result.decision]
+    return render_json(result), Outcome.of(result.decision).exit_code
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_provenance import semconv
+from otel_provenance.offline import Outcome
 from otel_provenance.offline.contracts import parse_contract
-from otel_provenance.offline.contracts.outcomes import Status
 from otel_provenance.offline.evaluate import evaluate
 from otel_provenance.offline.mine import mine_contract
 from otel_provenance.offline.model import Attributes, Run, Span
@@ -93,7 +93,7 @@ def with_a_check(run: Run) -> Run:
 
 
 def _passing(run: Run, contract) -> set[str]:
-    return {r.rule_id for r in evaluate(run, contract).rules if r.status is Status.PASS}
+    return {r.rule_id for r in evaluate(run, contract).rules if r.status is Outcome.PASS}
 
 
 @settings(max_examples=150)
@@ -120,7 +120,7 @@ def test_a_key_added_to_an_approved_route_passes_a_contract_mined_without_one() 
     contract = parse_contract(mine_contract([keyed_run(f"a{i}", key=True) for i in range(3)], "c"))
     result = evaluate(keyed_run("r", key=False), contract)
     assert result.status == "fail"
-    (failed,) = [r for r in result.rules if r.status is Status.FAIL]
+    (failed,) = [r for r in result.rules if r.status is Outcome.FAIL]
     assert failed.code == "MISSING_SAFEGUARD"
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, TextIO
 
-EXIT_PASS: Final = 0
-EXIT_ERROR: Final = 1
-EXIT_FAIL: Final = 2
-EXIT_INSUFFICIENT: Final = 3
+from ..offline.outcome import Outcome
+
+# The exit codes are the outcomes' (offline.outcome): one place says which number means what.
+EXIT_PASS: Final = Outcome.PASS.exit_code
+EXIT_ERROR: Final = Outcome.ERROR.exit_code
+EXIT_FAIL: Final = Outcome.FAIL.exit_code
+EXIT_INSUFFICIENT: Final = Outcome.INSUFFICIENT.exit_code
 
 
 class UsageError(Exception):

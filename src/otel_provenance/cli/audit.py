@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..offline.audit import Budgets, ToolBudget, Verdict, aggregate
+from ..offline.audit import Budgets, ToolBudget, aggregate
 from ..offline.engines.fold import audit_fold
 from ..offline.report.formats import AUDIT, ReportContext
 from ..offline.report.witnesses import MAX_RUNS
-from ._common import EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
+from ._common import IO, UsageError
 from ._reports import add_report_arguments, emit, wants
 from ._sources import add_source_arguments
 from ._traces import TraceInput, add_release_attribute, add_run_attribute
-
-_EXIT = {Verdict.PASS: EXIT_PASS, Verdict.FAIL: EXIT_FAIL, Verdict.INSUFFICIENT: EXIT_INSUFFICIENT}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,7 +87,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     folded = source.fold(audit_fold(budgets, MAX_RUNS if wants(args, "html", AUDIT) else 0))
     report = aggregate(folded.audits)
     source.warn_incomplete()
-    code = source.cap_for_incomplete(_EXIT[report.verdict])
+    code = source.cap_for_incomplete(report.verdict.exit_code)
     drawn = {run.run_id: run for run in folded.failing}
     emit(args, io, AUDIT, report, ReportContext(runs=drawn, complete=source.report.complete, exit_code=code))
     return code

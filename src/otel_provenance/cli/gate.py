@@ -18,30 +18,17 @@ from ..offline.contracts.model import Contract
 from ..offline.engines.fold import gate_fold
 from ..offline.engines.source import FileSource
 from ..offline.evaluate import evaluate_safely
-from ..offline.gate import (
-    DECISION_ERROR,
-    DECISION_FAIL,
-    DECISION_INSUFFICIENT,
-    DECISION_PASS,
-    GateResult,
-    Shard,
-    decide,
-)
+from ..offline.gate import GateResult, Shard, decide
 from ..offline.model import Run
+from ..offline.outcome import Outcome
 from ..offline.report.formats import GATE, ReportContext
 from ..offline.report.witnesses import WitnessKeeper, witness_run_ids
-from ._common import EXIT_ERROR, EXIT_FAIL, EXIT_INSUFFICIENT, EXIT_PASS, IO, UsageError
+from ._common import EXIT_PASS, IO, UsageError
 from ._reports import add_report_arguments, emit, wants
 from ._sources import add_source_arguments, chosen_backend, read_limits
 from ._traces import TraceInput, add_release_attribute, add_run_attribute
 from ._writefile import write_text
 
-EXIT_CODES = {
-    DECISION_PASS: EXIT_PASS,
-    DECISION_FAIL: EXIT_FAIL,
-    DECISION_INSUFFICIENT: EXIT_INSUFFICIENT,
-    DECISION_ERROR: EXIT_ERROR,
-}
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 
@@ -205,4 +192,4 @@ def _decide_and_report(
     report draws (``gate merge`` has none: its HTML report names those runs without drawing them)."""
     result: GateResult = decide(aggregate, contract)
     emit(args, io, GATE, result, ReportContext(runs=runs, contract_path=Path(args.contract).as_posix()))
-    return EXIT_CODES[result.decision]
+    return Outcome.of(result.decision).exit_code

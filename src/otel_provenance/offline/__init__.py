@@ -22,6 +22,7 @@ _PUBLIC: dict[str, str] = {
     "Attributes": "model",
     "Run": "model",
     "Span": "model",
+    "Outcome": "outcome",
     # reading traces, and what a read found
     "DECODERS": "readers",
     "Decoder": "readers",

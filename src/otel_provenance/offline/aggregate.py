@@ -13,12 +13,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from ..errors import TraceReadError
-from .contracts.outcomes import Status, Witness
-from .evaluate import RUN_ERROR, RUN_FAIL, RUN_INSUFFICIENT, RUN_PASS, RunResult
+from .contracts.outcomes import Witness
+from .evaluate import RunResult
+from .outcome import Outcome
 
 PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v2"
-RUN_STATUSES: Final = (RUN_PASS, RUN_FAIL, RUN_INSUFFICIENT, RUN_ERROR)
-RULE_STATUSES: Final = tuple(s.value for s in Status)
+RUN_STATUSES: Final = tuple(o.decision for o in Outcome)  # a run's status, as reports spell it
+RULE_STATUSES: Final = tuple(s.value for s in Outcome)
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,6 @@ allowed (``agent.budget.allowed``) plus ``ToolBudget.allow`` are exempt, for the
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -42,6 +41,7 @@ from ..budget_law import Limits, allowed_on_span, count_arguments, over_budget
 from .arguments import lost_kinds
 from .graph import CausalGraph
 from .model import Run, Span
+from .outcome import Outcome
 
 UNKNOWN_KIND: Final = "unknown"
 
@@ -62,12 +62,6 @@ _EVIDENCE_KEYS: Final = (  # agent.tool.status alone is not provenance: a span c
     semconv.BUDGET_INVENTED,
     semconv.BUDGET_MAX_INVENTED,
 )
-
-
-class Verdict(enum.Enum):
-    PASS = "pass"
-    FAIL = "fail"
-    INSUFFICIENT = "insufficient_evidence"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +105,7 @@ class ArgEvidence:
 @dataclass(frozen=True, slots=True)
 class Finding:
     code: str
-    verdict: Verdict  # FAIL or INSUFFICIENT
+    verdict: Outcome  # FAIL or INSUFFICIENT
     run_id: str
     trace_id: str | None
     span_id: str | None
@@ -141,7 +135,7 @@ class RunAudit:
     findings: tuple[Finding, ...]
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> Outcome:
         return _combine(f.verdict for f in self.findings)
 
 
@@ -151,17 +145,17 @@ class AuditReport:
     findings: tuple[Finding, ...]  # audit-wide ones (no_runs, no_tool_calls); per-run ones are in runs
 
     @property
-    def verdict(self) -> Verdict:
+    def verdict(self) -> Outcome:
         return _combine([f.verdict for f in self.findings] + [r.verdict for r in self.runs])
 
 
-def _combine(verdicts: Iterable[Verdict]) -> Verdict:
+def _combine(verdicts: Iterable[Outcome]) -> Outcome:
     seen = set(verdicts)
-    if Verdict.FAIL in seen:
-        return Verdict.FAIL
-    if Verdict.INSUFFICIENT in seen:
-        return Verdict.INSUFFICIENT
-    return Verdict.PASS
+    if Outcome.FAIL in seen:
+        return Outcome.FAIL
+    if Outcome.INSUFFICIENT in seen:
+        return Outcome.INSUFFICIENT
+    return Outcome.PASS
 
 
 def _str_attr(span: Span, key: str) -> str | None:
@@ -223,7 +217,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
     calls: list[ToolCallAudit] = []
     findings: list[Finding] = []
 
-    def finding(code: str, verdict: Verdict, call: ToolCallAudit, args: Iterable[str], message: str) -> None:
+    def finding(code: str, verdict: Outcome, call: ToolCallAudit, args: Iterable[str], message: str) -> None:
         findings.append(
             Finding(code, verdict, run.run_id, call.trace_id, call.span_id, call.tool, tuple(args), message)
         )
@@ -244,7 +238,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
         if not call.instrumented:
             finding(
                 NO_PROVENANCE,
-                Verdict.INSUFFICIENT,
+                Outcome.INSUFFICIENT,
                 call,
                 (),
                 f"{call.tool} has no provenance attributes (is the ProvenanceSpanProcessor installed?)",
@@ -253,7 +247,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
         if call.status == semconv.TOOL_STATUS_BLOCKED:
             finding(
                 BLOCKED_CALL,
-                Verdict.FAIL,
+                Outcome.FAIL,
                 call,
                 tuple(a.name for a in call.args),
                 f"{call.tool} was blocked before it ran "
@@ -267,7 +261,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
             }[d.reason]
             finding(
                 DANGLING_SOURCE,
-                Verdict.FAIL,
+                Outcome.FAIL,
                 call,
                 (d.arg,),
                 f"{call.tool}: source of {d.arg} ({d.source_span_id or '?'}) {why}",
@@ -279,7 +273,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
         if unknown:
             finding(
                 UNKNOWN_KIND_FINDING,
-                Verdict.INSUFFICIENT,
+                Outcome.INSUFFICIENT,
                 call,
                 unknown,
                 f"{call.tool}: no valid kind for {', '.join(unknown)}",
@@ -288,7 +282,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
         if isinstance(violations, tuple) and violations and call.status != semconv.TOOL_STATUS_BLOCKED:
             finding(  # e.g. advisory mode: the call ran, but the online check found it over budget
                 RECORDED_VIOLATION,
-                Verdict.FAIL,
+                Outcome.FAIL,
                 call,
                 (),
                 f"{call.tool} ran with recorded violations: {', '.join(map(str, violations))}",
@@ -297,7 +291,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
         if lost is not None:
             finding(
                 LOST_EVIDENCE,
-                Verdict.INSUFFICIENT,
+                Outcome.INSUFFICIENT,
                 call,
                 (),
                 f"{call.tool}: the span counts {lost[0]} assumed and {lost[1]} invented argument(s) but "
@@ -317,7 +311,7 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
             allowed = f"; allowed: {', '.join(count.allowed)}" if count.allowed else ""
             finding(
                 code,
-                Verdict.FAIL,
+                Outcome.FAIL,
                 call,
                 counted,
                 f"{call.tool}: {len(counted)} {kind} argument(s) ({', '.join(counted)}), "
@@ -338,13 +332,13 @@ def aggregate(audits: Iterable[RunAudit]) -> AuditReport:
     extra: list[Finding] = []
     if not ordered:
         extra.append(
-            Finding(NO_RUNS, Verdict.INSUFFICIENT, "", None, None, None, (), "the input holds no run")
+            Finding(NO_RUNS, Outcome.INSUFFICIENT, "", None, None, None, (), "the input holds no run")
         )
     elif not any(a.calls for a in ordered):
         extra.append(
             Finding(
                 NO_TOOL_CALLS,
-                Verdict.INSUFFICIENT,
+                Outcome.INSUFFICIENT,
                 "",
                 None,
                 None,

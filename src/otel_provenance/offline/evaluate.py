@@ -13,20 +13,16 @@ from dataclasses import dataclass
 from .contracts.evidence import RunEvidence
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import run_witnesses
-from .contracts.rules import REGISTRY, Status, Unknown, Violation, Witness
+from .contracts.rules import REGISTRY, Unknown, Violation, Witness
 from .model import Run
-
-RUN_PASS = "pass"
-RUN_FAIL = "fail"
-RUN_INSUFFICIENT = "insufficient_data"
-RUN_ERROR = "error"
+from .outcome import Outcome
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One reason a rule did not pass on a run (a violation or a missing piece of evidence)."""
 
-    status: Status  # FAIL or INSUFFICIENT (ERROR for an internal error)
+    status: Outcome  # FAIL or INSUFFICIENT (ERROR for an internal error)
     message: str
     witnesses: tuple[Witness, ...]
 
@@ -35,7 +31,7 @@ class Finding:
 class RuleResult:
     rule_id: str
     code: str
-    status: Status
+    status: Outcome
     findings: tuple[Finding, ...] = ()
 
 
@@ -59,13 +55,13 @@ def evaluate_rule(rule: Rule, evidence: RunEvidence) -> RuleResult:
     findings = []
     for outcome in checker(rule, evidence):
         if isinstance(outcome, Violation):
-            findings.append(Finding(Status.FAIL, outcome.message, outcome.witnesses))
+            findings.append(Finding(Outcome.FAIL, outcome.message, outcome.witnesses))
         elif isinstance(outcome, Unknown):
-            findings.append(Finding(Status.INSUFFICIENT, outcome.message, outcome.witnesses))
+            findings.append(Finding(Outcome.INSUFFICIENT, outcome.message, outcome.witnesses))
         else:
             raise TypeError(f"rule {rule.id}: checker yielded {type(outcome).__name__}")
     statuses = {f.status for f in findings}
-    status = Status.FAIL if Status.FAIL in statuses else Status.INSUFFICIENT if statuses else Status.PASS
+    status = Outcome.FAIL if Outcome.FAIL in statuses else Outcome.INSUFFICIENT if statuses else Outcome.PASS
     return RuleResult(rule.id, rule.code, status, tuple(sorted(findings, key=_finding_key)))
 
 
@@ -99,28 +95,28 @@ def release_conflict_result(run: Run, contract: Contract, key: str, found: tuple
         "to one release"
     )
     witnesses = run_witnesses(run, **{key: found})
-    finding = Finding(Status.INSUFFICIENT, message, witnesses)
+    finding = Finding(Outcome.INSUFFICIENT, message, witnesses)
     return _result(
-        run, [RuleResult(rule.id, rule.code, Status.INSUFFICIENT, (finding,)) for rule in contract.rules]
+        run, [RuleResult(rule.id, rule.code, Outcome.INSUFFICIENT, (finding,)) for rule in contract.rules]
     )
 
 
 def _error(rule: Rule, exc: BaseException) -> RuleResult:
     message = f"internal error while checking rule {rule.id}: {type(exc).__name__}"
-    return RuleResult(rule.id, rule.code, Status.ERROR, (Finding(Status.ERROR, message, ()),))
+    return RuleResult(rule.id, rule.code, Outcome.ERROR, (Finding(Outcome.ERROR, message, ()),))
 
 
 def _result(run: Run, results: list[RuleResult]) -> RunResult:
     ordered = tuple(sorted(results, key=lambda r: r.rule_id))
     statuses = {r.status for r in ordered}
-    if Status.ERROR in statuses:
-        status = RUN_ERROR
-    elif Status.FAIL in statuses:
-        status = RUN_FAIL
-    elif Status.INSUFFICIENT in statuses:
-        status = RUN_INSUFFICIENT
+    if Outcome.ERROR in statuses:
+        status = Outcome.ERROR.decision
+    elif Outcome.FAIL in statuses:
+        status = Outcome.FAIL.decision
+    elif Outcome.INSUFFICIENT in statuses:
+        status = Outcome.INSUFFICIENT.decision
     else:
-        status = RUN_PASS
+        status = Outcome.PASS.decision
     return RunResult(run.run_id, run.trace_ids, run.release, status, ordered)
 
 

@@ -16,22 +16,16 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Final
 
 from .aggregate import Aggregate, RuleTally
 from .contracts.model import Contract, Rule
-from .contracts.outcomes import Status
 from .contracts.rational import ratio_at_most
 from .contracts.rules import REGISTRY, Absence
 from .evaluate import RunResult, evaluate_safely, release_conflict_result
 from .model import Run
+from .outcome import Outcome
 from .release import DEFAULT_RELEASE_ATTRIBUTE
 from .stepkey import run_steps
-
-DECISION_PASS: Final = "pass"
-DECISION_FAIL: Final = "fail"
-DECISION_INSUFFICIENT: Final = "insufficient_data"
-DECISION_ERROR: Final = "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +55,9 @@ class Shard:
 class RuleVerdict:
     rule: Rule
     tally: RuleTally
-    status: str  # pass | fail | insufficient_data | error
+    status: (
+        str  # an Outcome as a release spells it (Outcome.decision): pass | fail | insufficient_data | error
+    )
     reason: str
 
 
@@ -130,33 +126,36 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
         or _verdict(rule, aggregate.rules[rule.id], runs, contract.min_runs)
         for rule in sorted(contract.rules, key=lambda r: r.id)
     )
-    statuses = {v.status for v in verdicts}
-    if DECISION_ERROR in statuses:
-        decision, reason = DECISION_ERROR, "an internal error occurred while checking a rule"
+    statuses = {Outcome.of(v.status) for v in verdicts}
+    if Outcome.ERROR in statuses:
+        decision, reason = Outcome.ERROR, "an internal error occurred while checking a rule"
     elif runs and aggregate.tool_spans == 0:  # before fail: missing steps here mean missing evidence
         decision, reason = (
-            DECISION_INSUFFICIENT,
+            Outcome.INSUFFICIENT,
             f"no run of release {aggregate.release} holds a tool span (gen_ai.operation.name=execute_tool)"
             ", so there is no agent behaviour to judge",
         )
-    elif DECISION_FAIL in statuses:
-        decision, reason = DECISION_FAIL, "a rule exceeded its failing-run threshold"
+    elif Outcome.FAIL in statuses:
+        decision, reason = Outcome.FAIL, "a rule exceeded its failing-run threshold"
     elif runs == 0:
-        decision, reason = DECISION_INSUFFICIENT, f"no runs of release {aggregate.release} were found"
+        decision, reason = Outcome.INSUFFICIENT, f"no runs of release {aggregate.release} were found"
         if aggregate.other_releases:
             reason += f" (found: {found_releases(aggregate)})"
     elif runs < contract.min_runs:
         decision, reason = (
-            DECISION_INSUFFICIENT,
+            Outcome.INSUFFICIENT,
             f"{runs} run(s) found; the contract needs {contract.min_runs}",
         )
-    elif DECISION_INSUFFICIENT in statuses:
-        decision, reason = DECISION_INSUFFICIENT, "too many runs lack the evidence a rule needs"
+    elif Outcome.INSUFFICIENT in statuses:
+        decision, reason = Outcome.INSUFFICIENT, "too many runs lack the evidence a rule needs"
     elif aggregate.incomplete_inputs:
-        decision, reason = DECISION_INSUFFICIENT, "the trace input is incomplete, so it cannot prove a pass"
+        decision, reason = (
+            Outcome.INSUFFICIENT,
+            "the trace input is incomplete, so it cannot prove a pass",
+        )
     else:
-        decision, reason = DECISION_PASS, "every rule is within its thresholds"
-    return GateResult(decision, reason, aggregate, verdicts, contract)
+        decision, reason = Outcome.PASS, "every rule is within its thresholds"
+    return GateResult(decision.decision, reason, aggregate, verdicts, contract)
 
 
 def found_releases(aggregate: Aggregate) -> str:
@@ -172,36 +171,41 @@ def _vacuous(rule: Rule, tally: RuleTally, seen: frozenset[str], runs: int) -> R
     step = getattr(select, "step", None)
     if runs == 0 or REGISTRY[rule.type].absence(rule) is not Absence.VACUOUS or step is None or step in seen:
         return None
-    if tally.count(Status.FAIL.value) or tally.count(Status.ERROR.value):
+    if tally.count(Outcome.FAIL.value) or tally.count(Outcome.ERROR.value):
         return None
     return RuleVerdict(
         rule,
         tally,
-        DECISION_INSUFFICIENT,
+        Outcome.INSUFFICIENT.decision,
         f"selects step {step!r}, which no run of this release contains (a misspelled step?)",
     )
 
 
 def _verdict(rule: Rule, tally: RuleTally, runs: int, min_runs: int) -> RuleVerdict:
-    failing = tally.count(Status.FAIL.value)
-    unknown = tally.count(Status.INSUFFICIENT.value)
-    errors = tally.count(Status.ERROR.value)
+    failing = tally.count(Outcome.FAIL.value)
+    unknown = tally.count(Outcome.INSUFFICIENT.value)
+    errors = tally.count(Outcome.ERROR.value)
     limits = rule.thresholds
     if errors:
-        return RuleVerdict(rule, tally, DECISION_ERROR, f"{errors} run(s) hit an internal error")
+        return RuleVerdict(rule, tally, Outcome.ERROR.decision, f"{errors} run(s) hit an internal error")
     if failing > limits.max_failing_runs:
         return RuleVerdict(
-            rule, tally, DECISION_FAIL, f"{failing} failing run(s); at most {limits.max_failing_runs} allowed"
+            rule,
+            tally,
+            Outcome.FAIL.decision,
+            f"{failing} failing run(s); at most {limits.max_failing_runs} allowed",
         )
     if runs == 0 or runs < min_runs:
-        return RuleVerdict(rule, tally, DECISION_INSUFFICIENT, f"{runs} run(s); at least {min_runs} needed")
+        return RuleVerdict(
+            rule, tally, Outcome.INSUFFICIENT.decision, f"{runs} run(s); at least {min_runs} needed"
+        )
     if not ratio_at_most(unknown, runs, limits.max_insufficient_fraction):
         return RuleVerdict(
             rule,
             tally,
-            DECISION_INSUFFICIENT,
+            Outcome.INSUFFICIENT.decision,
             f"{unknown} of {runs} run(s) lack evidence; at most {limits.max_insufficient_fraction} allowed",
         )
     return RuleVerdict(
-        rule, tally, DECISION_PASS, f"{failing} failing, {unknown} insufficient of {runs} run(s)"
+        rule, tally, Outcome.PASS.decision, f"{failing} failing, {unknown} insufficient of {runs} run(s)"
     )

@@ -9,7 +9,6 @@ turn missing evidence into a pass by accident.
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
@@ -17,13 +16,6 @@ from typing import Any
 
 from ..model import Attributes, Run, Span
 from .model import Rule
-
-
-class Status(enum.StrEnum):
-    PASS = "pass"
-    FAIL = "fail"
-    INSUFFICIENT = "insufficient_evidence"
-    ERROR = "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +40,7 @@ class Unknown:
     witnesses: tuple[Witness, ...]
 
 
-Outcome = Violation | Unknown
+Observation = Violation | Unknown
 
 
 def jsonable(value: object) -> Any:
@@ -84,7 +76,7 @@ def spans_witnesses(spans: list[Span], **observed: object) -> tuple[Witness, ...
     return tuple(Witness(t, tuple(sorted(ids)), obs) for t, ids in sorted(by_trace.items()))
 
 
-Checker = Callable[[Rule, Any], Iterator[Outcome]]
+Checker = Callable[[Rule, Any], Iterator[Observation]]
 
 
 def run_witnesses(run: Run, **observed: object) -> tuple[Witness, ...]:

@@ -17,12 +17,13 @@ from functools import partial
 from typing import Generic, TypeVar
 
 from ..aggregate import Aggregate
-from ..audit import Budgets, RunAudit, Verdict, audit_run
+from ..audit import Budgets, RunAudit, audit_run
 from ..contracts.model import Contract
 from ..evaluate import RunResult, evaluate_safely
 from ..fingerprint import canonical_form, fingerprint
 from ..gate import Shard, check_release
 from ..model import Run
+from ..outcome import Outcome
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..report.witnesses import SmallestRuns
 
@@ -92,7 +93,7 @@ def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartia
     for run in runs:
         result = audit_run(run, budgets)
         audits.append(result)
-        if keep and result.verdict is Verdict.FAIL:
+        if keep and result.verdict is Outcome.FAIL:
             failing.offer(run)
     return _sorted(audits, failing)
 

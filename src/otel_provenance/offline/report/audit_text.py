@@ -11,9 +11,10 @@ import json
 from typing import Any
 
 from ... import semconv
-from ..audit import AuditReport, Finding, RunAudit, Verdict
+from ..audit import AuditReport, Finding, RunAudit
+from ..outcome import Outcome
 
-_LABEL = {Verdict.PASS: "PASS", Verdict.FAIL: "FAIL", Verdict.INSUFFICIENT: "INSUFFICIENT"}
+_LABEL = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.INSUFFICIENT: "INSUFFICIENT"}
 
 
 def render_audit_text(report: AuditReport, can_pass: bool = True, capped: bool = False) -> str:
@@ -69,7 +70,7 @@ def audit_lines(report: AuditReport, can_pass: bool = True) -> list[str]:
 
 def _run_text(run: RunAudit, totals: dict[str, int], review: list[str], can_pass: bool = True) -> list[str]:
     release = f" release {run.release}" if run.release else ""
-    label = _LABEL[run.verdict] if can_pass or run.verdict is not Verdict.PASS else "no finding"
+    label = _LABEL[run.verdict] if can_pass or run.verdict is not Outcome.PASS else "no finding"
     lines = [f"run {run.run_id}{release}: {label}"]
     if not run.calls:
         lines.append("  (no tool calls)")

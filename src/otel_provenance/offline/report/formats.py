@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..audit import AuditReport, Verdict
+from ..audit import AuditReport
 from ..diff import RunDiff
 from ..gate import GateResult
 from ..model import Run
+from ..outcome import Outcome
 from .audit_html import render_audit_html
 from .audit_text import render_audit_json, render_audit_text
 from .diff_html import render_diff_html
@@ -33,7 +34,7 @@ from .text import render_text
 GATE: Final = "gate"
 AUDIT: Final = "audit"
 DIFF: Final = "diff"
-EXIT_INSUFFICIENT: Final = 3  # the exit code that means "cannot pass" (an audit then says no PASS)
+EXIT_INSUFFICIENT: Final = Outcome.INSUFFICIENT.exit_code  # "cannot pass": an audit then says no PASS
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +76,7 @@ class ReportFormat:
 def _audit_text(report: AuditReport, context: ReportContext) -> str:
     """With exit code 3 no line says PASS; a verdict of pass then capped (incomplete input) says why."""
     can_pass = context.exit_code != EXIT_INSUFFICIENT
-    return render_audit_text(report, can_pass, capped=not can_pass and report.verdict is Verdict.PASS)
+    return render_audit_text(report, can_pass, capped=not can_pass and report.verdict is Outcome.PASS)
 
 
 def _drawn_diff(report: DiffReport, context: ReportContext) -> str:

@@ -8,21 +8,19 @@ from typing import Final
 
 from ..aggregate import RunFinding
 from ..gate import (
-    DECISION_ERROR,
-    DECISION_FAIL,
-    DECISION_INSUFFICIENT,
-    DECISION_PASS,
     GateResult,
     RuleVerdict,
     found_releases,
 )
+from ..outcome import Outcome
 
-HEADLINES: Final = {
-    DECISION_PASS: "PASS: This release met every trajectory threshold.",
-    DECISION_FAIL: "FAIL: This release exceeded one or more trajectory thresholds.",
-    DECISION_INSUFFICIENT: "INSUFFICIENT DATA: The traces hold too little evidence to decide this release.",
-    DECISION_ERROR: "ERROR: This release could not be evaluated; an error is never a pass.",
+_HEADLINE: Final = {
+    Outcome.PASS: "PASS: This release met every trajectory threshold.",
+    Outcome.FAIL: "FAIL: This release exceeded one or more trajectory thresholds.",
+    Outcome.INSUFFICIENT: "INSUFFICIENT DATA: The traces hold too little evidence to decide this release.",
+    Outcome.ERROR: "ERROR: This release could not be evaluated; an error is never a pass.",
 }
+HEADLINES: Final = {outcome.decision: line for outcome, line in _HEADLINE.items()}  # by decision
 MAX_PROOFS: Final = 5  # proof lines per finding; the JSON report has all of them
 
 
@@ -55,7 +53,7 @@ def render_text(result: GateResult) -> str:
             else " (no runs of other releases)."
         )
     )
-    if result.decision != DECISION_PASS:
+    if result.decision != Outcome.PASS.decision:
         lines.append(f"Decision: {result.decision} — {result.reason}.")
     return "\n".join(lines) + "\n"
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from typing import Final
 
 from ..contracts.model import Contract
-from ..contracts.outcomes import Status
 from ..evaluate import RunResult, evaluate_safely
-from ..gate import DECISION_FAIL, GateResult
+from ..gate import GateResult
 from ..model import Run
+from ..outcome import Outcome
 
 PER_RULE: Final = 3
 MAX_RUNS: Final = 12
@@ -26,9 +26,9 @@ def witness_run_ids(result: GateResult) -> tuple[str, ...]:
     """The run ids the report draws, in the order it draws them."""
     chosen: list[str] = []
     for verdict in result.verdicts:
-        if verdict.status != DECISION_FAIL:
+        if verdict.status != Outcome.FAIL.decision:
             continue
-        ids = sorted({f.run_id for f in verdict.tally.findings if f.status == Status.FAIL.value})
+        ids = sorted({f.run_id for f in verdict.tally.findings if f.status == Outcome.FAIL.value})
         for run_id in ids[:PER_RULE]:
             if run_id not in chosen and len(chosen) < MAX_RUNS:
                 chosen.append(run_id)
@@ -45,7 +45,7 @@ class WitnessKeeper:
     def __call__(self, run: Run, contract: Contract) -> RunResult:
         result = self._evaluator(run, contract)
         for rule in result.rules:
-            if rule.status is not Status.FAIL:
+            if rule.status is not Outcome.FAIL:
                 continue
             kept = self._kept.setdefault(rule.rule_id, {})
             kept[run.run_id] = run

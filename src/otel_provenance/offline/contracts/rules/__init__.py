@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
-from ..outcomes import Checker, Outcome, Status, Unknown, Violation, Witness
+from ..outcomes import Checker, Observation, Unknown, Violation, Witness
 from ..ruletype import Absence, RuleType
 from . import attributes, blocked, budgets, counts, routes, structure
 
@@ -26,9 +26,8 @@ __all__ = [
     "RULE_TYPES",
     "Absence",
     "Checker",
-    "Outcome",
+    "Observation",
     "RuleType",
-    "Status",
     "Unknown",
     "Violation",
     "Witness",

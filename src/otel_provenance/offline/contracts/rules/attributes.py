@@ -14,7 +14,7 @@ from typing import Any
 from ...model import ABSENT
 from ..evidence import RunEvidence
 from ..model import Rule
-from ..outcomes import Outcome, Unknown, Violation, span_witness, spans_witnesses
+from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
 from ..rational import RATIONAL_PATTERN, exact_number, format_exact, parse_rational
 from ..ruletype import Absence, Fail, RuleType, always
 from ..selectors import values_equal
@@ -28,7 +28,7 @@ _COMPARE = {
 }
 
 
-def check_attribute_constraints(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_attribute_constraints(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     attr, op = rule.params["attribute"], rule.params["op"]
     value = rule.params.get("value")
     label = rule.params["select"].describe()
@@ -53,7 +53,7 @@ def check_attribute_constraints(rule: Rule, ev: RunEvidence) -> Iterator[Outcome
     yield from _unknowns(label, attr, missing, undecided)
 
 
-def check_allowed_values(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_allowed_values(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     attr, allowed = rule.params["attribute"], rule.params["values"]
     label = rule.params["select"].describe()
     matched, undecided = ev.select(rule.params["select"])
@@ -71,7 +71,7 @@ def check_allowed_values(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
     yield from _unknowns(label, attr, missing, undecided)
 
 
-def _unknowns(label: str, attr: str, missing: list, undecided: list) -> Iterator[Outcome]:
+def _unknowns(label: str, attr: str, missing: list, undecided: list) -> Iterator[Observation]:
     if missing:
         yield Unknown(
             f"{label} lacks {attr} on {len(missing)} span(s); the rule cannot be checked.",

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from .... import semconv
 from ..evidence import RunEvidence
 from ..model import Rule
-from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
+from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..ruletype import Absence, RuleType, always
 
 
-def check_blocked_calls(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_blocked_calls(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     limit: int = rule.params["max"]
     selector = rule.params.get("select")
     label = selector.describe() if selector is not None else "tool calls"

@@ -12,14 +12,14 @@ from ...arguments import lost_kinds
 from ...model import ABSENT, Span
 from ..evidence import RunEvidence
 from ..model import Rule
-from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
+from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..rational import exact_number, format_exact
 from ..ruletype import Absence, Fail, RuleType, always
 
 _DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
 
 
-def check_retry_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_retry_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     """Per selected step: retries = max(highest ``agent.retry.number``, repeated calls − 1)."""
     limit = rule.params["max_retries"]
     matched, undecided = ev.select(rule.params["select"])
@@ -55,7 +55,7 @@ def _is_count(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_numeric_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_numeric_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     """The sum or maximum, over the selected spans, of a numeric attribute or of span duration."""
     selector = rule.params.get("select")
     limit: Fraction = rule.params["max"]
@@ -113,7 +113,7 @@ def _measure(span: Span, attr: str | None, unit: str | None) -> Fraction | None:
     return Fraction(span.end_ns - span.start_ns, _DURATION_SCALE[unit or "ns"])
 
 
-def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     """Per selected tool call: how many arguments were ``assumed`` / ``invented`` (never sourced),
     counted and decided by ``budget_law``. The allow-list is the rule's ``allow`` when it has one
     (the miner writes the names the approved runs' tools allowed), else the names the span records

@@ -19,19 +19,19 @@ from typing import Any
 
 from ..evidence import RunEvidence
 from ..model import Rule
-from ..outcomes import Outcome, Unknown, Violation, spans_witnesses
+from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..ruletype import Absence, Fail, RuleType, always
 
 
-def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     yield from _bounds(rule, ev, low=rule.params.get("min", 1), high=None, first_attempts=True)
 
 
-def check_forbidden_spans(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_forbidden_spans(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     yield from _bounds(rule, ev, low=0, high=0, attempts=True)
 
 
-def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     if "exact" in rule.params:
         yield from _bounds(rule, ev, low=rule.params["exact"], high=rule.params["exact"], exact=True)
     else:
@@ -70,7 +70,7 @@ def _bounds(
     exact: bool = False,
     attempts: bool = False,
     first_attempts: bool = False,
-) -> Iterator[Outcome]:
+) -> Iterator[Observation]:
     selector = rule.params["select"]
     label = selector.describe()
     matched, unknown = ev.select(selector) if attempts else ev.occurred(selector)

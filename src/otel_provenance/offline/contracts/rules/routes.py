@@ -9,7 +9,7 @@ from typing import Any
 from ...fingerprint import edge_counts, fingerprint, step_counts
 from ..evidence import RunEvidence
 from ..model import RouteFamily, Rule
-from ..outcomes import Outcome, Unknown, Violation
+from ..outcomes import Observation, Unknown, Violation
 from ..rational import ratio_at_least
 from ..ruletype import Absence, Fail, RuleType, always
 from ..similarity import RouteShape, more_similar, route_shape, weighted_jaccard
@@ -23,7 +23,7 @@ def run_shape(ev: RunEvidence) -> RouteShape:
     return route_shape(step_counts(ev.run), edge_counts(ev.run).items())
 
 
-def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     threshold: Fraction = rule.params["similarity"]
     families: tuple[RouteFamily, ...] = rule.params["families"]
     approved = [f for f in families if f.status == "approved"]

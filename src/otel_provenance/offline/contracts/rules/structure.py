@@ -12,12 +12,12 @@ from ...matching import optimal_assignment
 from ...model import Span
 from ..evidence import RunEvidence
 from ..model import Rule
-from ..outcomes import Outcome, Unknown, Violation, span_witness, spans_witnesses
+from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
 from ..ruletype import Absence, RuleType, always
 from ..selectors import Match, Selector
 
 
-def check_required_edges(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_required_edges(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     """Every ``child`` span's direct parent is a ``parent`` span, and there are at least ``min``
     (default 1) such edges."""
     parent_sel: Selector = rule.params["parent"]
@@ -26,7 +26,7 @@ def check_required_edges(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
     yield from _placement(ev, child_sel, parent_sel, want, lambda s: _direct(ev, s), "a child of")
 
 
-def check_required_ancestry(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_required_ancestry(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     """Every ``descendant`` span has an ``ancestor`` span above it (B only under A); at least ``min``
     (default 0) such descendants."""
     anc_sel: Selector = rule.params["ancestor"]
@@ -53,7 +53,7 @@ def _placement(
     want: int,
     above: Callable[[Span], tuple[list[Span], bool]],
     relation: str,
-) -> Iterator[Outcome]:
+) -> Iterator[Observation]:
     inner_label, outer_label = inner.describe(), outer.describe()
     matched, undecided = ev.occurred(inner)
     placed = 0
@@ -92,7 +92,7 @@ def _placement(
             )
 
 
-def check_forbidden_paths(rule: Rule, ev: RunEvidence) -> Iterator[Outcome]:
+def check_forbidden_paths(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     """No path reaches a ``to`` span from a ``from`` span (or from the start of the run) without
     passing an ``unless_preceded_by`` span. With ``one_to_one`` every ``to`` span needs its own
     preceding guard span (matched optimally, not greedily)."""
@@ -153,7 +153,7 @@ def _one_to_one(
     t_label: str,
     g_label: str,
     unknown: list[Span],
-) -> Iterator[Outcome]:
+) -> Iterator[Observation]:
     if targets and guards:
         cost = [[0 if ev.happens_before(g, t) else 1 for g in guards] for t in targets]
         paired = {ti for ti, gi in optimal_assignment(cost) if cost[ti][gi] == 0}
