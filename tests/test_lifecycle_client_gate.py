@@ -7,8 +7,10 @@ ledger, and its result is remembered so a later call — through the gate or an 
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +20,8 @@ from instrument_helpers import Traced, arg_attrs
 from otel_provenance.instrument.ledger import safe_names
 from otel_provenance.instrument.lifecycle import ToolCall
 from otel_provenance.instrument.toolspec import ToolSpec
+
+INSTRUMENT = Path(__file__).resolve().parents[1] / "src" / "otel_provenance" / "instrument"
 
 
 class FakeRpcClient:
@@ -120,3 +124,24 @@ def test_a_driver_that_forgets_to_check_the_decision_still_never_runs_a_blocked_
     with op.run(), pytest.raises(op.ProvenanceError):
         call.start()
     assert traced.span("accounts.close").attributes["agent.tool.status"] == "blocked"
+
+
+def _private_imports(path: Path) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").startswith("otel_provenance")
+        ):
+            found += [
+                f"{node.module}.{a.name}"
+                for a in node.names
+                if a.name.startswith("_") and not a.name.startswith("__")
+            ]
+    return found
+
+
+@pytest.mark.parametrize("module", sorted(p.name for p in INSTRUMENT.glob("*.py")))
+def test_no_instrument_module_imports_another_modules_private_names(module):
+    """Gates and processors meet through package-public names (``ToolSpec``, ``ToolCall``, ...): a
+    leading underscore means "this module only"."""
+    assert _private_imports(INSTRUMENT / module) == []

@@ -32,7 +32,8 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRec
 
 from ..errors import ConfigurationError
 from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
-from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all, warn_leaks
+from .fanout import OnceLog, SafeFanout
+from .processor import bounded_attributes, warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
     EXCEPTION_DETAIL_KEYS,
@@ -87,7 +88,7 @@ def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> An
         **({} if record.limits is None else {"limits": record.limits}),
     )
     # __post_init__ re-bounds the attributes; keep the SDK's own dropped count, immutable.
-    inner.attributes = _bounded(dict(inner.attributes or {}), dropped)
+    inner.attributes = bounded_attributes(dict(inner.attributes or {}), dropped)
     return rebuilt
 
 
@@ -153,14 +154,14 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
                 )
         if options is not None and not isinstance(options, StripOptions):
             raise ConfigurationError("ProvenanceLogRecordProcessor: options must be a StripOptions")
-        self._downstream = tuple(downstream)
+        self._log_once = OnceLog()
+        self._fanout = SafeFanout(downstream, self._log_once)
         self._options = options or DEFAULT_OPTIONS
-        self._log_once = _OnceLog()
         self._guard = _LogLeakGuard()
 
     @property
     def downstream(self) -> tuple[LogRecordProcessor, ...]:
-        return self._downstream
+        return self._fanout.processors
 
     def on_emit(self, log_record: Any) -> None:
         try:
@@ -174,11 +175,7 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
             return
         if clean is None:
             return
-        for processor in self._downstream:
-            try:
-                processor.on_emit(clean)
-            except Exception as error:
-                self._log_once(f"{type(processor).__name__}.on_emit", error)
+        self._fanout.each("on_emit", clean)
 
     def emit(self, log_record: Any) -> None:  # the hook's name before SDK 1.35 (abstract there)
         self.on_emit(log_record)
@@ -187,7 +184,8 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
         return True
 
     def shutdown(self) -> None:
-        shutdown_all(self._downstream, self._log_once)
+        self._fanout.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return force_flush_all(self._downstream, timeout_millis, self._log_once)
+        """Flush the wrapped processors within one deadline, shared (:class:`.fanout.SafeFanout`)."""
+        return self._fanout.force_flush(timeout_millis)

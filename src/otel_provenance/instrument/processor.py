@@ -33,6 +33,7 @@ from opentelemetry.trace import Link, Status
 
 from .. import semconv
 from ..errors import ConfigurationError
+from .fanout import OnceLog, SafeFanout
 from .redaction import (
     DEFAULT_OPTIONS,
     EXCEPTION_DETAIL_KEYS,
@@ -53,48 +54,10 @@ class ContentLeakWarning(UserWarning):
     """An exporting processor sits beside a ProvenanceSpanProcessor and receives raw spans."""
 
 
-class _OnceLog:
-    """Logs each (what, error type) once per processor: a broken exporter must not flood logs."""
-
-    def __init__(self) -> None:
-        self._seen: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()
-
-    def __call__(self, what: str, error: BaseException) -> None:
-        key = (what, type(error).__name__)
-        with self._lock:
-            if key in self._seen:
-                return
-            self._seen.add(key)
-        # Only the type: an exception's message or traceback may quote content.
-        _logger.error("otel-provenance: %s failed with %s", what, key[1])
-
-
-def shutdown_all(downstream: Sequence[Any], log: _OnceLog) -> None:
-    """Shut every wrapped processor down; one that raises is logged (type only), never re-raised."""
-    for processor in downstream:
-        try:
-            processor.shutdown()
-        except Exception as error:
-            log(f"{type(processor).__name__}.shutdown", error)
-
-
-def force_flush_all(downstream: Sequence[Any], timeout_millis: int, log: _OnceLog) -> bool:
-    """Flush every wrapped processor; True only when all of them flushed."""
-    flushed = True
-    for processor in downstream:
-        try:
-            flushed = bool(processor.force_flush(timeout_millis)) and flushed
-        except Exception as error:
-            log(f"{type(processor).__name__}.force_flush", error)
-            flushed = False
-    return flushed
-
-
 # --- rebuilding a span ----------------------------------------------------------------------------
 
 
-def _bounded(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
+def bounded_attributes(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
     """Immutable attributes that keep the SDK's own limit-dropped count (not a count of ours)."""
     bounded = BoundedAttributes(maxlen=None, attributes=attributes, immutable=True)
     bounded.dropped = dropped
@@ -171,12 +134,17 @@ def strip_span(
             continue
         if event.name == EXCEPTION_EVENT and isinstance(cleaned.get(EXCEPTION_TYPE), str):
             exception_types.append(cleaned[EXCEPTION_TYPE])
-        events.append(Event(event.name, _bounded(cleaned, event.dropped_attributes), event.timestamp))
+        events.append(
+            Event(event.name, bounded_attributes(cleaned, event.dropped_attributes), event.timestamp)
+        )
     if not exception_types and isinstance(attributes.get(semconv.ERROR_TYPE), str):
         exception_types.append(attributes[semconv.ERROR_TYPE])
 
     links = [
-        Link(link.context, _bounded(strip_attributes(link.attributes, options), link.dropped_attributes))
+        Link(
+            link.context,
+            bounded_attributes(strip_attributes(link.attributes, options), link.dropped_attributes),
+        )
         for link in span.links
     ]
 
@@ -190,7 +158,7 @@ def strip_span(
         context=span.context,
         parent=span.parent,
         resource=shared.resource(span.resource),
-        attributes=_bounded(attributes, span.dropped_attributes),
+        attributes=bounded_attributes(attributes, span.dropped_attributes),
         events=_bounded_list(events, span.dropped_events),
         links=_bounded_list(links, span.dropped_links),
         kind=span.kind,
@@ -361,11 +329,11 @@ class ProvenanceSpanProcessor(SpanProcessor):
                 )
         if options is not None and not isinstance(options, StripOptions):
             raise ConfigurationError("ProvenanceSpanProcessor: options must be a StripOptions")
-        self._downstream = tuple(downstream)
+        self._log = OnceLog()
+        self._fanout = SafeFanout(downstream, self._log)
         self._options = options or DEFAULT_OPTIONS
         self._shared = _SharedObjectCleaner(self._options)
         self._guard = _LeakGuard()
-        self._log = _OnceLog()
         self._classifier = None
         if classify_foreign_tools:
             from .thirdparty import ForeignToolClassifier
@@ -378,7 +346,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
 
     @property
     def downstream(self) -> tuple[SpanProcessor, ...]:
-        return self._downstream
+        return self._fanout.processors
 
     @property
     def options(self) -> StripOptions:
@@ -389,11 +357,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
             self._guard.check(span)
         except Exception as error:
             self._log("leak check", error)
-        for processor in self._downstream:
-            try:
-                processor.on_start(span, parent_context=parent_context)
-            except Exception as error:
-                self._log(f"{type(processor).__name__}.on_start", error)
+        self._fanout.each("on_start", span, parent_context=parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
         extra: Mapping[str, Any] | None = None
@@ -407,14 +371,11 @@ class ProvenanceSpanProcessor(SpanProcessor):
         except Exception as error:
             self._log("stripping a span (the span was dropped, not exported)", error)
             return
-        for processor in self._downstream:
-            try:
-                processor.on_end(clean)
-            except Exception as error:
-                self._log(f"{type(processor).__name__}.on_end", error)
+        self._fanout.each("on_end", clean)
 
     def shutdown(self) -> None:
-        shutdown_all(self._downstream, self._log)
+        self._fanout.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return force_flush_all(self._downstream, timeout_millis, self._log)
+        """Flush the wrapped processors within one deadline, shared (:class:`.fanout.SafeFanout`)."""
+        return self._fanout.force_flush(timeout_millis)
