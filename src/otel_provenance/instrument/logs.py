@@ -33,7 +33,7 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRec
 from ..errors import ConfigurationError
 from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
 from .fanout import OnceLog, SafeFanout
-from .processor import bounded_attributes, warn_leaks
+from .processor import warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
     EXCEPTION_DETAIL_KEYS,
@@ -42,6 +42,7 @@ from .redaction import (
     strip_attributes,
     strip_log_body,
 )
+from .span_transforms import bounded_attributes
 
 #: Where the older Events API put the event name (before LogRecord.event_name existed).
 EVENT_NAME_ATTRIBUTE = "event.name"
