@@ -75,15 +75,20 @@ class SpanData:
         self.scope: InstrumentationScope | None = span.instrumentation_scope
         #: set by :func:`scrub_exception_details` for :func:`cut_status_description`
         self.scrub_exceptions = False
-        self._original = self._parts()
-
-    def _parts(self) -> tuple[Any, ...]:
-        return (self.attributes, self.events, self.links, self.status, self.resource, self.scope)
+        self._original = (self.attributes, self.events, self.links, self.status, self.resource, self.scope)
 
     @property
     def changed(self) -> bool:
-        """Whether any transform replaced a part."""
-        return any(now is not then for now, then in zip(self._parts(), self._original, strict=True))
+        """Whether any transform replaced a part (by identity: a transform never mutates one)."""
+        attributes, events, links, status, resource, scope = self._original
+        return (
+            self.attributes is not attributes
+            or self.events is not events
+            or self.links is not links
+            or self.status is not status
+            or self.resource is not resource
+            or self.scope is not scope
+        )
 
     def rebuilt(self) -> ReadableSpan:
         """A new ``ReadableSpan`` of these parts; everything else, and the SDK's own dropped counts
@@ -138,6 +143,8 @@ def strip_attribute_keys(options: StripOptions, data: SpanData) -> None:
 
 def strip_event_content(options: StripOptions, data: SpanData) -> None:
     """Content events go whole; any other event loses its forbidden keys."""
+    if not data.events:
+        return
 
     def clean(event: Event) -> Event | None:
         if options.is_content_event(event.name):
