@@ -54,6 +54,7 @@ from .adopt import adopt_outer_tool_span
 from .classify import Classification, classify_arguments
 from .decision import Decision, decide, decide_fault
 from .frameworks import without_framework_context
+from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
@@ -232,6 +233,7 @@ class ToolCall:
                 unsourced=self.unsourced,
             )
         except Exception as exc:
+            reraise_own_bug_under_pytest(exc)
             _log.warning("%s: could not remember the result (%s)", self.spec.name, type(exc).__name__)
 
     # -- 8. finish --------------------------------------------------------------------------------

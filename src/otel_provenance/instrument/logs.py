@@ -33,6 +33,7 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRec
 from ..errors import ConfigurationError
 from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
 from .fanout import OnceLog, SafeFanout
+from .internal_errors import reraise_own_bug_under_pytest
 from .processor import warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
@@ -168,10 +169,12 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
         try:
             self._guard.check(2)  # frame 1 is this method; frame 2 the SDK's multi-processor
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log_once("leak check", error)
         try:
             clean = strip_log_record(log_record, self._options)
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log_once("stripping a log record (the record was dropped, not exported)", error)
             return
         if clean is None:

@@ -31,6 +31,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 from ..errors import ConfigurationError
 from .fanout import OnceLog, SafeFanout
+from .internal_errors import reraise_own_bug_under_pytest
 from .redaction import DEFAULT_OPTIONS, StripOptions
 from .span_transforms import (
     SharedObjectCleaner,
@@ -210,6 +211,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
         try:
             self._guard.check(span)
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log("leak check", error)
         self._fanout.each("on_start", span, parent_context=parent_context)
 
@@ -217,6 +219,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
         try:
             clean = transform_span(span, self._transforms)
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log("stripping a span (the span was dropped, not exported)", error)
             return
         self._fanout.each("on_end", clean)
@@ -227,6 +230,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
         try:
             extra = self._classifier.provenance(data.span)  # type: ignore[union-attr]
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log("classifying a tool span from another instrumentation", error)
             return
         if extra:
