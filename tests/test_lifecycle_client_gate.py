@@ -18,8 +18,7 @@ import pytest
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
 from otel_provenance.instrument.ledger import safe_names
-from otel_provenance.instrument.lifecycle import ToolCall
-from otel_provenance.instrument.toolspec import ToolSpec
+from otel_provenance.instrument.lifecycle import ToolCall, ToolSpec
 
 INSTRUMENT = Path(__file__).resolve().parents[1] / "src" / "otel_provenance" / "instrument"
 

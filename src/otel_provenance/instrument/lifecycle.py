@@ -19,7 +19,8 @@ wrapper and any other client gate make a :class:`ToolCall` per call and drive th
    can be observed from it;
 8. **finish** — status, the essential attributes back if the body evicted some, end, metrics.
 
-A client gate for a new kind of client::
+A client gate for a new kind of client imports :class:`ToolSpec` (what a tool is, made once per
+tool; re-exported here) and :class:`ToolCall` from this module::
 
     call = ToolCall(spec, lambda: dict(arguments))       # bind → classify → decide
     if call.blocked:
@@ -98,7 +99,7 @@ class ToolCall:
             self.classification = classify_arguments(  # 2. classify
                 spec.name, self.arguments, self.ledger, invented=spec.invented, settings=settings
             )
-            self.decision = decide(  # 3. decide
+            self.decision: Decision = decide(  # 3. decide
                 self.classification,
                 budget=spec.budget,
                 side_effect=spec.side_effect,
@@ -310,4 +311,4 @@ def _present(value: Any) -> bool:
         return True
 
 
-__all__ = ["Decision", "ToolCall", "ToolSpec"]
+__all__ = ["ToolCall", "ToolSpec"]

@@ -41,8 +41,7 @@ from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
 from .budget import Budget
 from .ledger import safe_names
-from .lifecycle import ToolCall
-from .toolspec import ToolSpec
+from .lifecycle import ToolCall, ToolSpec
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
