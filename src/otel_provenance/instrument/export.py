@@ -37,6 +37,7 @@ from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..errors import ConfigurationError
 from ._sdkcompat import LogRecordExporter, LogRecordExportResult
+from .internal_errors import reraise_own_bug_under_pytest
 from .otlp_json import json_line
 
 _log = logging.getLogger("otel_provenance")
@@ -126,6 +127,7 @@ class _JsonLinesFile:
                     self._stream.write(line)
                 self._stream.flush()
         except Exception as error:  # an exporter never raises into the application
+            reraise_own_bug_under_pytest(error)
             _log.error("%s: cannot write %s batch (%s)", self.path, self._kind, type(error).__name__)
             return False
         return True

@@ -32,7 +32,9 @@ from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRec
 
 from ..errors import ConfigurationError
 from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
-from .processor import _bounded, _OnceLog, force_flush_all, shutdown_all, warn_leaks
+from .fanout import OnceLog, SafeFanout
+from .internal_errors import reraise_own_bug_under_pytest
+from .processor import warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
     EXCEPTION_DETAIL_KEYS,
@@ -41,6 +43,7 @@ from .redaction import (
     strip_attributes,
     strip_log_body,
 )
+from .span_transforms import bounded_attributes
 
 #: Where the older Events API put the event name (before LogRecord.event_name existed).
 EVENT_NAME_ATTRIBUTE = "event.name"
@@ -87,7 +90,7 @@ def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> An
         **({} if record.limits is None else {"limits": record.limits}),
     )
     # __post_init__ re-bounds the attributes; keep the SDK's own dropped count, immutable.
-    inner.attributes = _bounded(dict(inner.attributes or {}), dropped)
+    inner.attributes = bounded_attributes(dict(inner.attributes or {}), dropped)
     return rebuilt
 
 
@@ -153,32 +156,30 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
                 )
         if options is not None and not isinstance(options, StripOptions):
             raise ConfigurationError("ProvenanceLogRecordProcessor: options must be a StripOptions")
-        self._downstream = tuple(downstream)
+        self._log_once = OnceLog()
+        self._fanout = SafeFanout(downstream, self._log_once)
         self._options = options or DEFAULT_OPTIONS
-        self._log_once = _OnceLog()
         self._guard = _LogLeakGuard()
 
     @property
     def downstream(self) -> tuple[LogRecordProcessor, ...]:
-        return self._downstream
+        return self._fanout.processors
 
     def on_emit(self, log_record: Any) -> None:
         try:
             self._guard.check(2)  # frame 1 is this method; frame 2 the SDK's multi-processor
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log_once("leak check", error)
         try:
             clean = strip_log_record(log_record, self._options)
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log_once("stripping a log record (the record was dropped, not exported)", error)
             return
         if clean is None:
             return
-        for processor in self._downstream:
-            try:
-                processor.on_emit(clean)
-            except Exception as error:
-                self._log_once(f"{type(processor).__name__}.on_emit", error)
+        self._fanout.each("on_emit", clean)
 
     def emit(self, log_record: Any) -> None:  # the hook's name before SDK 1.35 (abstract there)
         self.on_emit(log_record)
@@ -187,7 +188,8 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
         return True
 
     def shutdown(self) -> None:
-        shutdown_all(self._downstream, self._log_once)
+        self._fanout.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return force_flush_all(self._downstream, timeout_millis, self._log_once)
+        """Flush the wrapped processors within one deadline, shared (:class:`.fanout.SafeFanout`)."""
+        return self._fanout.force_flush(timeout_millis)

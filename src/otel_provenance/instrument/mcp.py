@@ -7,7 +7,7 @@ method is the session's own) whose ``call_tool``:
    annotations from ``list_tools`` (listed once and cached): ``readOnlyHint`` → ``read``; anything else
    — ``destructiveHint``, no hint, a tool missing from the listing — → ``write`` (fail closed);
 2. classifies the arguments against the current ``op.run`` ledger and checks the budget — the same
-   code as ``@op.tool`` (:meth:`decorators._ToolSpec.decide`) — *before* the request is sent;
+   lifecycle as ``@op.tool`` (:class:`.lifecycle.ToolCall`) — *before* the request is sent;
 3. if blocked: ends an ``execute_tool {name}`` span with ``agent.tool.status=blocked`` and returns an
    MCP tool error (``isError`` result whose text names arguments and kinds, never values), or raises
    :class:`ProvenanceError` when ``on_blocked="raise"``. The server never receives the request;
@@ -35,14 +35,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import wrapt
-from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
 from .budget import Budget
-from .decorators import _Call, _span_id, _ToolSpec
 from .ledger import safe_names
+from .lifecycle import ToolCall, ToolSpec
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
@@ -132,7 +131,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         self._self_tracer_provider = tracer_provider
         self._self_side_effects: dict[str, str] | None = None  # tool name -> side effect, from listing
         self._self_relisted: set[str] = set()
-        self._self_specs: dict[str, _ToolSpec] = {}
+        self._self_specs: dict[str, ToolSpec] = {}
 
     # -- listing ----------------------------------------------------------------------------------------
     async def list_tools(self, *args: Any, **kwargs: Any) -> Any:
@@ -181,7 +180,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
             return policy.side_effect
         return (self._self_side_effects or {}).get(name, "write")
 
-    async def _self_spec(self, name: str) -> _ToolSpec:
+    async def _self_spec(self, name: str) -> ToolSpec:
         """The spec of ``name``, listing the tools first when its side effect must come from them."""
         policy = self._self_policies.get(name, _DEFAULT_POLICY)
         if policy.side_effect is None and (
@@ -195,27 +194,27 @@ class _ProvenanceSession(wrapt.ObjectProxy):
             await self._self_list_all()
         return self._self_spec_for(name, policy)
 
-    def _self_spec_for(self, name: str, policy: ToolPolicy) -> _ToolSpec:
+    def _self_spec_for(self, name: str, policy: ToolPolicy) -> ToolSpec:
         """The cached spec of ``name``, made from the policy and the listed annotations if new."""
         spec = self._self_specs.get(name)
         if spec is None:
-            spec = _ToolSpec(
-                None,
-                name=name,
+            spec = ToolSpec(
+                name,
                 side_effect=self._self_side_effect_now(name),
                 data_domain=policy.data_domain,
                 budget=policy.budget,
                 invented=policy.invented,
                 idempotency_key=policy.idempotency_key,
                 tracer_provider=self._self_tracer_provider,
+                tool_type="extension",
+                span_attributes=self._self_span_attributes(),
             )
-            spec.extra_attributes = self._self_span_attributes()
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec
         return spec
 
     def _self_span_attributes(self) -> dict[str, Any]:
-        attributes: dict[str, Any] = {sc.MCP_METHOD_NAME: sc.MCP_TOOLS_CALL, sc.GEN_AI_TOOL_TYPE: "extension"}
+        attributes: dict[str, Any] = {sc.MCP_METHOD_NAME: sc.MCP_TOOLS_CALL}
         version = getattr(self.__wrapped__, "protocol_version", None)
         if not isinstance(version, str):
             initialized = getattr(self.__wrapped__, "initialize_result", None)
@@ -240,26 +239,19 @@ class _ProvenanceSession(wrapt.ObjectProxy):
     ) -> Any:
         """``ClientSession.call_tool``, gated by provenance before the request is sent."""
         spec = await self._self_spec(name)
-        call = spec.decide(lambda: _named_arguments(arguments))
-        try:
-            span = spec.start(call)
-        except ProvenanceError as error:
+        call = ToolCall(spec, lambda: _named_arguments(arguments))
+        if call.blocked:
+            error = call.refuse()
             if self._self_on_blocked == "raise":
-                raise
+                raise error
             return _blocked_result(error)
-        token = otel_context.attach(trace.set_span_in_context(span))
-        try:
-            result = await self.__wrapped__.call_tool(name, arguments, *args, **kwargs)
-        except BaseException as exc:
-            spec.finish_error(span, call, exc)
-            raise
-        finally:
-            otel_context.detach(token)
+        call.start()
+        result = await call.run_async(self.__wrapped__.call_tool, name, arguments, *args, **kwargs)
         if _flag(result, "is_error", "isError"):
-            spec.finish_error(span, call, None, error_type=sc.MCP_TOOL_ERROR)
+            call.finish_error(error_type=sc.MCP_TOOL_ERROR)
             return result
-        _remember(spec, call, result, _span_id(span))
-        spec.finish_ok(span, call, None, remember=False)
+        _remember(call, result)
+        call.finish()
         return result
 
 
@@ -275,17 +267,17 @@ def _flag(result: Any, *names: str) -> bool:
     return any(getattr(result, n, None) is True for n in names)
 
 
-def _remember(spec: _ToolSpec, call: _Call, result: Any, span_id: str) -> None:
+def _remember(call: ToolCall, result: Any) -> None:
     """Text blocks first (``content.<i>``), then ``structuredContent`` (its own field paths win)."""
     for index, block in enumerate(getattr(result, "content", None) or ()):
         text = getattr(block, "text", None)
         if isinstance(text, str) and text:
-            spec.remember(call, _parse_json(text), span_id, ("content", index))
+            call.remember(_parse_json(text), ("content", index))
     structured = getattr(result, "structured_content", None)
     if structured is None:
         structured = getattr(result, "structuredContent", None)
     if structured is not None:
-        spec.remember(call, structured, span_id, ())
+        call.remember(structured)
 
 
 def _parse_json(text: str) -> Any:

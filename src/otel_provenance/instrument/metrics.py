@@ -46,6 +46,7 @@ from opentelemetry import metrics
 
 from .. import __version__
 from .. import semconv as sc
+from .internal_errors import reraise_own_bug_under_pytest
 
 SCOPE: Final = "otel_provenance"
 
@@ -203,7 +204,8 @@ def record_tool_call(
             instruments.retries.add(1, {sc.GEN_AI_TOOL_NAME: label})
         if ledger_full:
             instruments.ledger_full.add(1, {sc.GEN_AI_TOOL_NAME: label})
-    except Exception:  # metrics are best effort: a broken reader never fails a tool call
+    except Exception as error:  # metrics are best effort: a broken reader never fails a tool call
+        reraise_own_bug_under_pytest(error)
         return
 
 

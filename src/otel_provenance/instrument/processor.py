@@ -1,17 +1,19 @@
-"""``ProvenanceSpanProcessor``: hands the processors it wraps a copy of each span without content.
+"""``ProvenanceSpanProcessor``: hands the processors it wraps each span without content.
 
 The SDK gives ``on_end`` one read-only span that every processor on the provider shares, and since
-1.43 ``_on_ending`` cannot change it either. So this wrapper copies each finished span into plain
-data, runs the pure helpers of :mod:`.redaction` over it (and, for tool spans made by other GenAI
-libraries, :mod:`.thirdparty` classification first), builds a **new** ``ReadableSpan`` and passes
-only that to the wrapped processors. The original span is never forwarded to ``on_end``.
+1.43 ``_on_ending`` cannot change it either. So this wrapper reads each finished span into plain data
+once, runs named transforms over it (:mod:`.span_transforms`: for tool spans made by other GenAI
+libraries, :mod:`.thirdparty` provenance first; then the removal of content that :mod:`.redaction`
+decides) and hands the wrapped processors a **new** ``ReadableSpan`` built from the result — or, when
+no transform changed anything, the SDK's own span, which then holds nothing to remove.
 
 Safe set-up: put every exporting processor *inside* the wrapper. An exporting processor added to
 the provider *beside* the wrapper still receives the raw span; the wrapper looks at its provider's
 processors whenever that list changes and warns once (:class:`ContentLeakWarning`).
 
 Nothing here raises into the application. If stripping a span fails, the span is dropped — not
-exported raw — and one log line names the failure's type (never a value).
+exported raw — and one log line names the failure's type (never a value). A wrapped processor that
+raises is logged the same way, and the others still get the span (:mod:`.fanout`).
 """
 
 from __future__ import annotations
@@ -20,30 +22,24 @@ import logging
 import threading
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
-from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.context import Context
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
-from opentelemetry.sdk.util import BoundedList
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-from opentelemetry.trace import Link, Status
 
-from .. import semconv
 from ..errors import ConfigurationError
-from .redaction import (
-    DEFAULT_OPTIONS,
-    EXCEPTION_DETAIL_KEYS,
-    EXCEPTION_EVENT,
-    EXCEPTION_TYPE,
-    StripOptions,
-    has_forbidden_key,
-    reduced_status_description,
-    scrubs_exception_details,
-    strip_attributes,
-    strip_event_attributes,
+from .fanout import OnceLog, SafeFanout
+from .internal_errors import reraise_own_bug_under_pytest
+from .redaction import DEFAULT_OPTIONS, StripOptions
+from .span_transforms import (
+    SharedObjectCleaner,
+    SpanData,
+    SpanTransform,
+    add_attributes,
+    content_transforms,
+    transform_span,
 )
 
 _logger = logging.getLogger(__name__)
@@ -53,94 +49,7 @@ class ContentLeakWarning(UserWarning):
     """An exporting processor sits beside a ProvenanceSpanProcessor and receives raw spans."""
 
 
-class _OnceLog:
-    """Logs each (what, error type) once per processor: a broken exporter must not flood logs."""
-
-    def __init__(self) -> None:
-        self._seen: set[tuple[str, str]] = set()
-        self._lock = threading.Lock()
-
-    def __call__(self, what: str, error: BaseException) -> None:
-        key = (what, type(error).__name__)
-        with self._lock:
-            if key in self._seen:
-                return
-            self._seen.add(key)
-        # Only the type: an exception's message or traceback may quote content.
-        _logger.error("otel-provenance: %s failed with %s", what, key[1])
-
-
-def shutdown_all(downstream: Sequence[Any], log: _OnceLog) -> None:
-    """Shut every wrapped processor down; one that raises is logged (type only), never re-raised."""
-    for processor in downstream:
-        try:
-            processor.shutdown()
-        except Exception as error:
-            log(f"{type(processor).__name__}.shutdown", error)
-
-
-def force_flush_all(downstream: Sequence[Any], timeout_millis: int, log: _OnceLog) -> bool:
-    """Flush every wrapped processor; True only when all of them flushed."""
-    flushed = True
-    for processor in downstream:
-        try:
-            flushed = bool(processor.force_flush(timeout_millis)) and flushed
-        except Exception as error:
-            log(f"{type(processor).__name__}.force_flush", error)
-            flushed = False
-    return flushed
-
-
-# --- rebuilding a span ----------------------------------------------------------------------------
-
-
-def _bounded(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
-    """Immutable attributes that keep the SDK's own limit-dropped count (not a count of ours)."""
-    bounded = BoundedAttributes(maxlen=None, attributes=attributes, immutable=True)
-    bounded.dropped = dropped
-    return bounded
-
-
-def _bounded_list(items: Sequence[Any], dropped: int) -> BoundedList:
-    bounded = BoundedList.from_seq(None, items)
-    bounded.dropped = dropped
-    return bounded
-
-
-class _SharedObjectCleaner:
-    """Resources and scopes are shared by many spans: check each once, rebuild only if needed."""
-
-    def __init__(self, options: StripOptions) -> None:
-        self._options = options
-        self._resources: dict[int, tuple[Resource, Resource]] = {}
-        self._scopes: dict[int, tuple[InstrumentationScope, InstrumentationScope]] = {}
-
-    def resource(self, resource: Resource) -> Resource:
-        hit = self._resources.get(id(resource))
-        if hit is not None and hit[0] is resource:
-            return hit[1]
-        clean = resource
-        if has_forbidden_key(resource.attributes, self._options):
-            clean = Resource(strip_attributes(resource.attributes, self._options), resource.schema_url)
-        if len(self._resources) > 64:
-            self._resources.clear()
-        self._resources[id(resource)] = (resource, clean)
-        return clean
-
-    def scope(self, scope: InstrumentationScope | None) -> InstrumentationScope | None:
-        if scope is None:
-            return None
-        hit = self._scopes.get(id(scope))
-        if hit is not None and hit[0] is scope:
-            return hit[1]
-        clean = scope
-        if has_forbidden_key(scope.attributes, self._options):
-            attributes = strip_attributes(scope.attributes, self._options)
-            clean = InstrumentationScope(scope.name, scope.version, scope.schema_url, attributes)
-        if len(self._scopes) > 256:
-            self._scopes.clear()
-        self._scopes[id(scope)] = (scope, clean)
-        return clean
+# --- stripping one span ----------------------------------------------------------------------------
 
 
 def strip_span(
@@ -148,105 +57,15 @@ def strip_span(
     options: StripOptions = DEFAULT_OPTIONS,
     *,
     extra_attributes: Mapping[str, Any] | None = None,
-    shared: _SharedObjectCleaner | None = None,
+    shared: SharedObjectCleaner | None = None,
 ) -> ReadableSpan:
-    """A new ``ReadableSpan`` equal to ``span`` minus every forbidden key, event and detail.
-
-    ``extra_attributes`` (provenance computed from the raw span) are added before stripping.
-    """
-    shared = shared or _SharedObjectCleaner(options)
-    if not extra_attributes and _already_clean(span, options, shared):
-        return span  # nothing to remove: forward the SDK's own span, no copy
-    raw = dict(span.attributes or {})
+    """``span`` minus every forbidden key, event and detail: a new ``ReadableSpan``, or ``span`` itself
+    when there is nothing to remove. ``extra_attributes`` (provenance computed from the raw span) are
+    added first."""
+    transforms = content_transforms(options, shared or SharedObjectCleaner(options))
     if extra_attributes:
-        raw.update(extra_attributes)
-    scrub = scrubs_exception_details(raw, options)
-    attributes = strip_attributes(raw, options)
-
-    events: list[Event] = []
-    exception_types: list[str] = []
-    for event in span.events:
-        cleaned = strip_event_attributes(event.name, event.attributes, options, scrub_exception=scrub)
-        if cleaned is None:
-            continue
-        if event.name == EXCEPTION_EVENT and isinstance(cleaned.get(EXCEPTION_TYPE), str):
-            exception_types.append(cleaned[EXCEPTION_TYPE])
-        events.append(Event(event.name, _bounded(cleaned, event.dropped_attributes), event.timestamp))
-    if not exception_types and isinstance(attributes.get(semconv.ERROR_TYPE), str):
-        exception_types.append(attributes[semconv.ERROR_TYPE])
-
-    links = [
-        Link(link.context, _bounded(strip_attributes(link.attributes, options), link.dropped_attributes))
-        for link in span.links
-    ]
-
-    status = span.status
-    description = reduced_status_description(status.description, exception_types, scrub=scrub)
-    if description != status.description:
-        status = Status(status.status_code, description)
-
-    return ReadableSpan(
-        name=span.name,
-        context=span.context,
-        parent=span.parent,
-        resource=shared.resource(span.resource),
-        attributes=_bounded(attributes, span.dropped_attributes),
-        events=_bounded_list(events, span.dropped_events),
-        links=_bounded_list(links, span.dropped_links),
-        kind=span.kind,
-        status=status,
-        start_time=span.start_time,
-        end_time=span.end_time,
-        instrumentation_scope=shared.scope(span.instrumentation_scope),
-    )
-
-
-def _plain(attributes: Any) -> Any:
-    """The plain ``dict`` inside the SDK's ``BoundedAttributes`` (or ``attributes`` as given).
-
-    Iterating a ``BoundedAttributes`` — or the read-only proxy ``ReadableSpan.attributes`` wraps
-    around it — goes through the ``Mapping`` ABC, one Python-level ``__getitem__`` per item; a
-    finished span's attributes no longer change, so the dict underneath is read directly.
-    """
-    inner = getattr(attributes, "_dict", None)
-    return inner if type(inner) is dict and isinstance(attributes, BoundedAttributes) else attributes
-
-
-def _span_attributes(span: ReadableSpan) -> Any:
-    own = getattr(span, "_attributes", None)  # what ReadableSpan.attributes wraps in a read-only proxy
-    if isinstance(own, BoundedAttributes):
-        return _plain(own)
-    return span.attributes
-
-
-def _already_clean(span: ReadableSpan, options: StripOptions, shared: _SharedObjectCleaner) -> bool:
-    """True when stripping would change nothing: the common case for spans made by ``@op.tool``,
-    which never carry content. Checks the same things ``strip_span`` removes, without copying."""
-    attributes = _span_attributes(span)
-    if has_forbidden_key(attributes, options):
-        return False
-    scrub = scrubs_exception_details(attributes, options)
-    exception_types: list[str] = []
-    for event in span.events:
-        if options.is_content_event(event.name) or has_forbidden_key(_plain(event.attributes), options):
-            return False
-        if event.name == EXCEPTION_EVENT:
-            event_attributes = event.attributes or {}
-            if scrub and any(key in event_attributes for key in EXCEPTION_DETAIL_KEYS):
-                return False
-            if isinstance(event_attributes.get(EXCEPTION_TYPE), str):
-                exception_types.append(event_attributes[EXCEPTION_TYPE])
-    for link in span.links:
-        if has_forbidden_key(_plain(link.attributes), options):
-            return False
-    if not exception_types and attributes and isinstance(attributes.get(semconv.ERROR_TYPE), str):
-        exception_types.append(attributes[semconv.ERROR_TYPE])
-    description = span.status.description
-    if reduced_status_description(description, exception_types, scrub=scrub) != description:
-        return False
-    return shared.resource(span.resource) is span.resource and (
-        shared.scope(span.instrumentation_scope) is span.instrumentation_scope
-    )
+        transforms = (partial(add_attributes, extra_attributes), *transforms)
+    return transform_span(span, transforms)
 
 
 # --- leak guard -----------------------------------------------------------------------------------
@@ -361,12 +180,14 @@ class ProvenanceSpanProcessor(SpanProcessor):
                 )
         if options is not None and not isinstance(options, StripOptions):
             raise ConfigurationError("ProvenanceSpanProcessor: options must be a StripOptions")
-        self._downstream = tuple(downstream)
+        self._log = OnceLog()
+        self._fanout = SafeFanout(downstream, self._log)
         self._options = options or DEFAULT_OPTIONS
-        self._shared = _SharedObjectCleaner(self._options)
         self._guard = _LeakGuard()
-        self._log = _OnceLog()
         self._classifier = None
+        transforms: tuple[SpanTransform, ...] = content_transforms(
+            self._options, SharedObjectCleaner(self._options)
+        )
         if classify_foreign_tools:
             from .thirdparty import ForeignToolClassifier
 
@@ -375,10 +196,12 @@ class ProvenanceSpanProcessor(SpanProcessor):
                 budgets=foreign_budgets,
                 argument_names=foreign_argument_names,
             )
+            transforms = (self._add_foreign_tool_provenance, *transforms)
+        self._transforms = transforms
 
     @property
     def downstream(self) -> tuple[SpanProcessor, ...]:
-        return self._downstream
+        return self._fanout.processors
 
     @property
     def options(self) -> StripOptions:
@@ -388,33 +211,34 @@ class ProvenanceSpanProcessor(SpanProcessor):
         try:
             self._guard.check(span)
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log("leak check", error)
-        for processor in self._downstream:
-            try:
-                processor.on_start(span, parent_context=parent_context)
-            except Exception as error:
-                self._log(f"{type(processor).__name__}.on_start", error)
+        self._fanout.each("on_start", span, parent_context=parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
-        extra: Mapping[str, Any] | None = None
-        if self._classifier is not None:
-            try:
-                extra = self._classifier.provenance(span)
-            except Exception as error:  # classification is best effort; removal is not
-                self._log("classifying a tool span from another instrumentation", error)
         try:
-            clean = strip_span(span, self._options, extra_attributes=extra, shared=self._shared)
+            clean = transform_span(span, self._transforms)
         except Exception as error:
+            reraise_own_bug_under_pytest(error)
             self._log("stripping a span (the span was dropped, not exported)", error)
             return
-        for processor in self._downstream:
-            try:
-                processor.on_end(clean)
-            except Exception as error:
-                self._log(f"{type(processor).__name__}.on_end", error)
+        self._fanout.each("on_end", clean)
+
+    def _add_foreign_tool_provenance(self, data: SpanData) -> None:
+        """The first transform: provenance of another library's tool span, from its raw arguments.
+        Best effort — a failure is logged and the span is still stripped; removal is not optional."""
+        try:
+            extra = self._classifier.provenance(data.span)  # type: ignore[union-attr]
+        except Exception as error:
+            reraise_own_bug_under_pytest(error)
+            self._log("classifying a tool span from another instrumentation", error)
+            return
+        if extra:
+            add_attributes(extra, data)
 
     def shutdown(self) -> None:
-        shutdown_all(self._downstream, self._log)
+        self._fanout.shutdown()
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return force_flush_all(self._downstream, timeout_millis, self._log)
+        """Flush the wrapped processors within one deadline, shared (:class:`.fanout.SafeFanout`)."""
+        return self._fanout.force_flush(timeout_millis)

@@ -27,8 +27,8 @@ run's ledger (the ``op.run`` scope when the span ends inside one, else a bounded
 writes the ``agent.arg.*`` attributes (plus the assumed/invented counts and ``agent.retry.number``),
 then remembers the result under this span's id so later calls can be observed from it. The tool has
 already run, so nothing can be blocked. Spans made by ``@op.tool`` already carry provenance and are
-left alone. The matching itself is :func:`classify.classify_arguments` — the same code the decorator
-uses.
+left alone. The matching itself is :func:`classify.classify_arguments` and the budget verdict
+:func:`decision.decide` — the same code every ``@op.tool`` call and client gate goes through.
 """
 
 from __future__ import annotations
@@ -410,6 +410,7 @@ class ForeignToolClassifier:
         if call is None or self._claims_own_call(span, call.tool):
             return None
         from .classify import classify_arguments
+        from .decision import decide
         from .runscope import current_run
 
         scope = current_run()
@@ -432,14 +433,15 @@ class ForeignToolClassifier:
             else semconv.TOOL_STATUS_OK
         )
         unsourced = None
-        classification = verdict = None
+        classification = decision = None
         if call.arguments is not None:
             classification = classify_arguments(call.tool, call.arguments, ledger)
             unsourced = classification.unsourced(call.arguments)
             budget = self._budgets.get(call.tool, self._default_budget)
-            verdict = budget.check(classification, side_effect or "none", enforce_globally=False)
+            # the tool has already run: the decision tags, it cannot block
+            decision = decide(classification, budget=budget, side_effect=side_effect or "none", enforce=False)
             attributes.update(classification.attributes())
-            attributes.update(verdict.attributes())
+            attributes.update(decision.attributes())
             attributes[semconv.RETRY_NUMBER] = ledger.next_attempt(call.tool, classification.signature())
         if call.raw_result is not _ABSENT:
             span_id = format_span_id(span.context.span_id) if span.context is not None else ""
@@ -449,7 +451,7 @@ class ForeignToolClassifier:
                 )
             else:
                 self._remember_bounded(trace_id, ledger, call, span_id, unsourced)
-        _record_metrics(span, call, attributes, classification, verdict)
+        _record_metrics(span, call, attributes, classification, decision)
         return attributes
 
 
@@ -471,7 +473,7 @@ def _estimated_size(value: Any, limit: int) -> int:
     return total
 
 
-def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, classification, verdict) -> None:
+def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, classification, decision) -> None:
     """The same counters as ``@op.tool`` (:mod:`.metrics`); the duration only where the library
     does not record ``gen_ai.execute_tool.duration`` itself (``opentelemetry-util-genai`` does)."""
     from .metrics import record_tool_call
@@ -485,7 +487,7 @@ def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, class
         status=attributes[semconv.TOOL_STATUS],
         side_effect=attributes.get(semconv.SIDE_EFFECT),
         kinds=(a.kind for a in classification.arguments) if classification is not None else (),
-        violations=verdict.violations if verdict is not None else (),
+        violations=decision.violations if decision is not None else (),
         retry=attributes.get(semconv.RETRY_NUMBER, 0),
         ledger_full=classification is not None and classification.ledger_full,
         duration=duration,

@@ -1,0 +1,130 @@
+"""Naming a Python call's arguments by its function's parameters: step 1 (bind) of ``@op.tool``.
+
+Only the arguments the caller passed are named — defaults filled in by the code are not the model's.
+``*args`` become ``<name>.0``, ``<name>.1`` …; ``**kwargs`` keep their keys when those look like
+identifiers, else ``<name>.<position>`` (a name the caller chose can itself be data). The same
+parameters are what the decorator's options may name, checked once at decoration.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import wrapt
+
+from ..errors import ConfigurationError
+from .budget import DEFAULT_ALLOW, Budget
+from .ledger import safe_names
+
+_MAX_SIGNATURES = 64
+
+
+class ArgumentBinder:
+    """Names one tool function's passed arguments; keeps the signature of each function it wraps."""
+
+    __slots__ = ("_signatures",)
+
+    def __init__(self) -> None:
+        self._signatures: dict[Any, tuple[inspect.Signature, tuple[str, ...] | None]] = {}
+
+    def bind(self, wrapped: Callable, args: tuple, kwargs: dict) -> dict[str, Any]:
+        """Passed arguments by parameter name; ``*args`` as ``name.0``..., ``**kwargs`` by their keys."""
+        # ``type``, not ``isinstance``: wrapt's partial proxy for ``Class.method(instance, ...)`` claims
+        # the function's class, and as a key of its own (one per call, holding ``instance``) it would
+        # fill the cache with dead calls. Keyed on the function it wraps, it is stable.
+        if type(wrapped) is types.MethodType:
+            cache_key: Any = (wrapped.__func__, 1)
+        elif type(wrapped) is types.FunctionType:
+            cache_key = (wrapped, 0)
+        else:
+            cache_key = (getattr(wrapped, "__wrapped__", wrapped), 2)
+        cached = self._signatures.get(cache_key)
+        if cached is None:
+            try:
+                signature = _signature(wrapped)
+            except (TypeError, ValueError):  # no introspectable signature (some builtins, C extensions)
+                return {f"args.{i}": v for i, v in enumerate(args)} | dict(kwargs)
+            simple = all(
+                p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in signature.parameters.values()
+            )
+            positional = tuple(
+                p.name for p in signature.parameters.values() if p.kind is p.POSITIONAL_OR_KEYWORD
+            )
+            cached = (signature, positional if simple else None)
+            if len(self._signatures) < _MAX_SIGNATURES:
+                self._signatures[cache_key] = cached
+        signature, positional = cached
+        if positional is not None and len(args) <= len(positional):
+            bound = dict(zip(positional, args, strict=False))
+            parameters = signature.parameters
+            if all(k in parameters and k not in bound for k in kwargs):  # else: a call that cannot bind
+                bound.update(kwargs)
+                return bound
+        try:
+            arguments = signature.bind(*args, **kwargs).arguments
+        except TypeError:  # the body will raise the real TypeError; classify what we can name
+            return {f"args.{i}": v for i, v in enumerate(args)} | safe_names(kwargs, "kwargs")
+        out: dict[str, Any] = {}
+        for pname, value in arguments.items():
+            kind = signature.parameters[pname].kind
+            if kind is inspect.Parameter.VAR_POSITIONAL:
+                out.update((f"{pname}.{i}", v) for i, v in enumerate(value))
+            elif kind is inspect.Parameter.VAR_KEYWORD:  # names chosen by the caller: maybe data
+                out.update(safe_names(value, pname))
+            else:
+                out[pname] = value
+        return out
+
+
+def check_option_names(
+    func: Any, tool: str, invented: Iterable[str], idempotency_key: str | None, budget: Budget | None
+) -> None:
+    """Every argument name an option refers to is a parameter of ``func`` (decoration-time check).
+
+    A ``**kwargs`` parameter accepts any name; ``*args`` accepts ``args.0``, ``args.1``, ... . The
+    default ``Budget.allow`` list is generic and not checked; an explicit one is.
+    """
+    try:
+        parameters = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # no introspectable signature: nothing to check against
+        return
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return
+    names = {p.name for p in parameters if p.kind is not p.VAR_POSITIONAL}
+    star = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+
+    def known(arg: str) -> bool:
+        if arg in names:
+            return True
+        head, _, index = arg.partition(".")
+        return star is not None and head == star and index.isdigit()
+
+    listed = ", ".join(sorted(names)) or "none"
+    options: list[tuple[str, Iterable[str]]] = [("invented", invented or ())]
+    if idempotency_key is not None:
+        options.append(("idempotency_key", (idempotency_key,)))
+    if budget is not None and budget.allow is not DEFAULT_ALLOW:
+        options.append(("budget allow", budget.allow))  # type: ignore[arg-type]
+    for option, values in options:
+        for arg in sorted(values):
+            if not known(arg):
+                raise ConfigurationError(
+                    f"op.tool({tool}): {option} names {arg!r}, which is not a parameter of "
+                    f"{getattr(func, '__name__', tool)} (parameters: {listed})"
+                )
+
+
+def _signature(wrapped: Any) -> inspect.Signature:
+    """The parameters a call passes. wrapt hands ``Class.method(instance, ...)`` over as a partial
+    proxy binding exactly the instance; its signature excludes ``self`` under wrapt 2, but wrapt 1.x
+    reports the function's own, so drop the bound first parameter the same way for both."""
+    if isinstance(wrapped, wrapt.PartialCallableObjectProxy):
+        return inspect.signature(functools.partial(wrapped.__wrapped__, None))
+    return inspect.signature(wrapped)
+
+
+__all__ = ["ArgumentBinder", "check_option_names"]
