@@ -70,7 +70,7 @@ class _OwnFileSpanExporter:
         from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
         from opentelemetry.sdk.trace.export import SpanExportResult
 
-        from otel_provenance.instrument.otlp_json import json_line
+        from otel_provenance.otlp_encoding import json_line
 
         request = encode_spans(list(spans))
         if request.resource_spans:
@@ -105,7 +105,7 @@ def otlp_json_spans(spans: Any) -> bytes:
         return json.dumps(official.encode_spans(spans).to_dict()).encode()
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
-    from otel_provenance.instrument.otlp_json import json_line
+    from otel_provenance.otlp_encoding import json_line
 
     return json_line(encode_spans(spans)).encode()
 
@@ -117,7 +117,7 @@ def otlp_json_logs(logs: Any) -> bytes:
         return json.dumps(official.encode_logs(logs).to_dict()).encode()
     from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 
-    from otel_provenance.instrument.otlp_json import json_line
+    from otel_provenance.otlp_encoding import json_line
 
     return json_line(encode_logs(logs)).encode()
 

@@ -17,6 +17,7 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 
 from otel_provenance.offline.model import Attributes, Event, Link, Span, SpanKind, Status, StatusCode
 from otel_provenance.offline.otlp_json_writer import encode_value, write_jsonl
+from otel_provenance.otlp_encoding import message_to_dict
 
 _scalar = st.one_of(
     st.text(max_size=8),
@@ -137,13 +138,20 @@ def test_every_line_parses_as_otlp_and_keeps_every_value(spans: list[Span]) -> N
         ]
 
 
+def _json(value) -> dict:
+    """``value`` as the one OTLP/JSON encoder writes it (the writer fills a protobuf ``AnyValue``)."""
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+
+    out = AnyValue()
+    encode_value(value, out)
+    return message_to_dict(out)
+
+
 def test_value_encodings_match_the_official_exporter() -> None:
-    assert encode_value(7) == {"intValue": "7"}  # 64-bit ints as decimal strings
-    assert encode_value(True) == {"boolValue": True}
-    assert encode_value(1.5) == {"doubleValue": 1.5}
-    assert encode_value(float("inf")) == {"doubleValue": "Infinity"}
-    assert encode_value(Decimal("12.50")) == {"doubleValue": 12.5}
-    assert encode_value(Decimal("1200")) == {"intValue": "1200"}
-    assert encode_value(("a", "b")) == {
-        "arrayValue": {"values": [{"stringValue": "a"}, {"stringValue": "b"}]}
-    }
+    assert _json(7) == {"intValue": "7"}  # 64-bit ints as decimal strings
+    assert _json(True) == {"boolValue": True}
+    assert _json(1.5) == {"doubleValue": 1.5}
+    assert _json(float("inf")) == {"doubleValue": "Infinity"}
+    assert _json(Decimal("12.50")) == {"doubleValue": 12.5}
+    assert _json(Decimal("1200")) == {"intValue": "1200"}
+    assert _json(("a", "b")) == {"arrayValue": {"values": [{"stringValue": "a"}, {"stringValue": "b"}]}}

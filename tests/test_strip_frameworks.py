@@ -25,8 +25,8 @@ from opentelemetry.trace import Link
 
 import otel_provenance as op
 from interop import logs_sdk
-from otel_provenance.instrument.otlp_json import json_line
 from otel_provenance.instrument.redaction import StripOptions, strip_attributes
+from otel_provenance.otlp_encoding import json_line
 
 ALLOWLIST = StripOptions(mode="allowlist")
 

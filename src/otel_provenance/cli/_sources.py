@@ -16,14 +16,13 @@ A new backend is one more entry in ``_BACKENDS`` (its flags, when it is chosen, 
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from .. import semconv
+from .. import environment, semconv
 from ..offline.engines import FileSource, PoolSource, SigNozSource, TraceSource
 from ..offline.readers import ReadLimits
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
@@ -221,24 +220,14 @@ def open_source(
     return backend.open(args, list(paths), release, keep, progress)
 
 
-_LIMIT_VARIABLES: Final = {
-    "OTEL_PROVENANCE_READ_MAX_BYTES": ("max_bytes", int),
-    "OTEL_PROVENANCE_READ_MAX_RATIO": ("max_ratio", float),
-}
-
-
-def read_limits(environ: Mapping[str, str] = os.environ) -> ReadLimits:
+def read_limits(environ: Mapping[str, str] | None = None) -> ReadLimits:
     """Decompression limits, from ``OTEL_PROVENANCE_READ_MAX_BYTES`` / ``_MAX_RATIO`` when set."""
-    values: dict[str, Any] = {}
-    for variable, (name, kind) in _LIMIT_VARIABLES.items():
-        text = environ.get(variable)
-        if text:
-            try:
-                values[name] = kind(text)
-            except ValueError:
-                raise UsageError(f"{variable} must be a number, got {text[:40]!r}") from None
+    values: dict[str, Any] = {
+        "max_bytes": environment.integer(environment.OTEL_PROVENANCE_READ_MAX_BYTES, environ),
+        "max_ratio": environment.number(environment.OTEL_PROVENANCE_READ_MAX_RATIO, environ),
+    }
     try:
-        return ReadLimits(**values)
+        return ReadLimits(**{name: value for name, value in values.items() if value is not None})
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

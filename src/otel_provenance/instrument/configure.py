@@ -43,11 +43,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry import trace
+from opentelemetry.sdk import environment_variables as sdk_env
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor, SpanExporter
 
-from .. import semconv
+from .. import environment, semconv
 from ..errors import ConfigurationError
 from . import settings as _settings
 from .export import (
@@ -62,25 +63,26 @@ from .export import (
 from .processor import ProvenanceSpanProcessor, unsafe_processors, warn_leaks
 from .redaction import STRIP_MODES, StripOptions
 
-ENV_OTLP_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_ENDPOINT"
-ENV_OTLP_TRACES_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
-ENV_OTLP_LOGS_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT"
-ENV_OTLP_METRICS_ENDPOINT: Final = "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"
-ENV_OTLP_METRICS_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"
-ENV_METRICS: Final = "OTEL_PROVENANCE_METRICS"
-ENV_METRICS_FILE: Final = "OTEL_PROVENANCE_METRICS_FILE"
-ENV_OTLP_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_PROTOCOL"
-ENV_OTLP_TRACES_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"
-ENV_OTLP_LOGS_PROTOCOL: Final = "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL"
-ENV_EXPORTER: Final = "OTEL_PROVENANCE_EXPORTER"
-ENV_FILE: Final = "OTEL_PROVENANCE_FILE"
-ENV_LOGS: Final = "OTEL_PROVENANCE_LOGS"
-ENV_LOGS_FILE: Final = "OTEL_PROVENANCE_LOGS_FILE"
-ENV_STRIP_KEYS: Final = "OTEL_PROVENANCE_STRIP_KEYS"
-ENV_STRIP_PREFIXES: Final = "OTEL_PROVENANCE_STRIP_PREFIXES"
-ENV_ALLOW_KEYS: Final = "OTEL_PROVENANCE_ALLOW_KEYS"
-ENV_EXCEPTION_SCOPE: Final = "OTEL_PROVENANCE_EXCEPTION_SCOPE"
-ENV_STRIP: Final = "OTEL_PROVENANCE_STRIP"
+# The standard variables are the SDK's own names; this package's are ``otel_provenance.environment``'s.
+ENV_OTLP_ENDPOINT: Final = sdk_env.OTEL_EXPORTER_OTLP_ENDPOINT
+ENV_OTLP_TRACES_ENDPOINT: Final = sdk_env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
+ENV_OTLP_LOGS_ENDPOINT: Final = sdk_env.OTEL_EXPORTER_OTLP_LOGS_ENDPOINT
+ENV_OTLP_METRICS_ENDPOINT: Final = sdk_env.OTEL_EXPORTER_OTLP_METRICS_ENDPOINT
+ENV_OTLP_METRICS_PROTOCOL: Final = sdk_env.OTEL_EXPORTER_OTLP_METRICS_PROTOCOL
+ENV_OTLP_PROTOCOL: Final = sdk_env.OTEL_EXPORTER_OTLP_PROTOCOL
+ENV_OTLP_TRACES_PROTOCOL: Final = sdk_env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL
+ENV_OTLP_LOGS_PROTOCOL: Final = sdk_env.OTEL_EXPORTER_OTLP_LOGS_PROTOCOL
+ENV_METRICS: Final = environment.OTEL_PROVENANCE_METRICS
+ENV_METRICS_FILE: Final = environment.OTEL_PROVENANCE_METRICS_FILE
+ENV_EXPORTER: Final = environment.OTEL_PROVENANCE_EXPORTER
+ENV_FILE: Final = environment.OTEL_PROVENANCE_FILE
+ENV_LOGS: Final = environment.OTEL_PROVENANCE_LOGS
+ENV_LOGS_FILE: Final = environment.OTEL_PROVENANCE_LOGS_FILE
+ENV_STRIP_KEYS: Final = environment.OTEL_PROVENANCE_STRIP_KEYS
+ENV_STRIP_PREFIXES: Final = environment.OTEL_PROVENANCE_STRIP_PREFIXES
+ENV_ALLOW_KEYS: Final = environment.OTEL_PROVENANCE_ALLOW_KEYS
+ENV_EXCEPTION_SCOPE: Final = environment.OTEL_PROVENANCE_EXCEPTION_SCOPE
+ENV_STRIP: Final = environment.OTEL_PROVENANCE_STRIP
 
 DEFAULT_FILE: Final = "otel-provenance-spans.jsonl"
 DEFAULT_LOGS_FILE: Final = "otel-provenance-logs.jsonl"
@@ -90,34 +92,9 @@ EXPORTER_FILE: Final = "file"
 EXPORTER_NONE: Final = "none"
 EXPORTERS: Final = (EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_NONE)
 
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"", "0", "false", "no", "off"})
-
-
-def _env(name: str) -> str | None:
-    value = os.environ.get(name)
-    return value.strip() if value is not None and value.strip() else None
-
-
-def _env_list(name: str) -> tuple[str, ...]:
-    value = _env(name)
-    return tuple(part.strip() for part in value.split(",") if part.strip()) if value else ()
-
-
-def _env_bool(name: str, default: bool = False) -> bool:
-    value = _env(name)
-    if value is None:
-        return default
-    value = value.lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise ConfigurationError(f"{name}: expected true or false")
-
 
 def _strip_mode(strip: str | None) -> str:
-    mode = strip if strip is not None else (_env(ENV_STRIP) or "denylist").lower()
+    mode = strip if strip is not None else (environment.text(ENV_STRIP) or "denylist").lower()
     if mode not in STRIP_MODES:
         where = "strip" if strip is not None else ENV_STRIP
         raise ConfigurationError(f"{where}: expected one of {', '.join(STRIP_MODES)}, got {mode!r}")
@@ -127,26 +104,26 @@ def _strip_mode(strip: str | None) -> str:
 def strip_options_from_env(strip: str | None = None) -> StripOptions:
     """StripOptions from ``OTEL_PROVENANCE_STRIP`` / ``STRIP_*`` / ``ALLOW_KEYS`` / ``EXCEPTION_SCOPE``
     (``strip``, when given, wins over ``OTEL_PROVENANCE_STRIP``)."""
-    scope = (_env(ENV_EXCEPTION_SCOPE) or "all").lower()
+    scope = (environment.text(ENV_EXCEPTION_SCOPE) or "all").lower()
     if scope not in ("genai", "all"):
         raise ConfigurationError(f"{ENV_EXCEPTION_SCOPE}: expected genai or all")
     return StripOptions(
-        keys=_env_list(ENV_STRIP_KEYS),
-        prefixes=_env_list(ENV_STRIP_PREFIXES),
-        allow=_env_list(ENV_ALLOW_KEYS),
+        keys=environment.names(ENV_STRIP_KEYS),
+        prefixes=environment.names(ENV_STRIP_PREFIXES),
+        allow=environment.names(ENV_ALLOW_KEYS),
         exception_scope=scope,  # type: ignore[arg-type]
         mode=_strip_mode(strip),  # type: ignore[arg-type]
     )
 
 
 def _resolve_protocol(protocol: str | None, signal_env: str) -> str:
-    return protocol or _env(signal_env) or _env(ENV_OTLP_PROTOCOL) or PROTOCOL_HTTP
+    return protocol or environment.text(signal_env) or environment.text(ENV_OTLP_PROTOCOL) or PROTOCOL_HTTP
 
 
 def _resolve_exporter_kind(exporter: str | None, endpoint: str | None, signal_env: str) -> str:
-    kind = exporter or _env(ENV_EXPORTER)
+    kind = exporter or environment.text(ENV_EXPORTER)
     if kind is None:
-        has_endpoint = endpoint or _env(ENV_OTLP_ENDPOINT) or _env(signal_env)
+        has_endpoint = endpoint or environment.text(ENV_OTLP_ENDPOINT) or environment.text(signal_env)
         kind = EXPORTER_OTLP if has_endpoint else EXPORTER_FILE
     kind = kind.lower()
     if kind not in EXPORTERS:
@@ -180,7 +157,7 @@ def build_span_exporter(
     if kind == EXPORTER_NONE:
         return None
     if kind == EXPORTER_FILE:
-        return JsonLinesSpanExporter(file or _env(ENV_FILE) or DEFAULT_FILE)
+        return JsonLinesSpanExporter(file or environment.text(ENV_FILE) or DEFAULT_FILE)
     protocol = _resolve_protocol(protocol, ENV_OTLP_TRACES_PROTOCOL)
     return otlp_span_exporter(protocol, endpoint=endpoint, headers=headers)
 
@@ -259,7 +236,7 @@ def configure(
         warn_leaks(leaks)
     if set_global:
         trace.set_tracer_provider(tracer_provider)
-    metrics_on = metrics if metrics is not None else _env_bool(ENV_METRICS, default=True)
+    metrics_on = metrics if metrics is not None else environment.flag(ENV_METRICS, default=True)
     # By default only where the package records: the global provider (a second, non-global
     # configure call would build a MeterProvider nothing records into) and a named exporter choice.
     if metrics_on and (metrics is not None or (set_global and not isinstance(exporter, SpanExporter))):
@@ -276,7 +253,7 @@ def configure(
             from . import metrics as tool_metrics
 
             tool_metrics.use_meter_provider(meter_provider)
-    if logs if logs is not None else _env_bool(ENV_LOGS):
+    if logs if logs is not None else environment.flag(ENV_LOGS, False):
         configure_logs(
             resource=tracer_provider.resource,
             exporter=exporter if isinstance(exporter, str) else None,
@@ -318,7 +295,9 @@ def configure_logs(
     downstream = []
     if kind == EXPORTER_FILE:
         downstream.append(
-            BatchLogRecordProcessor(JsonLinesLogExporter(file or _env(ENV_LOGS_FILE) or DEFAULT_LOGS_FILE))
+            BatchLogRecordProcessor(
+                JsonLinesLogExporter(file or environment.text(ENV_LOGS_FILE) or DEFAULT_LOGS_FILE)
+            )
         )
     elif kind == EXPORTER_OTLP:
         log_protocol = _resolve_protocol(protocol, ENV_OTLP_LOGS_PROTOCOL)
@@ -338,9 +317,9 @@ def configure_logs(
 
 def _metrics_file_beside(span_file: str | os.PathLike[str] | None) -> str | None:
     """``spans.jsonl`` -> ``spans.metrics.jsonl``, for a span file named by argument or variable."""
-    if _env(ENV_METRICS_FILE):
+    if environment.text(ENV_METRICS_FILE):
         return None  # the variable wins over the derived name
-    path = os.fspath(span_file) if span_file is not None else _env(ENV_FILE)
+    path = os.fspath(span_file) if span_file is not None else environment.text(ENV_FILE)
     if path is None:
         return None
     root, ext = os.path.splitext(path)
@@ -376,7 +355,9 @@ def configure_metrics(
     if kind == EXPORTER_NONE:
         return None
     if kind == EXPORTER_FILE:
-        metric_exporter: Any = JsonLinesMetricExporter(file or _env(ENV_METRICS_FILE) or DEFAULT_METRICS_FILE)
+        metric_exporter: Any = JsonLinesMetricExporter(
+            file or environment.text(ENV_METRICS_FILE) or DEFAULT_METRICS_FILE
+        )
     else:
         metric_protocol = _resolve_protocol(protocol, ENV_OTLP_METRICS_PROTOCOL)
         metric_exporter = otlp_metric_exporter(metric_protocol, endpoint=endpoint, headers=headers)

@@ -36,9 +36,9 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..errors import ConfigurationError
+from ..otlp_encoding import json_line
 from ._sdkcompat import LogRecordExporter, LogRecordExportResult
 from .internal_errors import reraise_own_bug_under_pytest
-from .otlp_json import json_line
 
 _log = logging.getLogger("otel_provenance")
 

@@ -23,8 +23,10 @@ from __future__ import annotations
 import os
 from typing import Final
 
+from .. import environment
+
 #: Set by pytest while it runs a test (set-up, call and tear-down), in this process and its children.
-PYTEST_CURRENT_TEST: Final = "PYTEST_CURRENT_TEST"
+PYTEST_CURRENT_TEST: Final = environment.PYTEST_CURRENT_TEST
 _PACKAGE: Final = __name__.split(".", 1)[0]
 
 

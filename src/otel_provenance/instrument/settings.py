@@ -33,13 +33,14 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from .. import environment
 from ..errors import ConfigurationError
 
-ENV_DIGEST_KEY = "OTEL_PROVENANCE_DIGEST_KEY"
-ENV_DIGEST_KEY_ID = "OTEL_PROVENANCE_DIGEST_KEY_ID"
-ENV_ENFORCE = "OTEL_PROVENANCE_ENFORCE"
-ENV_MIN_VALUE_LENGTH = "OTEL_PROVENANCE_MIN_VALUE_LENGTH"
-ENV_LEDGER_MAX_ENTRIES = "OTEL_PROVENANCE_LEDGER_MAX_ENTRIES"
+ENV_DIGEST_KEY = environment.OTEL_PROVENANCE_DIGEST_KEY
+ENV_DIGEST_KEY_ID = environment.OTEL_PROVENANCE_DIGEST_KEY_ID
+ENV_ENFORCE = environment.OTEL_PROVENANCE_ENFORCE
+ENV_MIN_VALUE_LENGTH = environment.OTEL_PROVENANCE_MIN_VALUE_LENGTH
+ENV_LEDGER_MAX_ENTRIES = environment.OTEL_PROVENANCE_LEDGER_MAX_ENTRIES
 
 DEFAULT_MIN_VALUE_LENGTH = 4
 DEFAULT_LEDGER_MAX_ENTRIES = 50_000
@@ -50,9 +51,6 @@ _SCRYPT = {"n": 1 << 14, "r": 8, "p": 1, "dklen": 16}
 _HEX = re.compile(r"[0-9a-fA-F]+")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]+={0,2}")
 EPHEMERAL_KEY_ID_PREFIX = "ephemeral-"
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +107,10 @@ def configure_settings(
     global _current
     env = os.environ if environ is None else environ
     key_source = "digest_key"
-    if digest_key is None and env.get(ENV_DIGEST_KEY):
-        digest_key, key_source = env[ENV_DIGEST_KEY], ENV_DIGEST_KEY
+    if digest_key is None and environment.text(ENV_DIGEST_KEY, env):
+        digest_key, key_source = environment.text(ENV_DIGEST_KEY, env), ENV_DIGEST_KEY
     if key_id is None:
-        key_id = env.get(ENV_DIGEST_KEY_ID) or None
+        key_id = environment.text(ENV_DIGEST_KEY_ID, env)
     if digest_key is None:
         key_bytes = secrets.token_bytes(32)
         key_id = EPHEMERAL_KEY_ID_PREFIX + secrets.token_hex(4)
@@ -126,18 +124,18 @@ def configure_settings(
     settings = Settings(
         digest_key=key_bytes,
         key_id=key_id,
-        enforce=_bool(enforce, env.get(ENV_ENFORCE), ENV_ENFORCE, default=True),
+        enforce=_bool(enforce, ENV_ENFORCE, env, default=True),
         min_value_length=_int(
             min_value_length,
-            env.get(ENV_MIN_VALUE_LENGTH),
             ENV_MIN_VALUE_LENGTH,
+            env,
             default=DEFAULT_MIN_VALUE_LENGTH,
             minimum=0,
         ),
         ledger_max_entries=_int(
             ledger_max_entries,
-            env.get(ENV_LEDGER_MAX_ENTRIES),
             ENV_LEDGER_MAX_ENTRIES,
+            env,
             default=DEFAULT_LEDGER_MAX_ENTRIES,
             minimum=1,
         ),
@@ -214,34 +212,24 @@ def _key_bytes(key: str | bytes, where: str) -> bytes:
     return raw
 
 
-def _bool(value: bool | None, env_value: str | None, where: str, *, default: bool) -> bool:
+def _bool(value: bool | None, where: str, env: Mapping[str, str], *, default: bool) -> bool:
+    """The argument when given (a bool), else the variable ``where`` (``environment.flag``)."""
     if value is not None:
         if not isinstance(value, bool):
             raise ConfigurationError(f"enforce: must be a bool, got {type(value).__name__}")
         return value
-    if env_value is None or not env_value.strip():
-        return default
-    text = env_value.strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ConfigurationError(f"{where}: expected true or false")
+    return environment.flag(where, default, env)
 
 
-def _int(value: int | None, env_value: str | None, where: str, *, default: int, minimum: int) -> int:
-    name = where
+def _int(value: int | None, where: str, env: Mapping[str, str], *, default: int, minimum: int) -> int:
+    """The argument (an int), else the variable ``where``, else ``default``; at least ``minimum``."""
     if value is None:
-        if env_value is None or not env_value.strip():
-            return default
-        try:
-            value = int(env_value.strip())
-        except ValueError:
-            raise ConfigurationError(f"{where}: expected an integer") from None
+        found = environment.integer(where, env)
+        value = default if found is None else found
     elif isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigurationError(f"{name}: expected an integer, got {type(value).__name__}")
+        raise ConfigurationError(f"{where}: expected an integer, got {type(value).__name__}")
     if value < minimum:
-        raise ConfigurationError(f"{name}: must be >= {minimum}")
+        raise ConfigurationError(f"{where}: must be >= {minimum}")
     return value
 
 

@@ -1,115 +1,114 @@
-"""Encode spans as OTLP JSON Lines: one ``ExportTraceServiceRequest`` JSON object per line.
+"""Write spans of the offline model as OTLP JSON Lines: one ``ExportTraceServiceRequest`` per line.
 
-The same shape as the official OTLP JSON file exporter and the Collector's file exporter: lowerCamelCase
-keys, hex trace/span ids, 64-bit integers as decimal strings, enums as integers, attribute values as
-``AnyValue`` objects. Pure Python (no OTel SDK). One line per trace; within it, spans are grouped by
-resource and then by instrumentation scope, in first-seen order, so equal input gives equal bytes.
-Non-ASCII is written as JSON escapes, so no character inside a line (U+0085, U+2028) can pass for a
-line break in a reader that splits on every Unicode line boundary.
+The spans become the OTLP protobuf messages (``opentelemetry-proto``, which the readers use too) and
+are rendered by the package's one OTLP/JSON encoder (``otlp_encoding``), so a file ``fetch`` writes
+has the bytes the official OTLP JSON file exporter would write for the same request. One line per
+trace; within it, spans are grouped by resource and then by instrumentation scope, in first-seen
+order, attributes in key order, so equal input gives equal bytes. Non-ASCII is written as JSON
+escapes, so no character inside a line (U+0085, U+2028) can pass for a line break in a reader that
+splits on every Unicode line boundary.
 """
 
 from __future__ import annotations
 
-import base64
-import json
-import math
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any, TextIO
+from typing import TextIO
 
-from .model import Attributes, Event, Link, Span, Value
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+
+from ..otlp_encoding import json_line
+from .model import Attributes, Span, Value
+
+_INT64 = range(-(2**63), 2**63)
 
 
-def encode_value(value: Value) -> dict[str, Any]:
-    """One attribute value as an OTLP ``AnyValue`` JSON object."""
+def encode_value(value: Value, out: AnyValue) -> None:
+    """One attribute value into an OTLP ``AnyValue``."""
     if isinstance(value, bool):
-        return {"boolValue": value}
-    if isinstance(value, int):
-        return {"intValue": str(value)}
-    if isinstance(value, Decimal):
-        if value == value.to_integral_value():
-            return {"intValue": str(int(value))}
-        return {"doubleValue": float(value)}
-    if isinstance(value, float):
-        if math.isnan(value):
-            return {"doubleValue": "NaN"}
-        if math.isinf(value):
-            return {"doubleValue": "Infinity" if value > 0 else "-Infinity"}
-        return {"doubleValue": value}
-    if isinstance(value, str):
-        return {"stringValue": value}
-    if isinstance(value, bytes):
-        return {"bytesValue": base64.b64encode(value).decode("ascii")}
-    if isinstance(value, tuple):
-        return {"arrayValue": {"values": [encode_value(v) for v in value]}}
-    if isinstance(value, Mapping):
-        return {"kvlistValue": {"values": encode_attributes(value)}}
-    raise TypeError(f"not an attribute value type: {type(value).__name__}")
+        out.bool_value = value
+    elif isinstance(value, int):
+        if value in _INT64:
+            out.int_value = value
+        else:  # beyond OTLP's 64 bits: the nearest double, as a backend would keep it
+            out.double_value = float(value)
+    elif isinstance(value, Decimal):
+        if value == value.to_integral_value() and int(value) in _INT64:
+            out.int_value = int(value)
+        else:
+            out.double_value = float(value)
+    elif isinstance(value, float):
+        out.double_value = value
+    elif isinstance(value, str):
+        out.string_value = value
+    elif isinstance(value, bytes):
+        out.bytes_value = value
+    elif isinstance(value, tuple):
+        values = out.array_value.values
+        out.array_value.SetInParent()
+        for item in value:
+            encode_value(item, values.add())
+    elif isinstance(value, Mapping):
+        out.kvlist_value.SetInParent()
+        encode_attributes(value, out.kvlist_value.values)
+    else:
+        raise TypeError(f"not an attribute value type: {type(value).__name__}")
 
 
-def encode_attributes(attributes: Mapping[str, Value]) -> list[dict[str, Any]]:
-    return [{"key": k, "value": encode_value(attributes[k])} for k in sorted(attributes)]
+def encode_attributes(attributes: Mapping[str, Value], out: Iterable[KeyValue]) -> None:
+    for key in sorted(attributes):
+        kv = out.add()  # type: ignore[attr-defined]
+        kv.key = key
+        encode_value(attributes[key], kv.value)
 
 
-def _event(event: Event) -> dict[str, Any]:
-    out: dict[str, Any] = {"timeUnixNano": str(event.time_ns), "name": event.name}
-    if event.attributes:
-        out["attributes"] = encode_attributes(event.attributes)
-    return out
-
-
-def _link(link: Link) -> dict[str, Any]:
-    out: dict[str, Any] = {"traceId": link.trace_id, "spanId": link.span_id}
-    if link.attributes:
-        out["attributes"] = encode_attributes(link.attributes)
-    return out
-
-
-def encode_span(span: Span) -> dict[str, Any]:
-    out: dict[str, Any] = {"traceId": span.trace_id, "spanId": span.span_id}
+def _span(span: Span, out: PbSpan) -> None:
+    out.trace_id = bytes.fromhex(span.trace_id)
+    out.span_id = bytes.fromhex(span.span_id)
     if span.parent_span_id:
-        out["parentSpanId"] = span.parent_span_id
-    out["name"] = span.name
-    if span.kind:
-        out["kind"] = int(span.kind)
-    out["startTimeUnixNano"] = str(span.start_ns)
-    out["endTimeUnixNano"] = str(span.end_ns)
-    if span.attributes:
-        out["attributes"] = encode_attributes(span.attributes)
-    if span.events:
-        out["events"] = [_event(e) for e in span.events]
-    if span.links:
-        out["links"] = [_link(link) for link in span.links]
-    status: dict[str, Any] = {}
-    if span.status.message:
-        status["message"] = span.status.message
-    if span.status.code:
-        status["code"] = int(span.status.code)
-    out["status"] = status
-    return out
+        out.parent_span_id = bytes.fromhex(span.parent_span_id)
+    out.name = span.name
+    out.kind = int(span.kind)
+    out.start_time_unix_nano = span.start_ns
+    out.end_time_unix_nano = span.end_ns
+    encode_attributes(span.attributes, out.attributes)
+    for event in span.events:
+        pb = out.events.add()
+        pb.time_unix_nano = event.time_ns
+        pb.name = event.name
+        encode_attributes(event.attributes, pb.attributes)
+    for link in span.links:
+        pb = out.links.add()
+        pb.trace_id = bytes.fromhex(link.trace_id)
+        pb.span_id = bytes.fromhex(link.span_id)
+        encode_attributes(link.attributes, pb.attributes)
+    out.status.SetInParent()  # always written, as the SDK's encoder writes it
+    out.status.message = span.status.message
+    out.status.code = int(span.status.code)
 
 
-def encode_request(spans: Iterable[Span]) -> dict[str, Any]:
+def encode_request(spans: Iterable[Span]) -> ExportTraceServiceRequest:
     """An ``ExportTraceServiceRequest`` holding ``spans``, grouped by resource and scope."""
     groups: dict[Attributes, dict[tuple[str, str], list[Span]]] = {}
     for span in spans:
         groups.setdefault(span.resource, {}).setdefault((span.scope_name, span.scope_version), []).append(
             span
         )
-    resource_spans = []
+    request = ExportTraceServiceRequest()
     for resource, scopes in groups.items():
-        scope_spans = []
+        resource_spans = request.resource_spans.add()
+        resource_spans.resource.SetInParent()
+        encode_attributes(resource, resource_spans.resource.attributes)
         for (name, version), members in scopes.items():
-            scope: dict[str, Any] = {}
-            if name:
-                scope["name"] = name
-            if version:
-                scope["version"] = version
-            scope_spans.append({"scope": scope, "spans": [encode_span(s) for s in members]})
-        resource_spans.append(
-            {"resource": {"attributes": encode_attributes(resource)}, "scopeSpans": scope_spans}
-        )
-    return {"resourceSpans": resource_spans}
+            scope_spans = resource_spans.scope_spans.add()
+            scope_spans.scope.SetInParent()
+            scope_spans.scope.name = name
+            scope_spans.scope.version = version
+            for span in members:
+                _span(span, scope_spans.spans.add())
+    return request
 
 
 def write_jsonl(spans: Iterable[Span], out: TextIO) -> int:
@@ -120,6 +119,5 @@ def write_jsonl(spans: Iterable[Span], out: TextIO) -> int:
         traces.setdefault(span.trace_id, []).append(span)
         count += 1
     for members in traces.values():
-        out.write(json.dumps(encode_request(members), separators=(",", ":"), allow_nan=False))
-        out.write("\n")
+        out.write(json_line(encode_request(members)))
     return count

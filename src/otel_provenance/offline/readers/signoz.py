@@ -29,14 +29,13 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ... import semconv
+from ... import environment, semconv
 from ...errors import ConfigurationError, QueryError, TraceReadError
 from ..model import Attributes, Span, SpanKind, Status, StatusCode, Value
 from .signoz_http import MAX_RESPONSE_BYTES, ResponseTooLargeError
@@ -53,7 +52,7 @@ from .signoz_query import (
 
 _log = logging.getLogger(__name__)
 
-API_KEY_ENV: Final = "SIGNOZ_API_KEY"
+API_KEY_ENV: Final = environment.SIGNOZ_API_KEY
 
 # Resource attributes SigNoz stores as strings that the OTel semantic conventions define as integers.
 RESOURCE_INT_KEYS: Final = frozenset({"process.pid", "process.parent_pid"})
@@ -122,7 +121,7 @@ def read_signoz(
     :class:`~...errors.ConfigurationError` for bad arguments, and :class:`~...errors.TraceReadError`
     for a row that is not a span.
     """
-    key = api_key if api_key is not None else os.environ.get(API_KEY_ENV, "")
+    key = api_key if api_key is not None else (environment.text(API_KEY_ENV) or "")
     if not key:
         raise ConfigurationError(f"no SigNoz API key: set {API_KEY_ENV} (Settings → Service Accounts → Keys)")
     if not release:

@@ -1,9 +1,10 @@
-"""OTLP/JSON from the OTLP protobuf messages the SDK's own encoder builds.
+"""The one OTLP/JSON encoder: OTLP protobuf messages rendered as OTLP/JSON, for both halves.
 
-``opentelemetry-exporter-otlp-proto-common`` (installed with every OTLP exporter) turns SDK spans and
-log records into ``ExportTraceServiceRequest`` / ``ExportLogsServiceRequest`` messages. This module
-renders such a message the way the official ``opentelemetry-exporter-otlp-json-file`` and the
-Collector's file exporter do, so the file writer needs neither that package nor its exact SDK pin:
+The online half's file exporter renders the ``ExportTraceServiceRequest`` / ``ExportLogsServiceRequest``
+messages that ``opentelemetry-exporter-otlp-proto-common`` (installed with every OTLP exporter) builds
+from SDK spans and log records; the offline half's writer (``fetch``) builds the same messages from its
+span model. Both are rendered here, the way the official ``opentelemetry-exporter-otlp-json-file`` and
+the Collector's file exporter do, so neither needs that package nor its exact SDK pin:
 
 - fields in the ``.proto`` declaration order, lowerCamelCase names (the fields' JSON names);
 - a field is written when it is present: repeated fields when non-empty, message and ``oneof``
