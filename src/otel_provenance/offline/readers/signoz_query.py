@@ -153,8 +153,8 @@ class SigNozClient:
         self._deadline_s = deadline_s
         self._clock = clock
         self._deadline_at = clock.monotonic() + deadline_s
-        # No idle connection is kept: each request connects anew, so that its deadline can cut that
-        # connection and no other (signoz_http).
+        # No idle connection is kept: each request connects anew, and learns its socket as it connects,
+        # so that its deadline can cut it (signoz_http).
         self._http = httpx.Client(
             follow_redirects=False, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
         )
