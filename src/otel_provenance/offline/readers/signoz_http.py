@@ -7,11 +7,12 @@ At the budget the request is cancelled, not abandoned: its socket is shut down, 
 write blocked in that thread at once (closing a socket would not wake a thread blocked on it), and the
 thread is joined, so none reads past the budget and the connection is closed by the time
 :class:`AnswerTimeoutError` is raised. Reads and writes therefore have no timeout of their own. The
-socket comes from httpcore's ``trace`` request extension, which reports each connection as it is made;
-every request makes its own (the client given keeps no idle connection, as
-:class:`~.signoz_query.SigNozClient`'s does not). The connect itself (name lookup, TCP and TLS
-handshakes) cannot be cut from outside: httpx's connect timeout, set to the budget, bounds it; a request
-still connecting when its budget ends is left to that timeout, and shuts what it connects unused.
+socket comes from httpcore's ``trace`` request extension, which reports each connection as it is made,
+so every request must make its own: the client given must keep no idle connection
+(:class:`~.signoz_query.SigNozClient`'s keeps none). The connect itself cannot be cut from outside:
+httpx's connect timeout, set to the budget, bounds the TCP and TLS handshakes (the name lookup before
+them has only the system resolver's own); a request still connecting when its budget ends is left to
+that, and shuts what it connects unused.
 
 The clock: every deadline, timeout, back-off and wait of the SigNoz client reads a :class:`Clock`, never
 :mod:`time` directly: ``monotonic()`` for the time, ``sleep(s)`` for a back-off, ``wait(event, s)`` for
