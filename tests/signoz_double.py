@@ -193,7 +193,8 @@ class Fault:
       status line and headers too; otherwise headers at once, the body running to the connection's end,
       or declaring ``declared_bytes`` in ``Content-Length``). On a clock other than the real one the
       first byte is sent, then a day passes in one sleep, and the connection stays open, unanswered,
-      until the double stops;
+      until the double stops (a reader that can finish on what comes first, as on a declared length
+      over its cap, would race that sleep: such a test keeps the real clock, where it waits for nothing);
     - ``huge_bytes``: answer 200 with a JSON body of that many bytes (``chunked``: without a length).
     """
 
