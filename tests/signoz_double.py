@@ -24,6 +24,8 @@ from"); ingest follows the collector (see ``signoz_collector``).
 - ``GET /api/v1/health``, ``GET /api/v1/version``, ``GET /api/v1/fields/keys``.
 - Faults: :meth:`SigNozDouble.inject` queues per-path :class:`Fault` s (statuses with optional
   Retry-After and SigNoz's messages, delays, dripping answers, huge answers) consumed one per request.
+  Delays and drips take their time on the double's clock: the real one, or the one a test gives both
+  the double and the reader (``signoz_clock.FakeClock``), on which they take none of the suite's.
 
 Only raw traces queries are implemented; anything else is a 400 naming the double's limit.
 """
@@ -51,6 +53,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 
+from otel_provenance.offline.readers.signoz_http import REAL_CLOCK, Clock
 from signoz_collector import go_v, resource_attribute, round_like_signoz, span_attribute
 
 __all__ = ["Fault", "SigNozDouble", "export_spans", "round_like_signoz", "window_around_now"]
@@ -138,6 +141,10 @@ _CODES = {
 }
 SEARCH_GUIDE = "https://signoz.io/docs/userguide/search-troubleshooting/"
 KEY_NOT_FOUND_URL = SEARCH_GUIDE + "#key-fieldname-not-found"
+# How often the server looks for stop(): the time stop() takes (socketserver's default is half a second).
+POLL_S = 0.01
+# On a clock other than the real one a dripping answer lasts this long, passed in one sleep.
+DRIP_DAY_S = 86_400.0
 # pkg/querier/builder_query.go: any ClickHouse failure other than a timeout or a cancel.
 CLICKHOUSE_FAILED = (
     "Something went wrong on our end. It's not you, it's us. Our team is notified about it. "
@@ -184,7 +191,10 @@ class Fault:
       ``errors`` as the details;
     - ``drip_s``: answer 200 but send one byte every ``drip_s`` seconds, forever (``drip_headers``: the
       status line and headers too; otherwise headers at once, the body running to the connection's end,
-      or declaring ``declared_bytes`` in ``Content-Length``);
+      or declaring ``declared_bytes`` in ``Content-Length``). On a clock other than the real one the
+      first byte is sent, then a day passes in one sleep, and the connection stays open, unanswered,
+      until the double stops (a reader that can finish on what comes first, as on a declared length
+      over its cap, would race that sleep: such a test keeps the real clock, where it waits for nothing);
     - ``huge_bytes``: answer 200 with a JSON body of that many bytes (``chunked``: without a length).
     """
 
@@ -457,8 +467,11 @@ class SigNozDouble:
     """Start with :meth:`start` (or as a context manager); ``url`` is the base URL, ``otlp_url`` the
     OTLP/HTTP traces endpoint."""
 
-    def __init__(self, *, version: str = "v0.129.0", api_key: str = "test-key-f00dfeed") -> None:
+    def __init__(
+        self, *, version: str = "v0.129.0", api_key: str = "test-key-f00dfeed", clock: Clock = REAL_CLOCK
+    ) -> None:
         self.version = version
+        self.clock = clock  # where delays and drips take their time
         self.version_tuple = tuple(int(p) for p in version.lstrip("v").split("."))
         self.api_key = api_key
         self.spans: list[StoredSpan] = []
@@ -480,7 +493,7 @@ class SigNozDouble:
 
         self._server = _QuietServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, args=(POLL_S,), daemon=True).start()
         return self
 
     def stop(self) -> None:
@@ -848,6 +861,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         start = (head if fault.drip_headers else b"") + b'{"status":"success","data":'
         self.close_connection = True
+        if self.owner.clock is not REAL_CLOCK:  # the day of dripping passes in one sleep
+            if self._raw(start[:1]):
+                self.owner.clock.sleep(DRIP_DAY_S)
+                self.owner._stopping.wait()
+            return
         sent = 0
         while not self.owner._stopping.wait(fault.drip_s):
             if not self._raw(start[sent : sent + 1] if sent < len(start) else b" "):
@@ -885,7 +903,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is None:
             return False
         if fault.delay_s:
-            time.sleep(fault.delay_s)
+            self.owner.clock.sleep(fault.delay_s)
         if fault.drip_s:
             self._drip(fault)
             return True

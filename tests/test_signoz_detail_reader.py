@@ -12,6 +12,7 @@ import pytest
 
 from otel_provenance.errors import ConfigurationError, QueryError, TraceReadError
 from otel_provenance.offline.readers.signoz import SigNozReport, read_signoz
+from signoz_clock import FakeClock
 from signoz_double import Fault, SigNozDouble, StoredSpan, export_spans, window_around_now
 
 QUERY = "/api/v5/query_range"
@@ -22,6 +23,7 @@ def read(double: SigNozDouble, **kwargs: Any) -> list:
     start, end = window_around_now()
     kwargs.setdefault("api_key", double.api_key)
     kwargs.setdefault("release", "v2")
+    kwargs.setdefault("clock", double.clock)
     return list(read_signoz(double.url, start_ms=start, end_ms=end, **kwargs))
 
 
@@ -69,10 +71,9 @@ def test_arguments_at_their_limits_are_accepted(kwargs: dict) -> None:
     with SigNozDouble() as d:
         url = d.url
     start, end = window_around_now()
+    args = {"release": "v2", "start_ms": start, "end_ms": end, "api_key": "k", "deadline_s": 0.3}
     with pytest.raises(QueryError, match="no answer within"):  # not a ConfigurationError
-        list(
-            read_signoz(url, release="v2", start_ms=start, end_ms=end, api_key="k", deadline_s=0.3, **kwargs)
-        )
+        list(read_signoz(url, **args, clock=FakeClock(), **kwargs))
 
 
 def test_the_release_and_service_are_the_filter_of_the_first_query() -> None:
@@ -224,7 +225,7 @@ def test_each_request_is_bounded_by_the_timeout_given_to_the_read(caplog: pytest
     """``timeout_s`` reaches the client: a query answered after 1.5 s is given up at the timeout (0.2 to
     0.4 s) and asked again (well inside the deadline), rather than waited for."""
     timeout_s = 0.2 + secrets.randbelow(20) / 100  # fresh per run: nothing cached can stand in for it
-    with SigNozDouble(version="v0.134.0") as d:
+    with SigNozDouble(version="v0.134.0", clock=FakeClock()) as d:
         export_spans(d, RESOURCE, lambda t: t.start_span("x").end())
         d.inject(QUERY, Fault(delay_s=1.5))
         with caplog.at_level(logging.INFO, logger="otel_provenance"):

@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import socket
 import threading
 import tracemalloc
 import zlib
@@ -23,6 +24,7 @@ import pytest
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz_http import ResponseTooLargeError, exchange
 from otel_provenance.offline.readers.signoz_query import FieldKey, SigNozClient
+from signoz_clock import FakeClock
 
 KEY = "sk-live-0123456789abcdef"
 
@@ -95,7 +97,8 @@ class Scripted:
         self.server.daemon_threads = True
 
     def __enter__(self) -> Scripted:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # polls for shutdown() every 10 ms: socketserver's default half second was most of each test's time
+        threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True).start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -422,9 +425,10 @@ def _waits(caplog: pytest.LogCaptureFixture) -> list[str]:
 
 
 def test_backoff_doubles_from_a_quarter_second(caplog: pytest.LogCaptureFixture) -> None:
+    clock = FakeClock()
     with (
         Scripted(Answer(503), Answer(502), Answer(504), _results()) as server,
-        SigNozClient(server.url, api_key=KEY) as client,
+        SigNozClient(server.url, api_key=KEY, clock=clock) as client,
         caplog.at_level(logging.INFO),
     ):
         assert _query(client) == []
@@ -434,14 +438,16 @@ def test_backoff_doubles_from_a_quarter_second(caplog: pytest.LogCaptureFixture)
         f"SigNoz {url}: HTTP 502; retrying in 0.50 s",
         f"SigNoz {url}: HTTP 504; retrying in 1.00 s",
     ]
+    assert clock.sleeps == [0.25, 0.5, 1.0]  # waited as said, on the client's clock
 
 
 def test_a_retry_after_wait_counts_as_an_attempt_for_the_backoff(caplog: pytest.LogCaptureFixture) -> None:
     throttled = _signoz_error(429, "too many requests")
     throttled.headers = {"Retry-After": "0"}
+    clock = FakeClock()
     with (
         Scripted(throttled, throttled, Answer(503), _results()) as server,
-        SigNozClient(server.url, api_key=KEY) as client,
+        SigNozClient(server.url, api_key=KEY, clock=clock) as client,
         caplog.at_level(logging.INFO),
     ):
         assert _query(client) == []
@@ -451,12 +457,13 @@ def test_a_retry_after_wait_counts_as_an_attempt_for_the_backoff(caplog: pytest.
         f"SigNoz {url}: HTTP 429 too many requests; retrying in 0.00 s",
         f"SigNoz {url}: HTTP 503; retrying in 1.00 s",
     ]
+    assert clock.sleeps == [0.0, 0.0, 1.0]
 
 
 def test_a_repeated_500_stops_after_three_tries_and_says_why() -> None:
     with (
         Scripted(_signoz_error(500, "Something went wrong on our end.")) as server,
-        SigNozClient(server.url, api_key=KEY, deadline_s=600) as client,
+        SigNozClient(server.url, api_key=KEY, deadline_s=600, clock=FakeClock()) as client,
     ):
         message = _message(lambda: _query(client))
     assert message == (
@@ -468,9 +475,10 @@ def test_a_repeated_500_stops_after_three_tries_and_says_why() -> None:
 
 def test_the_deadline_error_names_the_last_failure_and_what_to_do() -> None:
     """A Retry-After past the deadline: the read waits out the deadline, then names the 503 it got."""
+    clock = FakeClock()
     with (
         Scripted(Answer(503, headers={"Retry-After": "60"})) as server,
-        SigNozClient(server.url, api_key=KEY, deadline_s=2.0) as client,
+        SigNozClient(server.url, api_key=KEY, deadline_s=2.0, clock=clock) as client,
     ):
         message = _message(lambda: _query(client))
     assert message == (
@@ -478,12 +486,18 @@ def test_the_deadline_error_names_the_last_failure_and_what_to_do() -> None:
         "check that SigNoz is up, or raise --deadline"
     )
     assert len(server.requests) == 1
+    assert clock.sleeps == [2.0]  # the rest of the deadline, not the minute asked
 
 
 def test_the_last_second_before_the_deadline_still_waits_between_tries() -> None:
-    with Scripted(Answer(503)) as server, SigNozClient(server.url, api_key=KEY, deadline_s=0.8) as client:
+    clock = FakeClock()
+    with (
+        Scripted(Answer(503)) as server,
+        SigNozClient(server.url, api_key=KEY, deadline_s=0.8, clock=clock) as client,
+    ):
         _message(lambda: _query(client))
-    assert len(server.requests) < 10  # about three: at 0, 0.25 and 0.75 s
+    assert len(server.requests) == 3  # at 0, 0.25 and 0.75 s
+    assert clock.sleeps == [0.25, 0.5, pytest.approx(0.05)]  # the last one: what was left of the deadline
 
 
 def test_a_deadline_spent_before_the_first_request_says_timed_out() -> None:
@@ -499,9 +513,9 @@ def test_a_deadline_spent_before_the_first_request_says_timed_out() -> None:
 def test_an_unreachable_server_is_named_as_such_at_the_deadline() -> None:
     with Scripted(_results()) as server:
         url = server.url
-    with SigNozClient(url, api_key=KEY, deadline_s=2.0) as client:
+    with SigNozClient(url, api_key=KEY, deadline_s=2.0, clock=FakeClock()) as client:
         message = _message(lambda: _query(client))
-    # the last try may also be cut short by the deadline itself on a loaded machine
+    # the connect is timed by httpx on the real clock: on a loaded machine it may run out instead
     assert re.fullmatch(
         rf"{re.escape(url)}/api/v5/query_range: no answer within the 2 s deadline \((cannot connect "
         r"\(ConnectError\)|timed out: no complete answer within [0-9.e-]+ s)\); check that SigNoz is up, or "
@@ -513,15 +527,83 @@ def test_an_unreachable_server_is_named_as_such_at_the_deadline() -> None:
 def test_a_server_that_never_finishes_its_answer_ends_at_the_deadline() -> None:
     from signoz_double import Fault, SigNozDouble
 
-    with SigNozDouble() as double:
+    clock = FakeClock()
+    with SigNozDouble(clock=clock) as double:
         double.inject("/api/v5/query_range", *[Fault(drip_s=0.05)] * 20)
-        with SigNozClient(double.url, api_key=double.api_key, timeout_s=0.2, deadline_s=2.0) as client:
+        with SigNozClient(
+            double.url, api_key=double.api_key, timeout_s=0.2, deadline_s=2.0, clock=clock
+        ) as client:
             message = _message(lambda: _query(client))
     assert re.fullmatch(
         rf"{re.escape(double.url)}/api/v5/query_range: no answer within the 2 s deadline \(timed out: no "
         r"complete answer within 0\.\d+ s\); check that SigNoz is up, or raise --deadline",
         message,
     ), message
+
+
+@pytest.mark.parametrize(
+    ("path", "fault"),
+    [("/api/v1/version", {"drip_headers": True}), ("/api/v5/query_range", {})],
+    ids=["headers", "body"],
+)
+def test_at_its_deadline_a_request_is_cut_its_thread_ended_and_its_socket_closed(
+    monkeypatch: pytest.MonkeyPatch, path: str, fault: dict[str, Any]
+) -> None:
+    """Cancelled, not abandoned: by the time the deadline's error is raised, the thread that read the
+    unfinished answer has ended and its socket is closed, whether the answer stopped in its headers or
+    in its body."""
+    import httpcore
+
+    from signoz_double import Fault, SigNozDouble
+
+    streams: list[Any] = []
+    connect = httpcore.SyncBackend.connect_tcp
+
+    def connect_and_record(self: Any, *args: Any, **kwargs: Any) -> Any:
+        streams.append(connect(self, *args, **kwargs))
+        return streams[-1]
+
+    monkeypatch.setattr(httpcore.SyncBackend, "connect_tcp", connect_and_record)
+    clock = FakeClock()
+    with SigNozDouble(clock=clock) as double:
+        double.inject(path, Fault(drip_s=0.05, **fault))
+        before = set(threading.enumerate())
+        with SigNozClient(
+            double.url, api_key=double.api_key, timeout_s=5, deadline_s=5, clock=clock
+        ) as client:
+            message = _message(client.version if path == "/api/v1/version" else lambda: _query(client))
+            left = [t.name for t in set(threading.enumerate()) - before if t.is_alive()]
+            (stream,) = streams
+            closed = stream.get_extra_info("socket").fileno() == -1
+    assert message == (
+        f"{double.url}{path}: no answer within the 5 s deadline (timed out: no complete answer within 5 s); "
+        "check that SigNoz is up, or raise --deadline"
+    )
+    # only the double's own thread, still holding its end of the connection open, is new
+    assert [name for name in left if "process_request_thread" not in name] == []
+    assert closed
+
+
+def test_a_connection_made_after_its_deadline_is_shut_at_once_and_sends_nothing() -> None:
+    """A connect cannot be cut from outside; when it completes after the budget, the request's line shuts
+    the new connection down before anything is sent on it."""
+    from otel_provenance.offline.readers.signoz_http import _Line
+
+    line = _Line()
+    assert line.cut() is False  # nothing to cut yet: the waiting thread does not wait for a connect
+    ours, peer = socket.socketpair()
+    with ours, peer:
+
+        class Stream:  # what httpcore reports: a network stream that hands out its socket
+            @staticmethod
+            def get_extra_info(name: str) -> Any:
+                return ours if name == "socket" else None
+
+        line.trace("connection.connect_tcp.complete", {"return_value": Stream()})
+        peer.setblocking(False)
+        assert peer.recv(1) == b""  # the end of the stream, already there: nothing was sent
+        with pytest.raises(OSError):
+            ours.sendall(b"GET / HTTP/1.1\r\n")
 
 
 def test_a_client_accepts_a_timeout_and_deadline_under_a_second_and_trims_the_url() -> None:
@@ -614,7 +696,7 @@ def test_a_wait_past_the_deadline_is_logged_as_the_time_left(caplog: pytest.LogC
     waits) only what is left, then ends at the deadline."""
     with (
         Scripted(Answer(503, headers={"Retry-After": "60"})) as server,
-        SigNozClient(server.url, api_key=KEY, deadline_s=0.6) as client,
+        SigNozClient(server.url, api_key=KEY, deadline_s=0.6, clock=FakeClock()) as client,
         caplog.at_level(logging.INFO),
     ):
         _message(lambda: _query(client))

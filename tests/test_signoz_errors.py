@@ -14,6 +14,7 @@ from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz import read_signoz
 from otel_provenance.offline.readers.signoz_http import echoes_secret
 from otel_provenance.offline.readers.signoz_query import MAX_500_ATTEMPTS
+from signoz_clock import FakeClock
 from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
 
 QUERY = "/api/v5/query_range"
@@ -22,7 +23,8 @@ KEYS = "/api/v1/fields/keys"
 
 @pytest.fixture
 def double():
-    with SigNozDouble(version="v0.129.0", api_key="sk-live-SECRET-7f3a9c") as d:
+    # back-offs, deadlines and the double's delays pass on a fake clock the reader shares (read below)
+    with SigNozDouble(version="v0.129.0", api_key="sk-live-SECRET-7f3a9c", clock=FakeClock()) as d:
         export_spans(
             d,
             {"service.name": "agent", "service.version": "v2"},
@@ -34,6 +36,7 @@ def double():
 def read(double: SigNozDouble, **kwargs):
     start, end = window_around_now()
     kwargs.setdefault("api_key", double.api_key)
+    kwargs.setdefault("clock", double.clock)
     return list(read_signoz(double.url, release="v2", start_ms=start, end_ms=end, **kwargs))
 
 
@@ -142,7 +145,11 @@ def test_unreachable_server_ends_at_the_deadline() -> None:
     with SigNozDouble() as d:
         url = d.url
     with pytest.raises(QueryError, match=r"deadline.*cannot connect"):
-        list(read_signoz(url, release="v2", start_ms=0, end_ms=10, api_key="k", deadline_s=0.5))
+        list(
+            read_signoz(
+                url, release="v2", start_ms=0, end_ms=10, api_key="k", deadline_s=0.5, clock=FakeClock()
+            )
+        )
 
 
 def test_not_signoz_is_404_with_a_hint() -> None:

@@ -3,6 +3,7 @@ the filter grammar cannot express."""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import subprocess
@@ -12,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from otel_provenance.cli import run
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz import SigNozReport, read_signoz
+from signoz_clock import FakeClock
 from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
 
 QUERY = "/api/v5/query_range"
@@ -30,21 +33,42 @@ rules:
 """
 
 
+def _six_steps(double: SigNozDouble) -> SigNozDouble:
+    export_spans(
+        double,
+        {"service.name": "agent", "service.version": "v2"},
+        lambda t: [t.start_span(f"execute_tool step{i}", attributes={"n": i}).end() for i in range(6)],
+    )
+    return double
+
+
 @pytest.fixture
 def double():
     with SigNozDouble(version="v0.129.0") as d:
-        export_spans(
-            d,
-            {"service.name": "agent", "service.version": "v2"},
-            lambda t: [t.start_span(f"execute_tool step{i}", attributes={"n": i}).end() for i in range(6)],
-        )
-        yield d
+        yield _six_steps(d)
+
+
+@pytest.fixture
+def on_a_fake_clock(monkeypatch: pytest.MonkeyPatch):
+    """The double and every SigNoz read of this process on one fake clock. The CLI takes no clock, so the
+    reader's default is swapped for the test; the commands then run in this process (:func:`_run`)."""
+    clock = FakeClock()
+    monkeypatch.setitem(read_signoz.__kwdefaults__, "clock", clock)
+    with SigNozDouble(version="v0.129.0", clock=clock) as d:
+        monkeypatch.setenv("SIGNOZ_API_KEY", d.api_key)
+        yield _six_steps(d)
 
 
 def read(double: SigNozDouble, **kwargs):
     start, end = window_around_now()
     kwargs.setdefault("api_key", double.api_key)
     return list(read_signoz(double.url, release="v2", start_ms=start, end_ms=end, **kwargs))
+
+
+def _run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run(list(argv), out, err)
+    return code, out.getvalue(), err.getvalue()
 
 
 def _cli(double: SigNozDouble, tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
@@ -62,9 +86,27 @@ DRIPS = {
 
 @pytest.mark.parametrize("where", DRIPS)
 def test_fetch_against_a_dripping_server_ends_with_the_deadline_error(
-    double: SigNozDouble, tmp_path: Path, where: str
+    on_a_fake_clock: SigNozDouble, tmp_path: Path, where: str
 ) -> None:
+    double = on_a_fake_clock
     path, fault = DRIPS[where]
+    double.inject(path, *[fault] * 50)
+    out = tmp_path / "v2.jsonl"
+    code, _, err = _run(
+        "fetch", "--signoz", double.url, "--release", "v2", "--since", "1h",
+        "--timeout", "0.5", "--deadline", "1.5", "-o", str(out),
+    )  # fmt: skip
+    assert code == 1, err
+    assert "deadline" in err and "no complete answer" in err
+    assert not out.exists()
+
+
+def test_a_real_process_against_a_dripping_server_ends_at_its_deadline(
+    double: SigNozDouble, tmp_path: Path
+) -> None:
+    """The test above once as the command runs, on the machine's clock: the process ends with the
+    deadline's error, nothing left reading to hold it up."""
+    path, fault = DRIPS["body, mid-read"]
     double.inject(path, *[fault] * 50)
     out = tmp_path / "v2.jsonl"
     done = _cli(
@@ -78,30 +120,33 @@ def test_fetch_against_a_dripping_server_ends_with_the_deadline_error(
 
 @pytest.mark.parametrize("where", DRIPS)
 def test_gate_check_against_a_dripping_server_is_an_error_never_a_verdict(
-    double: SigNozDouble, tmp_path: Path, where: str
+    on_a_fake_clock: SigNozDouble, tmp_path: Path, where: str
 ) -> None:
+    double = on_a_fake_clock
     path, fault = DRIPS[where]
     double.inject(path, *[fault] * 50)
     contract = tmp_path / "contract.yaml"
     contract.write_text(CONTRACT)
-    done = _cli(
-        double, tmp_path, "gate", "check", "--contract", str(contract), "--release", "v2",
+    code, out, err = _run(
+        "gate", "check", "--contract", str(contract), "--release", "v2",
         "--signoz", double.url, "--since", "1h", "--timeout", "0.5", "--deadline", "1.5",
     )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    assert "deadline" in done.stderr
-    assert "PASS" not in done.stdout and "FAIL" not in done.stdout
+    assert code == 1, out + err
+    assert "deadline" in err
+    assert "PASS" not in out and "FAIL" not in out
 
 
-def test_without_faults_the_same_gate_reaches_a_verdict(double: SigNozDouble, tmp_path: Path) -> None:
+def test_without_faults_the_same_gate_reaches_a_verdict(
+    on_a_fake_clock: SigNozDouble, tmp_path: Path
+) -> None:
     """The control for the two tests above: the contract and the command are sound."""
     contract = tmp_path / "contract.yaml"
     contract.write_text(CONTRACT)
-    done = _cli(
-        double, tmp_path, "gate", "check", "--contract", str(contract), "--release", "v2",
-        "--signoz", double.url, "--since", "1h", "--timeout", "5", "--deadline", "30",
+    code, out, err = _run(
+        "gate", "check", "--contract", str(contract), "--release", "v2",
+        "--signoz", on_a_fake_clock.url, "--since", "1h", "--timeout", "5", "--deadline", "30",
     )  # fmt: skip
-    assert done.returncode in (2, 3), done.stdout + done.stderr  # no fraud.check step: not a pass
+    assert code in (2, 3), out + err  # no fraud.check step: not a pass
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["content-length", "chunked"])

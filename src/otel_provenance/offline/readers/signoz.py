@@ -38,7 +38,7 @@ from typing import Any, Final
 from ... import environment, semconv
 from ...errors import ConfigurationError, QueryError, TraceReadError
 from ..model import Attributes, Span, SpanKind, Status, StatusCode, Value
-from .signoz_http import MAX_RESPONSE_BYTES, ResponseTooLargeError
+from .signoz_http import MAX_RESPONSE_BYTES, REAL_CLOCK, Clock, ResponseTooLargeError
 from .signoz_query import (
     MAX_LIMIT,
     NULL_FOR_ABSENT_SINCE,
@@ -111,12 +111,14 @@ def read_signoz(
     trace_batch: int = 100,
     max_response_bytes: int = MAX_RESPONSE_BYTES,
     report: SigNozReport | None = None,
+    clock: Clock = REAL_CLOCK,
 ) -> Iterator[Span]:
     """Yield every span of every trace of ``release`` that started in ``[start_ms, end_ms)``.
 
     ``api_key`` defaults to ``$SIGNOZ_API_KEY``. ``timeout_s`` bounds each request from sending it to
     the last byte of its answer, ``deadline_s`` the whole read, retries of 429/5xx included (a 500 is
-    tried three times at most). ``report`` collects what the read could not take at face value.
+    tried three times at most), both on ``clock`` (the real one unless given: tests pass one they move).
+    ``report`` collects what the read could not take at face value.
     Raises :class:`~...errors.QueryError` when SigNoz refuses or fails (the message says what to fix),
     :class:`~...errors.ConfigurationError` for bad arguments, and :class:`~...errors.TraceReadError`
     for a row that is not a span.
@@ -135,7 +137,12 @@ def read_signoz(
     if max_response_bytes < 1024:
         raise ConfigurationError(f"max_response_bytes must be at least 1024, got {max_response_bytes}")
     client = SigNozClient(
-        url, api_key=key, timeout_s=timeout_s, deadline_s=deadline_s, max_response_bytes=max_response_bytes
+        url,
+        api_key=key,
+        timeout_s=timeout_s,
+        deadline_s=deadline_s,
+        max_response_bytes=max_response_bytes,
+        clock=clock,
     )
     reader = _Reader(client, url, start_ms, end_ms, page_size, report or SigNozReport())
     with client:

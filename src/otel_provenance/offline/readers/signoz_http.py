@@ -1,11 +1,26 @@
-"""One HTTP exchange with SigNoz, bounded in wall-clock time and in size, and how to show its errors.
+"""One HTTP exchange with SigNoz, bounded in time (on an injectable clock) and in size; its error texts.
 
-httpx's read timeout bounds only the gap between two reads, so a server (or a proxy) that sends one
-byte at a time can keep a request alive for ever. :func:`exchange` therefore runs each request in a
-daemon thread and waits at most ``budget`` seconds for the *whole* answer, headers and body; the body
-is streamed and refused past ``max_bytes`` instead of being read whole into memory. An abandoned
-request stops at its next chunk, or at its own read timeout (never longer than the budget), or when
-the client is closed.
+Time: a read timeout bounds only the gap between two reads, so a server (or a proxy) that sends one
+byte at a time could keep a request alive for ever. :func:`exchange` bounds the *whole* answer instead,
+headers and body: it runs the request in a daemon thread and waits at most ``budget`` seconds for it.
+At the budget the request is cancelled, not abandoned: its socket is shut down, which ends a read or a
+write blocked in that thread at once (closing a socket would not wake a thread blocked on it), and the
+thread is joined, so none reads past the budget and the connection is closed by the time
+:class:`AnswerTimeoutError` is raised. Reads and writes therefore have no timeout of their own. The
+socket comes from httpcore's ``trace`` request extension, which reports each connection as it is made,
+so every request must make its own: the client given must keep no idle connection
+(:class:`~.signoz_query.SigNozClient`'s keeps none). The connect itself cannot be cut from outside:
+httpx's connect timeout, set to the budget, bounds the TCP and TLS handshakes (the name lookup before
+them has only the system resolver's own); a request still connecting when its budget ends is left to
+that, and shuts what it connects unused.
+
+The clock: every deadline, timeout, back-off and wait of the SigNoz client reads a :class:`Clock`, never
+:mod:`time` directly: ``monotonic()`` for the time, ``sleep(s)`` for a back-off, ``wait(event, s)`` for
+an answer. It defaults to :data:`REAL_CLOCK`, the machine's; tests give the client (and the SigNoz test
+double) a clock whose time moves only when something sleeps, so a deadline of minutes passes in no real
+time and a read ends the same way on every run. Only the connect timeout is httpx's, on the real clock.
+
+Size: the body is streamed and refused past ``max_bytes`` instead of being read whole into memory.
 
 Error texts: SigNoz renders ``{"status": "error", "error": {"type", "code", "message", "url",
 "errors": [{"message"}]}}`` (``pkg/http/render/render.go``, ``pkg/errors/http.go`` in v0.129.0) and
@@ -18,10 +33,12 @@ from __future__ import annotations
 import base64
 import json
 import re
+import socket
 import threading
+import time
 import zlib
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import unquote
 
 import httpx
@@ -31,12 +48,41 @@ from ...errors import QueryError
 MAX_RESPONSE_BYTES: Final = 64 * 1024 * 1024
 
 
+class Clock(Protocol):
+    """Where the SigNoz client reads the time and waits (see the module docstring)."""
+
+    def monotonic(self) -> float:
+        """Seconds on a clock that never goes back."""
+
+    def sleep(self, seconds: float) -> None:
+        """Let ``seconds`` pass: a back-off before the next try."""
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Wait until ``event`` is set or ``seconds`` have passed; whether it was set in time."""
+
+
+class _RealClock:
+    """The machine's monotonic clock: the one place the SigNoz client reads :mod:`time`."""
+
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        return event.wait(seconds)
+
+
+REAL_CLOCK: Final[Clock] = _RealClock()
+
+
 class ResponseTooLargeError(QueryError):
     """An answer over the size cap: the reader asks for smaller pages, or gives up with this message."""
 
 
 class AnswerTimeoutError(Exception):
-    """No complete answer within the wall-clock budget of one request."""
+    """No complete answer within the budget of one request."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,29 +100,73 @@ def exchange(
     headers: dict[str, str],
     budget: float,
     max_bytes: int,
+    clock: Clock = REAL_CLOCK,
     **kwargs: Any,
 ) -> Answer:
-    """Status, headers and whole body of one request, or :class:`AnswerTimeoutError` after ``budget``
-    seconds of wall-clock time, or :class:`ResponseTooLargeError` past ``max_bytes``. httpx's own
-    exceptions (timeouts, connection errors) are raised as they are."""
+    """Status, headers and whole body of one request; or :class:`AnswerTimeoutError` once ``budget``
+    seconds have passed on ``clock``, the request cut and its thread ended; or
+    :class:`ResponseTooLargeError` past ``max_bytes``. httpx's own exceptions (connection errors, a
+    connect timeout) are raised as they are. ``http`` must keep no idle connection (module docstring)."""
     box: dict[str, Any] = {}
-    done, abandoned = threading.Event(), threading.Event()
+    done = threading.Event()
+    line = _Line()
 
     def work() -> None:
         try:
-            box["answer"] = _receive(http, method, url, headers, budget, max_bytes, abandoned, kwargs)
+            box["answer"] = _receive(http, method, url, headers, budget, max_bytes, line, kwargs)
         except BaseException as exc:  # handed to the waiting thread
             box["error"] = exc
         finally:
             done.set()
 
-    threading.Thread(target=work, name="otel-provenance-signoz", daemon=True).start()
-    if not done.wait(budget):
-        abandoned.set()
+    worker = threading.Thread(target=work, name="otel-provenance-signoz", daemon=True)
+    ends_at = clock.monotonic() + budget  # read before the request goes out: all of its time counts
+    worker.start()
+    if not clock.wait(done, ends_at - clock.monotonic()):
+        if line.cut():
+            worker.join()  # its socket is shut down: whatever it was doing ends at once
         raise AnswerTimeoutError
     if "error" in box:
         raise box["error"]
     return box["answer"]
+
+
+class _Line:
+    """The connection of one request, for the waiting thread to cut. httpcore reports each connection it
+    makes, TCP and then TLS, to the request's ``trace`` extension, in the request's own thread."""
+
+    _MADE: Final = frozenset({"connection.connect_tcp.complete", "connection.start_tls.complete"})
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stream: Any = None
+        self.cut_off = False
+
+    def trace(self, event: str, info: dict[str, Any]) -> None:
+        if event in self._MADE:
+            with self._lock:
+                self._stream = info["return_value"]
+                if self.cut_off:  # connected after the budget: shut at once, nothing is sent
+                    _shut(self._stream)
+
+    def cut(self) -> bool:
+        """Shut the connection down; whether it was open (the thread using it then ends at once)."""
+        with self._lock:
+            self.cut_off = True
+            return self._stream is not None and _shut(self._stream)
+
+
+def _shut(stream: Any) -> bool:
+    sock = stream.get_extra_info("socket")
+    if not isinstance(sock, socket.socket):
+        return False
+    try:
+        # The plain socket's shutdown, also for TLS: SSLSocket.shutdown would drop its SSL state under the
+        # reading thread.
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:  # already closed (the answer ended), or handed over to TLS
+        return False
+    return True
 
 
 def _receive(
@@ -86,11 +176,16 @@ def _receive(
     headers: dict[str, str],
     budget: float,
     max_bytes: int,
-    abandoned: threading.Event,
+    line: _Line,
     kwargs: dict[str, Any],
 ) -> Answer:
     headers = {**headers, "Accept-Encoding": "identity"}
-    with http.stream(method, url, headers=headers, timeout=budget, **kwargs) as response:
+    # Reads and writes end when the line is cut, on the client's clock; only the connect is httpx's to time.
+    timeout = httpx.Timeout(None, connect=budget)
+    extensions = {"trace": line.trace}
+    with http.stream(
+        method, url, headers=headers, timeout=timeout, extensions=extensions, **kwargs
+    ) as response:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > max_bytes:
             raise _too_large(url, max_bytes)
@@ -101,14 +196,14 @@ def _receive(
         parts: list[bytes] = []
         size = 0
         for raw in response.iter_raw():
-            if abandoned.is_set():
+            if line.cut_off:
                 break  # nobody waits for this answer any more
             chunk = _inflate(url, inflate, raw, max_bytes + 1 - size) if inflate else raw
             size += len(chunk)
             if size > max_bytes or (inflate is not None and inflate.unconsumed_tail):
                 raise _too_large(url, max_bytes)
             parts.append(chunk)
-        if inflate is not None and not inflate.eof and not abandoned.is_set():
+        if inflate is not None and not inflate.eof and not line.cut_off:
             raise QueryError(f"{url}: the gzip answer ends early; nothing of it was read")
         return Answer(response.status_code, response.headers, b"".join(parts))
 

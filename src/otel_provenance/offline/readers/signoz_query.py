@@ -7,8 +7,9 @@ shared ``httpx`` client, in a repr, a log record or an exception message (a serv
 it, in any case or common encoding, is withheld).
 
 Time and size are bounded per answer, not per socket read: each request gets at most
-``min(timeout, what is left of the deadline)`` of wall-clock time for its *whole* answer, and the body
-is refused past ``max_response_bytes`` (see :mod:`.signoz_http`).
+``min(timeout, what is left of the deadline)`` for its *whole* answer, and is cut there; the body is
+refused past ``max_response_bytes`` (see :mod:`.signoz_http`). The deadline, each request's time and
+every back-off are read from the client's :class:`~.signoz_http.Clock` (the real one unless given).
 
 Request shapes follow SigNoz's v5 ``query_range`` strictly: every field sent is one SigNoz decodes, and
 every ``selectFields`` / ``order`` key carries ``fieldContext`` and ``fieldDataType`` so that names
@@ -20,7 +21,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -30,7 +30,9 @@ import httpx
 from ...errors import QueryError
 from .signoz_http import (
     MAX_RESPONSE_BYTES,
+    REAL_CLOCK,
     AnswerTimeoutError,
+    Clock,
     echoes_secret,
     error_text,
     exchange,
@@ -114,9 +116,19 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
 
 
 class SigNozClient:
-    """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls."""
+    """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls,
+    all timed on ``clock``."""
 
-    __slots__ = ("_base", "_deadline_at", "_deadline_s", "_http", "_key", "_max_bytes", "_timeout_s")
+    __slots__ = (
+        "_base",
+        "_clock",
+        "_deadline_at",
+        "_deadline_s",
+        "_http",
+        "_key",
+        "_max_bytes",
+        "_timeout_s",
+    )
 
     def __init__(
         self,
@@ -126,6 +138,7 @@ class SigNozClient:
         timeout_s: float = 30.0,
         deadline_s: float = 300.0,
         max_response_bytes: int = MAX_RESPONSE_BYTES,
+        clock: Clock = REAL_CLOCK,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
             raise QueryError(f"SigNoz URL must start with http:// or https://, got {base_url!r}")
@@ -138,8 +151,13 @@ class SigNozClient:
         self._timeout_s = timeout_s
         self._max_bytes = max_response_bytes
         self._deadline_s = deadline_s
-        self._deadline_at = time.monotonic() + deadline_s
-        self._http = httpx.Client(follow_redirects=False, trust_env=False)
+        self._clock = clock
+        self._deadline_at = clock.monotonic() + deadline_s
+        # No idle connection is kept: each request connects anew, and learns its socket as it connects,
+        # so that its deadline can cut it (signoz_http).
+        self._http = httpx.Client(
+            follow_redirects=False, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
+        )
 
     def __repr__(self) -> str:
         return f"SigNozClient({self._base!r})"
@@ -252,7 +270,7 @@ class SigNozClient:
         attempt = failures_500 = 0
         last = ""
         while True:
-            remaining = self._deadline_at - time.monotonic()
+            remaining = self._deadline_at - self._clock.monotonic()
             if remaining <= 0:
                 raise QueryError(
                     f"{url}: no answer within the {self._deadline_s:g} s deadline ({last or 'timed out'}); "
@@ -267,9 +285,10 @@ class SigNozClient:
                     headers=self._headers(),
                     budget=budget,
                     max_bytes=self._max_bytes,
+                    clock=self._clock,
                     **kwargs,
                 )
-            except (AnswerTimeoutError, httpx.TimeoutException):  # httpx's own fires at the same time
+            except (AnswerTimeoutError, httpx.TimeoutException):  # httpx's own: the connect timeout
                 last = f"timed out: no complete answer within {budget:.3g} s"
             except httpx.TransportError as exc:
                 last = f"cannot connect ({type(exc).__name__})"
@@ -297,10 +316,10 @@ class SigNozClient:
             attempt += 1
 
     def _wait(self, seconds: float, url: str, last: str) -> None:
-        remaining = self._deadline_at - time.monotonic()
+        remaining = self._deadline_at - self._clock.monotonic()
         _log.info("SigNoz %s: %s; retrying in %.2f s", url, last, min(seconds, max(remaining, 0)))
         if remaining > 0:
-            time.sleep(min(seconds, remaining))
+            self._clock.sleep(min(seconds, remaining))
 
     def _headers(self) -> dict[str, str]:
         return {"SIGNOZ-API-KEY": self._key, "Accept": "application/json"}
