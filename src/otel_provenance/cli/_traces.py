@@ -96,6 +96,18 @@ class TraceInput:
         return code
 
 
+def add_traces_and_release(parser) -> None:  # argparse.ArgumentParser
+    """The trace files a command reads, ``--release`` and ``--release-attribute``."""
+    parser.add_argument(
+        "traces",
+        nargs="+",
+        metavar="TRACES",
+        help="OTLP JSON(L) or protobuf files, gzip ok (paths, globs, folders or fsspec URLs)",
+    )
+    parser.add_argument("--release", help="only runs whose service.version is RELEASE")
+    add_release_attribute(parser)
+
+
 def add_release_attribute(parser) -> None:  # argparse.ArgumentParser
     parser.add_argument(
         "--release-attribute",

@@ -15,7 +15,7 @@ from ..offline.report.witnesses import MAX_RUNS
 from ._common import IO, UsageError
 from ._reports import add_report_arguments, emit, wants
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_release_attribute, add_run_attribute
+from ._traces import TraceInput, add_run_attribute, add_traces_and_release
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,14 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Report each tool call's arguments by kind, blocked calls, dangling sources and "
         "budget overruns. Exit 0 pass, 2 fail, 3 insufficient data, 1 error.",
     )
-    p.add_argument(
-        "traces",
-        nargs="+",
-        metavar="TRACES",
-        help="OTLP JSON(L) or protobuf files, gzip ok (paths, globs or fsspec URLs)",
-    )
-    p.add_argument("--release", help="only runs whose service.version is RELEASE")
-    add_release_attribute(p)
+    add_traces_and_release(p)
     p.add_argument("--max-assumed", type=_count, metavar="N", help="assumed arguments allowed per call")
     p.add_argument("--max-invented", type=_count, metavar="N", help="invented arguments allowed per call")
     p.add_argument(

@@ -8,7 +8,7 @@ import json
 from ..offline.engines.fold import fingerprint_fold
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 from ._sources import add_source_arguments
-from ._traces import TraceInput, add_format, add_release_attribute, add_run_attribute
+from ._traces import TraceInput, add_format, add_run_attribute, add_traces_and_release
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,14 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="canonical form and fingerprint of each run",
         description="Print run id, fingerprint and step count for each run.",
     )
-    p.add_argument(
-        "traces",
-        nargs="+",
-        metavar="TRACES",
-        help="OTLP JSON(L) or protobuf files, gzip ok (paths, globs or fsspec URLs)",
-    )
-    p.add_argument("--release", help="only runs whose service.version is RELEASE")
-    add_release_attribute(p)
+    add_traces_and_release(p)
     p.add_argument("--canonical", action="store_true", help="also print each run's canonical form")
     add_source_arguments(p, "dask", "pool")
     add_run_attribute(p)

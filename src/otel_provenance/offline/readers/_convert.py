@@ -124,27 +124,23 @@ def parent_id_from_bytes(value: bytes) -> str | None:
 
 def u64(value: object, field: str) -> int:
     """An unsigned 64-bit integer given as a JSON number or a decimal string (proto3 JSON)."""
-    if type(value) is int:
-        n = value
-    elif type(value) is str and _DECIMAL.fullmatch(value):
-        n = int(value)
-    else:
-        raise _Bad(f"{field} is not an integer")
-    if not 0 <= n <= U64_MAX:
-        raise _Bad(f"{field} is out of the unsigned 64-bit range")
-    return n
+    return _integer(value, field, 0, U64_MAX, "unsigned")
 
 
 def i64(value: object, field: str) -> int:
     """A signed 64-bit integer given as a JSON number or a decimal string (OTLP ``intValue``)."""
+    return _integer(value, field, I64_MIN, I64_MAX, "signed")
+
+
+def _integer(value: object, field: str, low: int, high: int, kind: str) -> int:
     if type(value) is int:
         n = value
     elif type(value) is str and _DECIMAL.fullmatch(value):
         n = int(value)
     else:
         raise _Bad(f"{field} is not an integer")
-    if not I64_MIN <= n <= I64_MAX:
-        raise _Bad(f"{field} is out of the signed 64-bit range")
+    if not low <= n <= high:
+        raise _Bad(f"{field} is out of the {kind} 64-bit range")
     return n
 
 
