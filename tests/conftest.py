@@ -27,13 +27,18 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.enviro
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under mutmut only (it runs the tests from its ``mutants/`` copy, with its timing of every test
+    """Tests marked ``last`` run after every other test (a stable sort keeps the rest in file order):
+    they change a library for the rest of the process, and LangChain under an instrumentor that
+    cannot be undone breaks the framework tests that would otherwise follow them.
+
+    Under mutmut only (it runs the tests from its ``mutants/`` copy, with its timing of every test
     beside them): run the cheapest test modules first, and within a module the fastest tests first.
 
     mutmut stops a mutant at its first failing test (``-x``), so a mutant that is killed costs the
     tests before the killing one; in file order that is often a slow CLI test. Modules stay together
     so that a module's fixtures are set up once. The clean run mutmut makes before any mutant uses
     the same order, so a test that depends on running after another fails there, not as a "kill"."""
+    items.sort(key=lambda item: item.get_closest_marker("last") is not None)
     stats = Path("mutmut-stats.json")
     if Path.cwd().name != "mutants" or os.environ.get("MUTANT_UNDER_TEST") == "stats" or not stats.is_file():
         return

@@ -175,3 +175,29 @@ def export_runs(runs: list[Run], path: str) -> None:
             for span in run.spans:
                 live[span.span_id].end(end_time=span.end_ns)
         provider.shutdown()
+
+
+#: A small triage contract the gate and report tests share, and the completion time they pass.
+CONTRACT = """\
+version: 1
+name: triage
+gate:
+  min_runs: 2
+  max_insufficient_fraction: "1/4"
+rules:
+  - id: skipped_check
+    type: required_spans
+    select: {step: permissions.check}
+  - id: duplicate_write
+    type: cardinality
+    code: DUPLICATE_SIDE_EFFECT
+    select: {step: ticket.update}
+    max: 1
+    thresholds: {max_failing_runs: 1}
+  - id: idempotent
+    type: allowed_values
+    select: {attributes: {agent.side_effect: write}}
+    attribute: agent.idempotency.present
+    values: [true]
+"""
+AT = "2026-01-31T12:00:00Z"

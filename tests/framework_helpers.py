@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
-from test_instrument_canary import assert_absent, exported_bytes
+from canary import assert_absent, exported_bytes
 
 
 class Exported:

@@ -60,7 +60,7 @@ class _OwnFileSpanExporter:
     """This package's writer behind the official exporter's constructor, for sets without it.
 
     Used only where the official package cannot be installed; the newest set proves the two write
-    the same bytes (tests/test_export_official_bytes.py).
+    the same bytes (tests/instrument/test_export_official_bytes.py).
     """
 
     def __init__(self, path: Any = None, *, stream: Any = None) -> None:
@@ -129,7 +129,7 @@ def _has_current_logs_sdk() -> bool:
 
 
 #: Marks a test that needs the logs SDK's current record shape (opentelemetry-sdk >= 1.39): the
-#: logs processor refuses older SDKs with a ConfigurationError (tests/test_sdk_compat.py).
+#: logs processor refuses older SDKs with a ConfigurationError (tests/instrument/test_sdk_compat.py).
 logs_sdk = pytest.mark.skipif(
     not _has_current_logs_sdk(), reason="logs processor needs opentelemetry-sdk >= 1.39"
 )

@@ -1,0 +1,199 @@
+"""The README's main command, end to end: five services as real processes, 25 approved v1 runs,
+mine, then gate v2 (exit 2 with the two headline findings) and a v1-behaviour release (exit 0)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interop import logs_sdk
+
+pytestmark = logs_sdk  # the demo's agent also ships its log records through the logs processor
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "examples" / "refund_agent" / "demo.py"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    out = tmp_path_factory.mktemp("refund-demo")
+    proc = subprocess.run(
+        [sys.executable, str(DEMO), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    return proc, out
+
+
+def test_v2_fails_the_gate_with_the_findings_that_prove_it(demo):
+    proc, out = demo
+    assert proc.returncode == 2, proc.stdout[-3000:] + proc.stderr[-3000:]
+    text = proc.stdout
+    block = text[text.index("== gate check release 2.0.0") :]
+    assert "FAIL: This release exceeded one or more trajectory thresholds.\nFindings:\n" in block
+    lines = block.splitlines()
+    assert any(
+        line.startswith("MISSING_PREREQUISITE (")
+        and "fraud.check is required at least 1 time(s) but occurred 0 time(s)." in line
+        for line in lines
+    )
+    assert any(
+        line.startswith("DUPLICATE_SIDE_EFFECT (")
+        and "payment.refund occurred 2 times; the contract permits at most 1 per run." in line
+        for line in lines
+    )
+    # Every finding is proved by trace ids.
+    report = json.loads((out / "report-2.0.0.json").read_text())
+    assert report["decision"] == "fail"
+
+
+def test_the_v1_behaviour_passes_the_same_gate(demo):
+    proc, _ = demo
+    block = proc.stdout[
+        proc.stdout.index("== gate check release 1.1.0") : proc.stdout.index("== gate check release 2.0.0")
+    ]
+    assert "PASS: This release met every trajectory threshold." in block
+    assert "exit 0" in block
+
+
+def test_both_releases_told_the_customer_the_same_sentence(demo):
+    proc, _ = demo
+    assert "-> same sentence" in proc.stdout
+
+
+def test_no_argument_result_or_reply_value_left_any_process(demo):
+    _, out = demo
+    files = list(out.rglob("*.jsonl"))
+    assert len(files) >= 3 * 7  # 3 phases x (agent spans + 5 services + agent logs)
+    data = b"".join(p.read_bytes() for p in files)
+    for canary in (b"ORD-0", b"CUST-", b"refund has been issued", b"POL-RET-30", b"FRD-", b"RF-ORD"):
+        assert canary not in data, canary
+    # ...while the stripped log records themselves were still exported.
+    logs = (out / "approved" / "logs" / "agent-1.0.0.jsonl").read_text()
+    assert logs.count("refund request handled") == 25
+
+
+def _readable(span):
+    """An offline-model span as the SDK's ReadableSpan, so the real OTLP exporter can send it again."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import ReadableSpan
+    from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+    def plain(value):
+        return list(value) if isinstance(value, tuple) else value
+
+    ctx = SpanContext(int(span.trace_id, 16), int(span.span_id, 16), False, TraceFlags(1))
+    parent = (
+        SpanContext(int(span.trace_id, 16), int(span.parent_span_id, 16), False, TraceFlags(1))
+        if span.parent_span_id
+        else None
+    )
+    return ReadableSpan(
+        name=span.name,
+        context=ctx,
+        parent=parent,
+        resource=Resource({k: plain(v) for k, v in span.resource.items()}),
+        attributes={k: plain(v) for k, v in span.attributes.items()},
+        kind=SpanKind(int(span.kind) - 1 if int(span.kind) > 0 else 0),
+        status=Status(StatusCode(int(span.status.code)), span.status.message or None),
+        start_time=span.start_ns,
+        end_time=span.end_ns,
+    )
+
+
+@pytest.mark.parametrize("version", ["v0.129.0", "v0.134.0"])
+def test_the_same_verdict_read_back_from_signoz(demo, tmp_path, monkeypatch, version):
+    """The v2 spans, sent by the real OTLP/HTTP exporter into the SigNoz double and read back with
+    `gate check --signoz`, give the same findings and the same JSON report bytes as the files."""
+    import io
+
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+    from otel_provenance.cli import run
+    from otel_provenance.offline.readers import read_spans
+    from signoz_double import SigNozDouble
+
+    _, out = demo
+    files = sorted(str(p) for p in (out / "release-2.0.0").glob("*.jsonl"))
+    spans = list(read_spans(files))
+    common = ["gate", "check", "--contract", str(out / "contract.yaml"), "--release", "2.0.0"]
+    common += ["--completed-at", "2026-01-01T00:00:00Z"]
+    from_files, from_signoz = tmp_path / "files.json", tmp_path / "signoz.json"
+    stdout_files = io.StringIO()
+    html_files, html_signoz = tmp_path / "files.html", tmp_path / "signoz.html"
+    argv = [*common, "--report-json", str(from_files), "--report-html", str(html_files), *files]
+    assert run(argv, stdout_files, io.StringIO()) == 2
+
+    with SigNozDouble(version=version) as double:
+        exporter = OTLPSpanExporter(endpoint=double.otlp_url, timeout=10)
+        exporter.export([_readable(s) for s in spans])
+        exporter.shutdown()
+        monkeypatch.setenv("SIGNOZ_API_KEY", double.api_key)
+        start = min(s.start_ns for s in spans) // 1_000_000 - 1_000
+        end = max(s.end_ns for s in spans) // 1_000_000 + 1_000
+        stdout_signoz, stderr = io.StringIO(), io.StringIO()
+        window = ["--signoz", double.url, "--start", str(start), "--end", str(end)]
+        argv = [*common, *window, "--report-json", str(from_signoz), "--report-html", str(html_signoz)]
+        code = run(argv, stdout_signoz, stderr)
+    assert code == 2, stderr.getvalue()
+    assert from_signoz.read_bytes() == from_files.read_bytes()
+    assert html_signoz.read_bytes() == html_files.read_bytes()  # the same runs drawn, byte for byte
+    assert stdout_signoz.getvalue() == stdout_files.getvalue()
+    assert double.api_key not in stdout_signoz.getvalue() + stderr.getvalue()
+
+
+def test_the_demo_exporting_to_signoz_gates_the_same_from_there(tmp_path, monkeypatch):
+    """The whole flow against the SigNoz double: every process exports over real OTLP/HTTP (as in the
+    compose stack) besides its file; `gate check --signoz` then gives the file path's report bytes."""
+    import io
+    import os
+
+    from otel_provenance.cli import run
+    from signoz_double import SigNozDouble
+
+    out = tmp_path / "demo"
+    with SigNozDouble(version="v0.134.0") as double:
+        env = dict(
+            os.environ, OTEL_EXPORTER_OTLP_ENDPOINT=double.url, OTEL_EXPORTER_OTLP_PROTOCOL="http/protobuf"
+        )
+        proc = subprocess.run(
+            [sys.executable, str(DEMO), "--out", str(out)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+        assert double.spans  # the spans really went over OTLP
+        monkeypatch.setenv("SIGNOZ_API_KEY", double.api_key)
+        report = tmp_path / "signoz.json"
+        argv = ["gate", "check", "--contract", str(out / "contract.yaml"), "--release", "2.0.0"]
+        argv += ["--completed-at", "2026-01-01T00:00:00Z", "--since", "1h", "--report-json", str(report)]
+        code = run([*argv, "--signoz", double.url], io.StringIO(), io.StringIO())
+    assert code == 2
+    assert report.read_bytes() == (out / "report-2.0.0.json").read_bytes()
+
+
+def test_the_demo_writes_metrics_files_with_the_counters(demo):
+    """Agent and services export metrics (OTLP JSON Lines, one file per process and release)."""
+    from google.protobuf import json_format
+    from opentelemetry.proto.collector.metrics.v1 import metrics_service_pb2
+
+    _, out = demo
+    seen: dict[str, set[str]] = {}
+    for path in sorted(out.glob("*/metrics/*.jsonl")):
+        for line in path.read_text().splitlines():
+            request = json_format.Parse(line, metrics_service_pb2.ExportMetricsServiceRequest())
+            for rm in request.resource_metrics:
+                resource = {a.key: a.value.string_value for a in rm.resource.attributes}
+                for sm in rm.scope_metrics:
+                    for metric in sm.metrics:
+                        key = f"{resource['service.name']}@{resource.get('service.version', '')}"
+                        seen.setdefault(key, set()).add(metric.name)
+    tool_metrics = {"agent.tool.calls", "agent.tool.arguments", "gen_ai.execute_tool.duration"}
+    for release in ("1.0.0", "1.1.0", "2.0.0"):
+        assert tool_metrics <= seen[f"refund-agent@{release}"], seen
+    assert "agent.tool.retries" in seen["refund-agent@2.0.0"]  # v2 refunds twice after a timeout
+    assert "http.server.request.duration" in seen["refund-payment@"]

@@ -1,0 +1,177 @@
+"""The refund demo's failing release as an HTML report, opened in real headless Chromium.
+
+The demo runs as in the README (five services as processes, mine, gate); ``gate check
+--report-html`` writes the page; Chromium (the system package, driven by Playwright) opens it from
+the file. The page must load without a console error or a single network request, and the witness
+run's SVG must show the skipped ``fraud.check`` as missing and both ``payment.refund`` calls as a
+duplicated side effect — in colour and in words. Screenshots go to ``out/test-artifacts/``.
+Skipped, with the reason, where no Chromium or no Playwright is installed (``.ci/run`` installs both).
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from interop import logs_sdk
+from otel_provenance.cli import run as cli_run
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "examples" / "refund_agent" / "demo.py"
+ARTIFACTS = ROOT / "out" / "test-artifacts"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("no Chromium on PATH (apt-get install chromium): the browser test is skipped")
+    return path
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory) -> Path:
+    """The demo's release 2.0.0 gated with ``--report-html``."""
+    out = tmp_path_factory.mktemp("refund-demo-html")
+    proc = subprocess.run(
+        [sys.executable, str(DEMO), "--out", str(out)], capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 2, proc.stdout[-2000:] + proc.stderr[-2000:]
+    page = out / "report-2.0.0.html"
+    files = sorted(str(p) for p in (out / "release-2.0.0").glob("*.jsonl"))
+    argv = ["gate", "check", "--contract", str(out / "contract.yaml"), "--release", "2.0.0"]
+    argv += ["--completed-at", "2026-01-01T00:00:00Z", "--report-html", str(page), *files]
+    assert cli_run(argv, io.StringIO(), io.StringIO()) == 2
+    again = out / "again.html"
+    argv[argv.index(str(page))] = str(again)
+    assert cli_run(argv, io.StringIO(), io.StringIO()) == 2
+    assert again.read_bytes() == page.read_bytes()  # same evidence, same bytes
+    return page
+
+
+@pytest.fixture(scope="module")
+def demo_diff_and_audit(demo_report) -> tuple[Path, Path]:
+    """``diff`` of an approved run and a 2.0.0 run, and ``audit`` of release 2.0.0, as pages."""
+    from otel_provenance.offline.otlp_json_writer import write_jsonl
+    from otel_provenance.offline.readers import iter_runs
+
+    out = demo_report.parent
+    sides = []
+    for name in ("approved", "release-2.0.0"):
+        run = min(iter_runs(sorted((out / name).glob("*.jsonl"))), key=lambda r: r.run_id)
+        path = out / f"one-{name}.jsonl"
+        with path.open("w", encoding="utf-8") as f:
+            write_jsonl(run.spans, f)
+        sides.append(str(path))
+    diff_page, audit_page = out / "diff.html", out / "audit.html"
+    assert cli_run(["diff", *sides, "--report-html", str(diff_page)], io.StringIO(), io.StringIO()) == 0
+    files = sorted(str(p) for p in (out / "release-2.0.0").glob("*.jsonl"))
+    code = cli_run(["audit", *files, "--report-html", str(audit_page)], io.StringIO(), io.StringIO())
+    assert code in (0, 2, 3) and audit_page.exists()
+    return diff_page, audit_page
+
+
+@pytest.fixture
+def browser_page(tmp_path):
+    """A fresh Chromium page that records console messages, page errors, requests and dialogs."""
+    chromium = _chromium()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.skip("Playwright is not installed (pip install -e '.[test]'): the browser test is skipped")
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"),  # a fresh profile
+            executable_path=chromium,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1400, "height": 1000},
+        )
+        try:
+            page = context.new_page()
+            page.seen = {"console": [], "errors": [], "requests": [], "dialogs": []}  # type: ignore[attr-defined]
+            page.on("console", lambda m: page.seen["console"].append((m.type, m.text)))
+            page.on("pageerror", lambda e: page.seen["errors"].append(str(e)))
+            page.on("request", lambda r: page.seen["requests"].append(r.url))
+            page.on("dialog", lambda d: (page.seen["dialogs"].append(d.message), d.dismiss()))
+            yield page
+        finally:
+            context.close()
+
+
+def _open(page, path: Path) -> None:
+    url = path.resolve().as_uri()
+    page.goto(url, wait_until="load")
+    page.wait_for_timeout(200)  # let late console messages (e.g. CSP reports) arrive
+    assert page.seen["errors"] == []
+    assert [m for m in page.seen["console"] if m[0] in ("error", "warning")] == []
+    assert page.seen["requests"] == [url]  # the page itself and nothing else
+    assert page.seen["dialogs"] == []
+
+
+@logs_sdk  # the demo's agent ships its log records through the logs processor
+def test_the_demo_report_shows_the_missing_check_and_the_double_refund(demo_report, browser_page) -> None:
+    page = browser_page
+    _open(page, demo_report)
+    assert page.locator("h1").inner_text().strip() == "Trajectory gate: FAIL"
+    svg = page.locator("svg.run-graph").first
+    missing = svg.locator('g.node[data-step="fraud.check"][data-marks~="missing"]')
+    assert missing.count() == 2  # a placeholder in the run, and the route's own node
+    for i in range(missing.count()):
+        assert missing.nth(i).is_visible()
+        assert "MISSING" in missing.nth(i).text_content()
+    duplicated = svg.locator('g.node[data-step="payment.refund"][data-marks~="duplicated"]')
+    assert duplicated.count() == 2
+    for i in range(2):
+        assert duplicated.nth(i).is_visible()
+        assert "DUPLICATED SIDE EFFECT" in duplicated.nth(i).text_content()
+        fill = duplicated.nth(i).locator("rect").evaluate("e => getComputedStyle(e).fill")
+        assert fill == "rgb(254, 226, 226)"  # the stylesheet applied: marked in colour too
+    plain = svg.locator('g.node[data-step="payment.refund"]:not([data-marks~="duplicated"])')
+    assert plain.count() == 1  # the approved route refunds once
+    assert svg.locator("path.flow").count() >= 5  # argument data flow is drawn
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-html-page.png"), full_page=True)
+    page.locator("section.run").first.screenshot(path=str(ARTIFACTS / "report-html-run.png"))
+    assert (ARTIFACTS / "report-html-run.png").stat().st_size > 10_000
+
+
+def test_a_report_of_hostile_trace_values_runs_nothing_and_fetches_nothing(tmp_path, browser_page) -> None:
+    from test_report_html import _hostile_result
+
+    from otel_provenance.offline.report import render_html
+
+    result, runs = _hostile_result()
+    path = tmp_path / "hostile.html"
+    path.write_text(render_html(result, runs), encoding="utf-8")
+    _open(browser_page, path)
+    assert browser_page.locator("script, img, iframe, object, embed").count() == 0
+    assert "<script>alert(1)</script>" in browser_page.locator("body").inner_text()
+
+
+@logs_sdk  # the demo's agent ships its log records through the logs processor
+def test_the_diff_and_audit_pages_open_cleanly(demo_diff_and_audit, browser_page) -> None:
+    diff_page, audit_page = demo_diff_and_audit
+    _open(browser_page, diff_page)
+    svg = browser_page.locator("svg.run-graph")
+    assert svg.locator('g.node[data-step="fraud.check"][data-marks~="missing"]').count() == 2
+    assert svg.locator('g.node[data-step="payment.refund"][data-marks~="duplicated"]').count() == 2
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    browser_page.locator("section.run").first.screenshot(path=str(ARTIFACTS / "diff-html-run.png"))
+    browser_page.seen["requests"].clear()
+    _open(browser_page, audit_page)
+    assert browser_page.locator("h1").inner_text().startswith("Provenance audit:")
