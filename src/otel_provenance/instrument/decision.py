@@ -5,12 +5,14 @@ One place decides, for every caller: ``@op.tool`` and every client gate (through
 spans after it (:mod:`.thirdparty`, which passes ``enforce=False``: that tool has already run). The
 law itself — counting arguments against a budget — is :meth:`.budget.Budget.check`; this module
 turns its verdict, or the failure of the machinery that should have given one, into a
-:class:`Decision`. A later rule checked before the call (a contract's) joins the decision here.
+:class:`Decision`. Every other source of evidence consulted before the call — the contract a person
+approved (:mod:`.guard`), argument-value policies, a tool that always needs approval — hands its
+:class:`Objection` values to :func:`join`: one decision, whatever raised the objection.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .. import semconv as sc
@@ -18,25 +20,51 @@ from .budget import RULE_FAULT, Budget, Verdict
 from .classify import Classification
 
 
+class Objection(NamedTuple):
+    """One reason, found before the call, why it should not run as it is. ``reason`` is
+    ``<rule>:<detail>`` — a rule id, a finding code, argument names — never a value. ``ask``: a person
+    may approve the call instead of it being blocked."""
+
+    reason: str
+    ask: bool = False
+
+
 class Decision(NamedTuple):
     """Whether a call may run, and why not. ``violations`` name rules, arguments and kinds — never
-    values. ``verdict`` is the budget's, or None when the machinery failed before giving one."""
+    values. ``verdict`` is the budget's, or None when the machinery failed before giving one.
+    ``asks`` are the objections a person may overrule: the call runs only if they approve it."""
 
     violations: tuple[str, ...]
     blocked: bool
     verdict: Verdict | None = None
+    asks: tuple[str, ...] = ()
 
     def attributes(self) -> Mapping[str, Any]:
         """The decision's span attributes: ``agent.budget.*`` and ``agent.violations`` (when any)."""
-        if self.verdict is not None:
-            return self.verdict.attributes()
-        return {sc.VIOLATIONS: list(self.violations)} if self.violations else {}
+        out: dict[str, Any] = dict(self.verdict.attributes()) if self.verdict is not None else {}
+        if self.violations:
+            out[sc.VIOLATIONS] = list(self.violations)
+        return out
 
 
 def decide(classification: Classification, *, budget: Budget, side_effect: str, enforce: bool) -> Decision:
     """The budget's verdict on a classified call. ``enforce=False`` only tags: nothing is blocked."""
     verdict = budget.check(classification, side_effect, enforce_globally=enforce)
     return Decision(verdict.violations, verdict.blocked, verdict)
+
+
+def join(decision: Decision, objections: Iterable[Objection], *, enforce: bool) -> Decision:
+    """``decision`` with ``objections`` added. An objection blocks when ``enforce`` (the global setting:
+    ``False`` only tags); one a person may overrule is an ask instead, unless the call is blocked
+    anyway. The reasons keep their order and are listed once."""
+    blocking = [o.reason for o in objections if not o.ask]
+    asking = [o.reason for o in objections if o.ask]
+    if not blocking and not asking:
+        return decision
+    violations = tuple(dict.fromkeys((*decision.violations, *blocking, *asking)))
+    blocked = decision.blocked or (enforce and bool(blocking))
+    asks = tuple(dict.fromkeys(asking)) if enforce and not blocked else ()
+    return Decision(violations, blocked, decision.verdict, asks)
 
 
 def decide_fault(error: BaseException, *, side_effect: str) -> Decision:
@@ -46,4 +74,4 @@ def decide_fault(error: BaseException, *, side_effect: str) -> Decision:
     return Decision((f"{RULE_FAULT}:{type(error).__name__}",), side_effect == "write")
 
 
-__all__ = ["Decision", "decide", "decide_fault"]
+__all__ = ["Decision", "Objection", "decide", "decide_fault", "join"]

@@ -6,9 +6,11 @@ wrapper and any other client gate make a :class:`ToolCall` per call and drive th
 1. **bind** — name the passed arguments (the driver knows how: a signature, a JSON object); an agent
    framework's context object is never an argument (:mod:`.frameworks`);
 2. **classify** — each argument against the current run's ledger: observed, assumed or invented;
-3. **decide** — one decision, :func:`.decision.decide`: may the call run?
-   Steps 1–3 run when the ``ToolCall`` is made, inside one guard: if any of them fails, the failure
-   is decided as a provenance fault (:func:`.decision.decide_fault`) — fail closed;
+3. **decide** — one decision, :func:`.decision.decide`: may the call run? The tool's own checks
+   (``ToolSpec.checks``) and the run's contract (:mod:`.guard`) add their objections to it
+   (:func:`.decision.join`). Steps 1–3 run when the ``ToolCall`` is made, inside one guard: if any
+   of them fails, the failure is decided as a provenance fault (:func:`.decision.decide_fault`) —
+   fail closed;
 4. **start** — open the ``execute_tool`` span with every attribute known before the call (or adopt
    the one a framework opened for it, :mod:`.adopt`). A blocked call is :meth:`ToolCall.refuse`\\ d
    instead: its span ends with ``agent.tool.status=blocked`` and the body never runs;
@@ -53,7 +55,7 @@ from ..errors import ProvenanceError
 from . import metrics as _metrics
 from .adopt import adopt_outer_tool_span
 from .classify import Classification, classify_arguments
-from .decision import Decision, decide, decide_fault
+from .decision import Decision, decide, decide_fault, join
 from .frameworks import without_framework_context
 from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
@@ -110,6 +112,14 @@ class ToolCall:
             essential[sc.IDEMPOTENCY_PRESENT] = key is not None and _present(self.arguments.get(key))
             essential.update(self.decision.attributes())
             per_argument = self.classification.attributes(spec.per_argument_room(len(essential)))
+            self.essential, self.attributes = essential, per_argument  # what the checks judge
+            objections = [o for check in spec.checks for o in check(self)]  # 3. decide, the rest
+            guard = scope.guard if scope is not None else None
+            if guard is not None:
+                objections.extend(guard.objections(self))
+            if objections:
+                self.decision = join(self.decision, objections, enforce=settings.enforce)
+                essential.update(self.decision.attributes())
             # assumed/invented arguments: their echoes in the result are not evidence
             self.unsourced: Mapping[str, Any] = self.classification.unsourced(self.arguments)
         except Exception as error:  # the provenance machinery failed: decided as a fault

@@ -49,6 +49,7 @@ class RunScope:
         "_spans",
         "_tokens",
         "agent_name",
+        "guard",
         "inputs_declared",
         "ledger",
         "root_span",
@@ -79,6 +80,7 @@ class RunScope:
         self.root_span = root_span
         self.tracer_provider = tracer_provider
         self.ledger = Ledger(ledger_max_entries)
+        self.guard: Any = None  # the run's contract at call time (.guard.RunGuard), when one is loaded
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
         if inputs:
             self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")

@@ -13,7 +13,7 @@ that takes the same options under another name (MCP's ``ToolPolicy``) checks its
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -22,6 +22,7 @@ from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError
 from .budget import Budget
+from .decision import Objection
 
 _SCOPE = "otel_provenance"
 _RESERVED_ATTRIBUTES = 4  # room kept for attributes set after the call (status, error.type, ...)
@@ -33,7 +34,10 @@ class ToolSpec:
 
     ``tool_type`` is ``gen_ai.tool.type`` (``function`` for code in the process, ``extension`` for a
     tool a client calls on a server). ``span_attributes`` are added to every call's span after the
-    provenance attributes (the MCP wrapper's ``mcp.*`` keys).
+    provenance attributes (the MCP wrapper's ``mcp.*`` keys). ``checks`` are this tool's own checks
+    before each call (argument-value policies, approval): each takes the
+    :class:`.lifecycle.ToolCall`, bound, classified and budgeted, and yields its
+    :class:`.decision.Objection` values.
     """
 
     __slots__ = (
@@ -41,6 +45,7 @@ class ToolSpec:
         "_room",
         "_tracer",
         "budget",
+        "checks",
         "idempotency_key",
         "invented",
         "name",
@@ -62,6 +67,7 @@ class ToolSpec:
         tracer_provider: trace.TracerProvider | None = None,
         tool_type: str = "function",
         span_attributes: Mapping[str, Any] | None = None,
+        checks: Iterable[Callable[[Any], Iterable[Objection]]] = (),
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
@@ -86,6 +92,7 @@ class ToolSpec:
         self.tracer_provider = tracer_provider
         self.span_name = sc.TOOL_SPAN_PREFIX + name
         self.span_attributes: Mapping[str, Any] = dict(span_attributes or {})
+        self.checks: tuple[Callable[[Any], Iterable[Objection]], ...] = tuple(checks)
         # what every call carries, in its place among the essentials (after the call id)
         self._constant: dict[str, Any] = {sc.GEN_AI_TOOL_TYPE: tool_type, sc.SIDE_EFFECT: side_effect}
         if data_domain is not None:
