@@ -25,16 +25,23 @@ class OtelProvenanceError(Exception):
 
 
 class ProvenanceError(OtelProvenanceError, PermissionError):
-    """A tool call was over its provenance budget and was blocked before its body ran.
+    """A tool call was blocked before its body ran: over its provenance budget, against the run's
+    contract (docs/guard.md), or by another check made before the call.
 
-    ``violations`` holds strings like ``"max_assumed:path=assumed"``: rule, argument name, kind —
+    ``violations`` holds strings like ``"max_assumed:path=assumed"`` or
+    ``"contract:refund-once:DUPLICATE_SIDE_EFFECT"``: rule, argument name, kind or finding code —
     never a value.
     """
 
     def __init__(self, tool: str, violations: Sequence[str], message: str | None = None) -> None:
         self.tool = tool
         self.violations = tuple(violations)
-        super().__init__(message or f"{tool}: blocked by provenance budget ({', '.join(self.violations)})")
+        budget_only = all(v.split(":", 1)[0] in _BUDGET_RULES for v in self.violations)
+        by = "provenance budget" if budget_only else "the guard"
+        super().__init__(message or f"{tool}: blocked by {by} ({', '.join(self.violations)})")
+
+
+_BUDGET_RULES = frozenset({"max_assumed", "max_invented", "max_untrusted", "provenance_fault"})
 
 
 class ConfigurationError(OtelProvenanceError, ValueError):

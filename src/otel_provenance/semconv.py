@@ -93,6 +93,29 @@ RETRY_NUMBER: Final = "agent.retry.number"
 IDEMPOTENCY_PRESENT: Final = "agent.idempotency.present"
 RUN_ID: Final = "agent.run.id"
 
+# --- The guard (the contract at call time; docs/guard.md) -------------------------------------------
+# On the tool span, in the GenAI conventions' security form (gen-ai-security.md, Development): the
+# decision on the protected span itself, one ``gen_ai.security.finding`` event per objection.
+SECURITY_DECISION_TYPE: Final = "gen_ai.security.decision.type"  # allow | deny | warn
+SECURITY_DECISION_REASON: Final = "gen_ai.security.decision.reason"  # rule names, never values
+SECURITY_TARGET_TYPE: Final = "gen_ai.security.target.type"  # tool_call
+SECURITY_TARGET_ID: Final = "gen_ai.security.target.id"  # the call's gen_ai.tool.call.id
+SECURITY_POLICY_ID: Final = "gen_ai.security.policy.id"  # the rule that objected
+GUARDIAN_NAME: Final = "gen_ai.guardian.name"
+SECURITY_FINDING_EVENT: Final = "gen_ai.security.finding"
+SECURITY_RISK_CATEGORY: Final = "gen_ai.security.risk.category"
+SECURITY_RISK_SEVERITY: Final = "gen_ai.security.risk.severity"
+SECURITY_RISK_METADATA: Final = "gen_ai.security.risk.metadata"
+DECISION_ALLOW: Final = "allow"
+DECISION_DENY: Final = "deny"
+DECISION_WARN: Final = "warn"
+TARGET_TOOL_CALL: Final = "tool_call"
+GUARDIAN: Final = "otel-provenance"
+# On the run's span when it ends: the whole contract judged on the run's calls.
+GUARD_RUN_VERDICT: Final = "agent.guard.run.verdict"  # pass | fail | insufficient_data | error
+GUARD_RUN_FAILED: Final = "agent.guard.run.failed"  # rule ids that did not pass (string[])
+GUARD_CONTRACT: Final = "agent.guard.contract"  # <name>@<first 12 of its digest>: the contract that judged
+
 
 def arg_attr(name: str, suffix: str) -> str:
     """``agent.arg.<name><suffix>``, e.g. ``arg_attr("path", ARG_KIND_SUFFIX)``."""

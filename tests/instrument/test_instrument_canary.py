@@ -16,6 +16,7 @@ import pytest
 import otel_provenance as op
 from canary import assert_absent, canary, exported_bytes
 from instrument_helpers import Traced
+from otel_provenance import semconv as sc
 
 
 def test_canaries_absent_from_otlp_json_and_protobuf(caplog):
@@ -67,7 +68,15 @@ def test_canaries_absent_from_otlp_json_and_protobuf(caplog):
     for span in spans:
         assert not any(value in (span.status.description or "") for value in secret_values)
         for event in span.events:
-            assert set(event.attributes) == {"exception.type"}
+            if event.name == sc.SECURITY_FINDING_EVENT:  # a blocked call's reason: rule and argument names
+                assert set(event.attributes) == {
+                    sc.SECURITY_RISK_CATEGORY,
+                    sc.SECURITY_RISK_SEVERITY,
+                    sc.SECURITY_POLICY_ID,
+                    sc.SECURITY_RISK_METADATA,
+                }
+            else:
+                assert set(event.attributes) == {"exception.type"}
 
     # control: the same encoders do carry a value when it is put on a span
     control = Traced()

@@ -79,7 +79,7 @@ def test_op_tool_calls_record_every_instrument(reader):
             boom("literal")  # assumed, no budget on a side-effect-free tool; fails
 
     m = collect(reader)
-    assert set(m) == set(tool_metrics.INSTRUMENTS) - {tool_metrics.LEDGER_FULL}
+    assert set(m) == set(tool_metrics.INSTRUMENTS) - {tool_metrics.LEDGER_FULL, tool_metrics.GUARD_RUNS}
     assert m[tool_metrics.TOOL_CALLS] == {
         calls("find_order", "read", "ok"): 1,
         calls("refund", "write", "ok"): 2,

@@ -183,6 +183,7 @@ def configure(
     metrics_file: str | os.PathLike[str] | None = None,
     tracer_provider: TracerProvider | None = None,
     set_global: bool = True,
+    contract: str | os.PathLike[str] | Any = None,
 ) -> TracerProvider:
     """Build (or extend) a TracerProvider whose only exporter sits inside a ProvenanceSpanProcessor.
 
@@ -198,10 +199,18 @@ def configure(
     a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it
     from the variables) or with ``set_global=False`` (``metrics=True`` then points the package's
     instruments at the new, non-global MeterProvider).
-    Digest key, key id and enforcement go to :func:`settings.configure_settings`. Raises
-    :class:`ConfigurationError` naming the argument or variable that is wrong.
+    Digest key, key id and enforcement go to :func:`settings.configure_settings`. ``contract`` (a
+    contract file, the one the gate reads) is judged before every tool call of every run
+    (:mod:`.guard`). Raises :class:`ConfigurationError` naming the argument or variable that is wrong.
     """
+    guard = None
+    if contract is not None:
+        from .guard import ContractGuard  # the offline rules load only when a contract is given
+
+        guard = ContractGuard.load(contract, "op.configure")
     _settings.configure_settings(digest_key=digest_key, key_id=digest_key_id, enforce=enforce)
+    if guard is not None:
+        _settings.update_settings(contract=guard)
     if options is not None and strip is not None:
         raise ConfigurationError("strip: give the mode in StripOptions(mode=...) when passing options")
     strip_options = options if options is not None else strip_options_from_env(strip)

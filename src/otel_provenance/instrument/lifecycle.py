@@ -77,6 +77,7 @@ class ToolCall:
         "classification",
         "decision",
         "essential",
+        "guard",
         "ledger",
         "span",
         "spec",
@@ -90,6 +91,7 @@ class ToolCall:
         self.spec = spec
         scope = current_run()
         self.ledger: Ledger | None = scope.ledger if scope is not None else None
+        self.guard: Any = scope.guard if scope is not None else None  # .guard.RunGuard
         self.arguments: dict[str, Any] = {}
         self.classification: Classification | None = None  # None if classifying failed (metrics)
         self.span: Any = None
@@ -114,12 +116,13 @@ class ToolCall:
             per_argument = self.classification.attributes(spec.per_argument_room(len(essential)))
             self.essential, self.attributes = essential, per_argument  # what the checks judge
             objections = [o for check in spec.checks for o in check(self)]  # 3. decide, the rest
-            guard = scope.guard if scope is not None else None
-            if guard is not None:
-                objections.extend(guard.objections(self))
+            if self.guard is not None:
+                objections.extend(self.guard.objections(self))
             if objections:
                 self.decision = join(self.decision, objections, enforce=settings.enforce)
                 essential.update(self.decision.attributes())
+            if spec.checks or self.guard is not None or self.decision.violations:
+                essential.update(_security_decision(self.decision, essential))
             # assumed/invented arguments: their echoes in the result are not evidence
             self.unsourced: Mapping[str, Any] = self.classification.unsourced(self.arguments)
         except Exception as error:  # the provenance machinery failed: decided as a fault
@@ -168,6 +171,8 @@ class ToolCall:
         span: Any = adopt_outer_tool_span(spec.name, self.attributes) or spec.tracer.start_span(
             spec.span_name, kind=SpanKind.INTERNAL, attributes=self.attributes
         )
+        for reason in self.decision.violations:
+            span.add_event(sc.SECURITY_FINDING_EVENT, _finding(reason, self.decision.blocked))
         self.span = span
         self.started = _metrics.now()
         return span
@@ -254,7 +259,7 @@ class ToolCall:
         span.set_attribute(sc.TOOL_STATUS, sc.TOOL_STATUS_OK)
         self._restore_essentials()
         span.end()
-        self._record_metrics(sc.TOOL_STATUS_OK, None)
+        self._ended(sc.TOOL_STATUS_OK, None)
 
     def finish_error(self, exc: BaseException | None = None, *, error_type: str | None = None) -> None:
         """The call failed: by ``exc``'s type (no message, no stack trace, no locals), or — a tool that
@@ -271,6 +276,18 @@ class ToolCall:
         span.set_status(Status(StatusCode.ERROR, type(exc).__qualname__ if exc is not None else error_type))
         self._restore_essentials()
         span.end()
+        self._ended(status, error_type)
+
+    def _ended(self, status: str, error_type: str | None) -> None:
+        """The run's contract learns how the call ended; the call's metrics are recorded."""
+        if self.guard is not None:
+            try:
+                self.guard.ended(self, status, error_type)
+            except Exception as exc:  # the call has ended: a guard that cannot record it is logged
+                reraise_own_bug_under_pytest(exc)
+                _log.warning(
+                    "%s: the contract could not record the call (%s)", self.spec.name, type(exc).__name__
+                )
         self._record_metrics(status, error_type)
 
     def _restore_essentials(self) -> None:
@@ -293,6 +310,51 @@ class ToolCall:
             error_type=error_type,
             context=trace.set_span_in_context(self.span),
         )
+
+
+#: ``gen_ai.security.risk.category`` of an objection, by its rule (the part before the first ``:``).
+_RISK = {"max_untrusted": "prompt_injection", "provenance_fault": "_OTHER"}
+
+
+def _security_decision(decision: Decision, essential: Mapping[str, Any]) -> dict[str, Any]:
+    """The decision in the GenAI conventions' security form (``gen_ai.security.*``), on the tool span
+    itself: ``deny`` (blocked), ``warn`` (objections, advisory) or ``allow``. Rule names only."""
+    kind = (
+        sc.DECISION_DENY
+        if decision.blocked
+        else sc.DECISION_WARN
+        if decision.violations
+        else sc.DECISION_ALLOW
+    )
+    out: dict[str, Any] = {
+        sc.SECURITY_DECISION_TYPE: kind,
+        sc.SECURITY_TARGET_TYPE: sc.TARGET_TOOL_CALL,
+        sc.GUARDIAN_NAME: sc.GUARDIAN,
+    }
+    call_id = essential.get(sc.GEN_AI_TOOL_CALL_ID)
+    if call_id is not None:
+        out[sc.SECURITY_TARGET_ID] = call_id
+    if decision.violations:
+        out[sc.SECURITY_DECISION_REASON] = ", ".join(dict.fromkeys(_rule_of(r) for r in decision.violations))
+        out[sc.SECURITY_POLICY_ID] = _rule_of(decision.violations[0])
+    return out
+
+
+def _rule_of(reason: str) -> str:
+    """``contract:<id>:<CODE>`` → ``contract:<id>``; ``max_assumed:<arg>=assumed`` → ``max_assumed``."""
+    parts = reason.split(":")
+    return ":".join(parts[:2]) if parts[0] == "contract" and len(parts) > 1 else parts[0]
+
+
+def _finding(reason: str, blocked: bool) -> dict[str, Any]:
+    """One ``gen_ai.security.finding`` event: the objection's rule, category and severity, no value."""
+    rule = _rule_of(reason)
+    return {
+        sc.SECURITY_RISK_CATEGORY: _RISK.get(rule.split(":", 1)[0], "excessive_agency"),
+        sc.SECURITY_RISK_SEVERITY: "high" if blocked else "medium",
+        sc.SECURITY_POLICY_ID: rule,
+        sc.SECURITY_RISK_METADATA: [reason],
+    }
 
 
 def _bind(name_arguments: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:

@@ -56,14 +56,17 @@ TOOL_ARGUMENTS: Final = "agent.tool.arguments"
 BUDGET_VIOLATIONS: Final = "agent.budget.violations"
 TOOL_RETRIES: Final = "agent.tool.retries"
 LEDGER_FULL: Final = "agent.ledger.full"
-INSTRUMENTS: Final = (TOOL_DURATION, TOOL_CALLS, TOOL_ARGUMENTS, BUDGET_VIOLATIONS, TOOL_RETRIES, LEDGER_FULL)
+GUARD_RUNS: Final = "agent.guard.runs"
+INSTRUMENTS: Final = (
+    TOOL_DURATION, TOOL_CALLS, TOOL_ARGUMENTS, BUDGET_VIOLATIONS, TOOL_RETRIES, LEDGER_FULL, GUARD_RUNS
+)  # fmt: skip
 
 #: Metric-only attribute keys (spans carry the kind per argument, ``agent.arg.<name>.kind``).
 ARG_KIND: Final = "agent.arg.kind"
 BUDGET_RULE: Final = "agent.budget.rule"
 
 #: Budget rules recorded by name; any other tag counts as ``other`` (a tag may name an argument).
-KNOWN_RULES: Final = frozenset({"max_assumed", "max_invented", "provenance_fault"})
+KNOWN_RULES: Final = frozenset({"max_assumed", "max_invented", "provenance_fault", "contract"})
 OTHER_RULE: Final = "other"
 
 #: Buckets of ``opentelemetry-util-genai`` for the same histogram, so both sources aggregate alike.
@@ -78,7 +81,7 @@ OTHER_TOOL: Final = "_other"
 
 
 class _Instruments:
-    __slots__ = ("arguments", "calls", "duration", "ledger_full", "retries", "violations")
+    __slots__ = ("arguments", "calls", "duration", "guard_runs", "ledger_full", "retries", "violations")
 
     def __init__(self, meter: metrics.Meter) -> None:
         self.duration = meter.create_histogram(
@@ -107,6 +110,11 @@ class _Instruments:
             LEDGER_FULL,
             unit="{call}",
             description="Tool calls classified against a ledger that had evicted entries.",
+        )
+        self.guard_runs = meter.create_counter(
+            GUARD_RUNS,
+            unit="{run}",
+            description="Runs judged against a contract at call time when they ended, by verdict.",
         )
 
 
@@ -209,11 +217,20 @@ def record_tool_call(
         return
 
 
+def record_run_verdict(verdict: str, contract: str) -> None:
+    """One run judged by its contract when it ended (:mod:`.guard`). Never raises."""
+    try:
+        _get().guard_runs.add(1, {sc.GUARD_RUN_VERDICT: verdict, sc.GUARD_CONTRACT: contract})
+    except Exception as error:
+        reraise_own_bug_under_pytest(error)
+
+
 __all__ = [
     "ARG_KIND",
     "BUDGET_RULE",
     "INSTRUMENTS",
     "now",
+    "record_run_verdict",
     "record_tool_call",
     "use_meter_provider",
 ]

@@ -19,6 +19,7 @@ observations stay in its ledger and are not seen by the enclosing run after it e
 from __future__ import annotations
 
 import contextvars
+import logging
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -30,7 +31,12 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError
+from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
+from .metrics import record_run_verdict
+from .settings import get_settings
+
+_log = logging.getLogger("otel_provenance")
 
 _SCOPE = "otel_provenance"
 
@@ -66,6 +72,7 @@ class RunScope:
         agent_name: str | None = None,
         root_span: bool = True,
         tracer_provider: trace.TracerProvider | None = None,
+        contract: Any = None,
     ) -> None:
         if inputs is not None and not isinstance(inputs, Mapping):
             raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
@@ -81,6 +88,14 @@ class RunScope:
         self.tracer_provider = tracer_provider
         self.ledger = Ledger(ledger_max_entries)
         self.guard: Any = None  # the run's contract at call time (.guard.RunGuard), when one is loaded
+        if contract is not None:
+            from .guard import ContractGuard  # the offline rules load only when a contract is given
+
+            self.guard = ContractGuard.load(contract, "op.run").for_run(self.run_id)
+        else:
+            configured = get_settings().contract
+            if configured is not None:
+                self.guard = configured.for_run(self.run_id)
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
         if inputs:
             self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")
@@ -106,8 +121,25 @@ class RunScope:
         except ValueError:  # exited in another context (e.g. a different task): unbind there
             _CURRENT_RUN.set(None)
         opened = self._spans.pop()
+        if self.guard is not None and not self._spans:
+            self._judge(opened[0] if opened is not None else None)
         if opened is not None:
             self._close_span(*opened, exc_type)
+
+    def _judge(self, span: trace.Span | None) -> None:
+        """The whole contract on the run's calls, on the run's span and as a metric; never raises."""
+        try:
+            result = self.guard.judge_run()
+            from .guard import run_verdict_attributes
+
+            if span is not None:
+                span.set_attributes(
+                    {**run_verdict_attributes(result), sc.GUARD_CONTRACT: self.guard.guard.name}
+                )
+            record_run_verdict(str(result.status), self.guard.guard.name)
+        except Exception as error:
+            reraise_own_bug_under_pytest(error)
+            _log.warning("op.run: the contract could not be judged (%s)", type(error).__name__)
 
     # -- the run's root span ---------------------------------------------------------------------------
     def _open_span(self) -> tuple[trace.Span, object] | None:
@@ -165,6 +197,7 @@ def run(
     agent_name: str | None = None,
     root_span: bool = True,
     tracer_provider: trace.TracerProvider | None = None,
+    contract: Any = None,
 ) -> RunScope:
     """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
 
@@ -172,6 +205,8 @@ def run(
     ``ledger_max_entries`` overrides the configured ledger bound for this run. With no span active,
     the run opens an ``invoke_agent {agent_name}`` span on ``tracer_provider`` (the global provider
     if omitted, as in ``@op.tool``) so the run is one trace; ``root_span=False`` turns that off.
+    ``contract`` (a contract file, the one the gate reads) is judged before each tool call of this
+    run, in place of the one given to ``op.configure`` (:mod:`.guard`).
     """
     return RunScope(
         inputs,
@@ -180,6 +215,7 @@ def run(
         agent_name=agent_name,
         root_span=root_span,
         tracer_provider=tracer_provider,
+        contract=contract,
     )
 
 

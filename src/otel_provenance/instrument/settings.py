@@ -32,6 +32,7 @@ import secrets
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from .. import environment
 from ..errors import ConfigurationError
@@ -62,6 +63,7 @@ class Settings:
     enforce: bool = True
     min_value_length: int = DEFAULT_MIN_VALUE_LENGTH
     ledger_max_entries: int = DEFAULT_LEDGER_MAX_ENTRIES
+    contract: Any = None  # the contract every run is judged by at call time (.guard.ContractGuard)
 
     @property
     def ephemeral_key(self) -> bool:

@@ -1,0 +1,238 @@
+"""The contract at call time: what a person approved stops the bad call before it runs.
+
+The same contract file the gate reads (``op.configure(contract=...)`` or ``op.run(contract=...)``) is
+judged here by the same code — :func:`otel_provenance.offline.evaluate.evaluate_rule` over the
+offline span model — on the run so far plus the call about to be made. Each call the run makes is
+kept as the span the offline reader will build from its export (the same attributes; a blocked call
+``agent.tool.status=blocked``); a call still running counts as having happened, so two refunds
+started together are still two.
+
+**Decided before each call** — the rules a prefix of the run can already break, whatever comes after:
+``forbidden_spans``, the maxima of ``cardinality`` (its minimum waits for the end), ``retry_budgets``,
+``forbidden_paths``, ``provenance_budgets``, ``numeric_budgets`` and the attribute rules
+(``allowed_values``, ``attribute_constraints``) over attributes the call carries when it starts
+(idempotency, side effect, data domain, argument kinds). A rule *blocks a call* when judging the
+run so far plus that call fails it with a finding that names that call — so a call is never blocked
+for what an earlier one did. The objection names the rule id and code (``contract:<id>:<CODE>``).
+
+**Decided when the run ends** — everything else (``required_spans``, ``required_edges``,
+``required_ancestry``, ``approved_routes``, ``blocked_calls``, a ``cardinality`` minimum, attribute
+rules over attributes set after the call): the whole contract is judged on the run's calls and the
+verdict recorded on the run's span (``agent.guard.run.verdict``, ``agent.guard.run.failed``) and as
+a metric — never a raise after the fact.
+
+The run seen here is the run's tool calls under one root, in the order they were decided; spans of
+other instrumentations (model calls, framework spans) are not in it. A rule about them is judged
+offline only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .. import semconv as sc
+from ..errors import ConfigurationError, ContractError
+from ..offline.contracts.dsl import load_contract
+from ..offline.contracts.evidence import RunEvidence
+from ..offline.contracts.model import Contract, Rule
+from ..offline.evaluate import RunResult, evaluate_rule, evaluate_safely
+from ..offline.model import Attributes, Run, Span, Status, StatusCode
+from ..offline.outcome import Outcome
+from .decision import Objection
+
+#: Rule types a prefix of a run can break for good (after any view :func:`_at_call` takes of them).
+AT_CALL = frozenset(
+    {
+        "forbidden_spans",
+        "cardinality",
+        "retry_budgets",
+        "forbidden_paths",
+        "provenance_budgets",
+        "numeric_budgets",
+        "allowed_values",
+        "attribute_constraints",
+    }
+)
+_ATTRIBUTE_RULES = frozenset({"allowed_values", "attribute_constraints"})
+_TRACE = "0" * 31 + "1"
+_ROOT = "f" * 16
+_RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
+REASON_PREFIX = "contract"
+
+
+def _at_call(rule: Rule) -> Rule | None:
+    """The part of ``rule`` a run so far can break, or None when only the whole run decides it."""
+    if rule.type not in AT_CALL:
+        return None
+    if rule.type == "cardinality":
+        params = dict(rule.params)
+        high = params.pop("exact", None)
+        params.pop("min", None)
+        if high is not None:
+            params["max"] = high
+        if "max" not in params:
+            return None
+        return replace(rule, params=MappingProxyType(params))
+    return rule
+
+
+def _selected_step(rule: Rule) -> str | None:
+    """The step a call must be for the rule to name it (None: any call may be)."""
+    selector = rule.params.get("to" if rule.type == "forbidden_paths" else "select")
+    return None if selector is None else selector.step
+
+
+class ContractGuard:
+    """A loaded contract, split once into the rules decided at each call and the whole contract
+    judged when a run ends. Shared by every run (``op.configure``) or made for one (``op.run``)."""
+
+    __slots__ = ("at_call", "contract", "name")
+
+    def __init__(self, contract: Contract) -> None:
+        self.contract = contract
+        # the contract's name and the start of its digest: which reviewed version judged the run
+        self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
+        at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
+        self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
+
+    @classmethod
+    def load(cls, contract: str | os.PathLike[str] | Contract | ContractGuard, where: str) -> ContractGuard:
+        """A guard for ``contract``: a path to a contract file, or a parsed contract. A contract that
+        cannot be read is a :class:`ConfigurationError` naming ``where`` and the contract's problem."""
+        if isinstance(contract, ContractGuard):
+            return contract
+        if isinstance(contract, Contract):
+            return cls(contract)
+        if not isinstance(contract, str | os.PathLike):
+            raise ConfigurationError(f"{where}(contract=...): expected a contract file path")
+        try:
+            return cls(load_contract(Path(contract)))
+        except ContractError as exc:
+            raise ConfigurationError(f"{where}(contract=...): {exc}") from None
+
+    def for_run(self, run_id: str) -> RunGuard:
+        return RunGuard(self, run_id)
+
+
+class RunGuard:
+    """One run's calls as the offline model sees them, and the contract judged on them."""
+
+    __slots__ = ("_calls", "_lock", "_root", "_spans", "guard", "run_id")
+
+    def __init__(self, guard: ContractGuard, run_id: str) -> None:
+        self.guard = guard
+        self.run_id = run_id
+        self._lock = threading.Lock()
+        self._spans: list[Span] = []
+        self._calls: dict[int, int] = {}  # id(ToolCall) -> index of its span in _spans
+        root_attributes = {sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, sc.RUN_ID: run_id}
+        self._root = Span(
+            _TRACE,
+            _ROOT,
+            None,
+            sc.INVOKE_AGENT,
+            start_ns=1,
+            end_ns=_RUNNING,
+            attributes=Attributes(root_attributes),
+        )
+
+    # -- before each call ---------------------------------------------------------------------------
+    def objections(self, call: Any) -> list[Objection]:
+        """The contract's objections to ``call`` (a :class:`.lifecycle.ToolCall`, bound, classified and
+        budgeted). The call joins the run here, as running; :meth:`ended` records how it ended."""
+        attributes = _call_attributes(call)
+        with self._lock:
+            span_id = format(len(self._spans) + 1, "016x")
+            now = max(time.time_ns(), self._spans[-1].start_ns + 1 if self._spans else 2)
+            candidate = Span(
+                _TRACE, span_id, _ROOT, call.spec.span_name, start_ns=now, end_ns=_RUNNING,
+                attributes=Attributes(attributes),
+            )  # fmt: skip
+            objections = self._judge(candidate)
+            self._calls[id(call)] = len(self._spans)
+            self._spans.append(candidate)
+        return objections
+
+    def _judge(self, candidate: Span) -> list[Objection]:
+        step = candidate.tool_name
+        rules = [
+            (rule, view)
+            for rule, view in self.guard.at_call
+            if (selected := _selected_step(view)) is None or selected == step
+        ]
+        if not rules:
+            return []
+        evidence = RunEvidence(Run(self.run_id, (self._root, *self._spans, candidate)))
+        found: list[Objection] = []
+        for rule, view in rules:
+            if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
+                continue  # an attribute set after the call: judged when the run ends
+            result = evaluate_rule(view, evidence)
+            if result.status is not Outcome.FAIL:
+                continue
+            if any(
+                candidate.span_id in witness.span_ids
+                for finding in result.findings
+                if finding.status is Outcome.FAIL
+                for witness in finding.witnesses
+            ):
+                found.append(Objection(f"{REASON_PREFIX}:{rule.id}:{rule.code}"))
+        return found
+
+    # -- after each call ----------------------------------------------------------------------------
+    def ended(self, call: Any, status: str, error_type: str | None = None) -> None:
+        """Record how ``call`` ended (``ok`` / ``error`` / ``blocked``), as its exported span says."""
+        with self._lock:
+            index = self._calls.pop(id(call), None)
+            if index is None:
+                return
+            span = self._spans[index]
+            attributes = dict(span.attributes.items_unordered())
+            attributes[sc.TOOL_STATUS] = status
+            if error_type is not None:
+                attributes[sc.ERROR_TYPE] = error_type
+            violations = call.decision.violations
+            if violations:
+                attributes[sc.VIOLATIONS] = tuple(violations)
+            code = StatusCode.UNSET if status == sc.TOOL_STATUS_OK else StatusCode.ERROR
+            end = max(time.time_ns(), span.start_ns)
+            self._spans[index] = replace(
+                span, attributes=Attributes(attributes), end_ns=end, status=Status(code)
+            )
+
+    # -- when the run ends --------------------------------------------------------------------------
+    def judge_run(self) -> RunResult:
+        """The whole contract on the run's calls (those still running count as running)."""
+        with self._lock:
+            spans = (replace(self._root, end_ns=max(time.time_ns(), 2)), *self._spans)
+        return evaluate_safely(Run(self.run_id, spans), self.guard.contract)
+
+
+def _call_attributes(call: Any) -> dict[str, Any]:
+    """The attributes the call's span starts with, as the offline reader will read them."""
+    attributes: dict[str, Any] = {}
+    for source in (call.attributes, call.essential, call.spec.span_attributes):
+        for key, value in source.items():
+            attributes[key] = tuple(value) if isinstance(value, list) else value
+    attributes[sc.GEN_AI_TOOL_NAME] = call.spec.name
+    attributes[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
+    return attributes
+
+
+def run_verdict_attributes(result: RunResult) -> Mapping[str, Any]:
+    """``agent.guard.run.verdict`` and ``agent.guard.run.failed`` (the rule ids that did not pass)."""
+    failed = [rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS]
+    out: dict[str, Any] = {sc.GUARD_RUN_VERDICT: str(result.status)}
+    if failed:
+        out[sc.GUARD_RUN_FAILED] = failed
+    return out
+
+
+__all__ = ["AT_CALL", "ContractGuard", "RunGuard", "run_verdict_attributes"]
