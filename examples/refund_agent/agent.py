@@ -7,6 +7,10 @@ v2 (the regression): a "simplification" drops policy.retrieve and fraud.check (t
 hard-coded instead), and a tightened client timeout makes the first payment call time out while the
 payment processor still books it; the retry goes out without an idempotency key, so the customer is
 refunded twice. Both releases send the customer the same sentence.
+
+Given the approved contract (``contract=``, the file the gate reads), every run is judged before each
+tool call (``op.run(contract=...)``, docs/guard.md): a call the contract forbids never reaches its
+service, and the agent tells the customer the truth instead (:data:`REPLY_HELD`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from opentelemetry._logs import LoggerProvider, LogRecord
 import otel_provenance as op
 
 REPLY = "Your refund has been issued and will reach your account within 5 business days."
+REPLY_HELD = "We could not issue your refund automatically; a member of our team will review it."
 
 TIMEOUT_S = {"1": 5.0, "2": 0.1}  # v2's "performance tweak"
 
@@ -42,8 +47,10 @@ class Agent:
         release: str,
         tracer_provider: trace.TracerProvider,
         logger_provider: LoggerProvider | None = None,
+        contract: str | None = None,
     ) -> None:
         self.ep = endpoints
+        self.contract = contract
         self.logger = logger_provider.get_logger("refund_agent") if logger_provider is not None else None
         self.release = release
         self.major = release.split(".", 1)[0]
@@ -112,7 +119,10 @@ class Agent:
     def handle(self, order_id: str) -> str:
         """One agent run for one refund request; returns the sentence sent to the customer."""
         # The agent opens its own root span first, so the run nests under it (no invoke_agent span).
-        with self.tracer.start_as_current_span("refund.request"), op.run(inputs={"order_id": order_id}):
+        with (
+            self.tracer.start_as_current_span("refund.request"),
+            op.run(inputs={"order_id": order_id}, contract=self.contract),
+        ):
             reply = self._v1(order_id) if self.major == "1" else self._v2(order_id)
             self._log_reply(reply)
             return reply
@@ -150,6 +160,15 @@ class Agent:
 
     def _v2(self, order_id: str) -> str:
         order = self.lookup_order(order_id=order_id)
+        try:
+            self._v2_refund(order_id, order)
+            reply = REPLY
+        except op.ProvenanceError:  # the guard stopped a step: say so, do not claim the refund
+            reply = REPLY_HELD
+        self.notify_customer(customer_id=order["customer_id"], message=reply)
+        return reply
+
+    def _v2_refund(self, order_id: str, order: dict) -> None:
         refund = self.calculate_refund(
             amount_cents=order["amount_cents"],
             days_since_delivery=order["days_since_delivery"],
@@ -161,8 +180,6 @@ class Agent:
                 break
             except httpx.TimeoutException:
                 continue
-        self.notify_customer(customer_id=order["customer_id"], message=REPLY)
-        return REPLY
 
     def close(self) -> None:
         self.http.close()

@@ -35,9 +35,12 @@ def _digest(*parts: str) -> str:
 
 
 class _State:
-    """In-memory books of the fake backends; the payment ledger is what a duplicate refund corrupts."""
+    """In-memory books of the fake backends; the payment ledger is what a duplicate refund corrupts.
+    The payment service also keeps its own log of every refund it books (``payment-ledger.txt`` in
+    its ``--out`` folder, one ``<order id> <refund id>`` line each): the evidence the demo counts."""
 
     def __init__(self) -> None:
+        self.ledger_file: Path | None = None
         self.lock = threading.Lock()
         self.refunds: dict[str, list[str]] = {}
         self.by_idempotency_key: dict[str, str] = {}
@@ -87,6 +90,9 @@ def payment(body: dict) -> tuple[dict, dict]:
         else:
             refund_id = f"RF-{order_id}-{len(STATE.refunds.get(order_id, [])) + 1}"
             STATE.refunds.setdefault(order_id, []).append(refund_id)
+            if STATE.ledger_file is not None:
+                with STATE.ledger_file.open("a") as ledger:
+                    ledger.write(f"{order_id} {refund_id}\n")
             if key:
                 STATE.by_idempotency_key[key] = refund_id
     attrs = {
@@ -182,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.name == "payment":
+        STATE.ledger_file = args.out / "payment-ledger.txt"
     provider = tracer_provider(
         f"refund-{args.name}", None, args.out / f"service-{args.name}.jsonl", set_global=True
     )

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from interop import logs_sdk
+from otel_provenance import semconv
+from otel_provenance.offline.readers import iter_runs
 
 pytestmark = logs_sdk  # the demo's agent also ships its log records through the logs processor
 
@@ -56,6 +58,32 @@ def test_the_v1_behaviour_passes_the_same_gate(demo):
     ]
     assert "PASS: This release met every trajectory threshold." in block
     assert "exit 0" in block
+
+
+def _ledger(path: Path) -> dict[str, int]:
+    booked: dict[str, int] = {}
+    for line in path.read_text().splitlines() if path.exists() else ():
+        booked[line.split()[0]] = booked.get(line.split()[0], 0) + 1
+    return booked
+
+
+def test_under_the_guard_no_bad_refund_reaches_the_payment_service_and_no_approved_call_is_blocked(demo):
+    """#34: the payment service's own ledger — release 2.0.0 books two refunds per request unguarded,
+    at most one (here none: the contract stops the run before the payment) with the contract loaded;
+    the 25 runs of the approved behaviour under the same contract have no blocked call."""
+    proc, out = demo
+    unguarded = _ledger(out / "release-2.0.0" / "payment-ledger.txt")
+    guarded = _ledger(out / "guard-2.0.0" / "payment-ledger.txt")
+    assert sorted(unguarded.values()) == [2] * 5  # control: without the guard each request pays twice
+    assert all(count <= 1 for count in guarded.values())
+    approved = list(iter_runs(sorted((out / "guard-1.1.0").glob("*.jsonl"))))
+    assert len(approved) == 25
+    statuses = [s.attributes.get(semconv.TOOL_STATUS) for run in approved for s in run.spans if s.is_tool]
+    assert statuses and "blocked" not in statuses
+    held = list(iter_runs(sorted((out / "guard-2.0.0").glob("*.jsonl"))))
+    assert [run.release for run in held if run.is_agent_run] == ["2.0.0+guard"] * 5
+    assert all(any(s.blocked for s in run.spans) for run in held if run.is_agent_run)
+    assert "every customer was told: We could not issue your refund automatically" in proc.stdout
 
 
 def test_both_releases_told_the_customer_the_same_sentence(demo):
