@@ -27,6 +27,7 @@ CASES = {
     "4": "evaluator throughput, memory, parallel",
     "5": "mine / fingerprint scaling",
     "6": "gate check on a 2-worker Dask LocalCluster (informational)",
+    "7": "the guard: a run under its contract",
 }
 
 
@@ -52,6 +53,10 @@ def run_case(case: str, quick: bool, workdir: Path) -> list[Result]:
         from . import case_gate
 
         return case_gate.run(quick, workdir, log=_log)
+    if case == "7":
+        from . import case_guard
+
+        return case_guard.run(quick, workdir)
     if case == "6":
         from . import case_dask
 

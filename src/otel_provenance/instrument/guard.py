@@ -61,6 +61,26 @@ AT_CALL = frozenset(
     }
 )
 _ATTRIBUTE_RULES = frozenset({"allowed_values", "attribute_constraints"})
+#: Attributes every call carries when it starts (the rest — status, error type — are set after it).
+CALL_TIME_ATTRIBUTES = frozenset(
+    {
+        sc.SIDE_EFFECT,
+        sc.DATA_DOMAIN,
+        sc.IDEMPOTENCY_PRESENT,
+        sc.RETRY_NUMBER,
+        sc.GEN_AI_TOOL_NAME,
+        sc.GEN_AI_TOOL_TYPE,
+        sc.RUN_ID,
+        sc.BUDGET_ASSUMED,
+        sc.BUDGET_INVENTED,
+    }
+)
+#: What each rule type reads of the run, so that a call is judged on no more of the run than that (the
+#: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
+#: evaluator on the whole run): the call alone — a per-span rule; the calls of the same step — a count;
+#: or the whole run so far — a path.
+_SCOPE_CALL = frozenset({"provenance_budgets", "allowed_values", "attribute_constraints"})
+_SCOPE_STEP = frozenset({"forbidden_spans", "cardinality", "retry_budgets"})
 _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
 _RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
@@ -83,6 +103,15 @@ def _at_call(rule: Rule) -> Rule | None:
     return rule
 
 
+def _decided_at_call(rule: Rule) -> bool:
+    """Whether the call-time judgement of ``rule`` is all of it: not an attribute rule over an
+    attribute set after the call (judged again when the run ends)."""
+    if rule.type not in _ATTRIBUTE_RULES:
+        return True
+    attribute = rule.params["attribute"]
+    return attribute in CALL_TIME_ATTRIBUTES or attribute.startswith(sc.ARG_PREFIX)
+
+
 def _selected_step(rule: Rule) -> str | None:
     """The step a call must be for the rule to name it (None: any call may be)."""
     selector = rule.params.get("to" if rule.type == "forbidden_paths" else "select")
@@ -93,7 +122,7 @@ class ContractGuard:
     """A loaded contract, split once into the rules decided at each call and the whole contract
     judged when a run ends. Shared by every run (``op.configure``) or made for one (``op.run``)."""
 
-    __slots__ = ("at_call", "contract", "name")
+    __slots__ = ("_by_step", "_for_any", "at_call", "at_end", "contract", "name")
 
     def __init__(self, contract: Contract) -> None:
         self.contract = contract
@@ -101,6 +130,22 @@ class ContractGuard:
         self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
         at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
         self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
+        whole = {rule.id for rule, view in at_call if view is rule and _decided_at_call(rule)}
+        self.at_end = replace(contract, rules=tuple(r for r in contract.rules if r.id not in whole))
+        self._for_any = tuple(pair for pair in at_call if _selected_step(pair[1]) is None)
+        self._by_step: dict[str, tuple[tuple[Rule, Rule], ...]] = {}
+        for pair in at_call:
+            step = _selected_step(pair[1])
+            if step is not None:
+                self._by_step[step] = (*self._by_step.get(step, ()), pair)
+
+    def rules_for(self, step: str | None) -> tuple[tuple[Rule, Rule], ...]:
+        """The (rule, call-time view) pairs that can name a call of ``step``, in contract order."""
+        named = self._by_step.get(step, ()) if step is not None else ()
+        if not self._for_any:
+            return named
+        order = {rule.id: n for n, (rule, _) in enumerate(self.at_call)}
+        return tuple(sorted((*named, *self._for_any), key=lambda pair: order[pair[0].id]))
 
     @classmethod
     def load(cls, contract: str | os.PathLike[str] | Contract | ContractGuard, where: str) -> ContractGuard:
@@ -162,19 +207,29 @@ class RunGuard:
 
     def _judge(self, candidate: Span) -> list[Objection]:
         step = candidate.tool_name
-        rules = [
-            (rule, view)
-            for rule, view in self.guard.at_call
-            if (selected := _selected_step(view)) is None or selected == step
-        ]
+        rules = self.guard.rules_for(step)
         if not rules:
             return []
-        evidence = RunEvidence(Run(self.run_id, (self._root, *self._spans, candidate)))
+        evidence: dict[str, RunEvidence] = {}
+
+        def of(scope: str) -> RunEvidence:
+            if scope not in evidence:
+                if scope == "call":
+                    spans: tuple[Span, ...] = (self._root, candidate)
+                elif scope == "step":
+                    same = (s for s in self._spans if s.tool_name == step)
+                    spans = (self._root, *same, candidate)
+                else:
+                    spans = (self._root, *self._spans, candidate)
+                evidence[scope] = RunEvidence(Run(self.run_id, spans))
+            return evidence[scope]
+
         found: list[Objection] = []
         for rule, view in rules:
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
                 continue  # an attribute set after the call: judged when the run ends
-            result = evaluate_rule(view, evidence)
+            scope = "call" if view.type in _SCOPE_CALL else "step" if view.type in _SCOPE_STEP else "run"
+            result = evaluate_rule(view, of(scope))
             if result.status is not Outcome.FAIL:
                 continue
             if any(
@@ -209,10 +264,11 @@ class RunGuard:
 
     # -- when the run ends --------------------------------------------------------------------------
     def judge_run(self) -> RunResult:
-        """The whole contract on the run's calls (those still running count as running)."""
+        """The rules only the whole run decides, on the run's calls (those still running count as
+        running): the rest were judged before each call, and named on the call's span."""
         with self._lock:
             spans = (replace(self._root, end_ns=max(time.time_ns(), 2)), *self._spans)
-        return evaluate_safely(Run(self.run_id, spans), self.guard.contract)
+        return evaluate_safely(Run(self.run_id, spans), self.guard.at_end)
 
 
 def _call_attributes(call: Any) -> dict[str, Any]:

@@ -392,12 +392,20 @@ class Run:
 
     run_id: str
     spans: tuple[Span, ...]
-    attribution: Attribution = field(init=False, compare=False, repr=False)
-    """Its ``service.version`` as read from the agent's spans (``offline.release``)."""
+    _attribution: Attribution | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "spans", mark_echoes(self.spans))
-        object.__setattr__(self, "attribution", attribute_release(self.spans))
+
+    @property
+    def attribution(self) -> Attribution:
+        """Its ``service.version`` as read from the agent's spans (``offline.release``), worked out on
+        first use: the guard judges many short runs whose release nobody reads."""
+        attribution = self._attribution
+        if attribution is None:
+            attribution = attribute_release(self.spans)
+            object.__setattr__(self, "_attribution", attribution)
+        return attribution
 
     @property
     def release(self) -> str | None:
