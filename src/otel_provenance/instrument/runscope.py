@@ -13,7 +13,8 @@ so tool calls there run outside the run unless the thread's target is wrapped in
 
 A run entered inside another inherits the enclosing run's observations: a value the outer run observed
 (its declared inputs, its tools' results) counts as observed in the nested run. The nested run's own
-observations stay in its ledger and are not seen by the enclosing run after it ends.
+observations stay in its ledger and are not seen by the enclosing run after it ends. It also asks the
+enclosing run's approver, unless it names its own (``op.run(approver=...)``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError
 from .ledger import Ledger
+from .settings import approver_option, timeout_option
 
 _SCOPE = "otel_provenance"
 
@@ -49,6 +51,8 @@ class RunScope:
         "_spans",
         "_tokens",
         "agent_name",
+        "approval_timeout",
+        "approver",
         "guard",
         "inputs_declared",
         "ledger",
@@ -66,6 +70,8 @@ class RunScope:
         agent_name: str | None = None,
         root_span: bool = True,
         tracer_provider: trace.TracerProvider | None = None,
+        approver: Any = None,
+        approval_timeout: float | None = None,
     ) -> None:
         if inputs is not None and not isinstance(inputs, Mapping):
             raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
@@ -80,6 +86,8 @@ class RunScope:
         self.root_span = root_span
         self.tracer_provider = tracer_provider
         self.ledger = Ledger(ledger_max_entries)
+        self.approver = approver_option(approver, "op.run(approver=...)")  # None: the enclosing run's
+        self.approval_timeout = timeout_option(approval_timeout, "op.run(approval_timeout=...)")
         self.guard: Any = None  # the run's contract at call time (.guard.RunGuard), when one is loaded
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
         if inputs:
@@ -95,6 +103,11 @@ class RunScope:
             and not _reaches(enclosing.ledger, self.ledger)
         ):
             self.ledger.parent = enclosing.ledger  # nested run: sees what the enclosing run observed
+        if enclosing is not None and enclosing is not self:  # and asks its approver, unless it has one
+            if self.approver is None:
+                self.approver = enclosing.approver
+            if self.approval_timeout is None:
+                self.approval_timeout = enclosing.approval_timeout
         self._spans.append(self._open_span())
         self._tokens.append(_CURRENT_RUN.set(self))
         return self
@@ -165,6 +178,8 @@ def run(
     agent_name: str | None = None,
     root_span: bool = True,
     tracer_provider: trace.TracerProvider | None = None,
+    approver: Any = None,
+    approval_timeout: float | None = None,
 ) -> RunScope:
     """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
 
@@ -172,6 +187,8 @@ def run(
     ``ledger_max_entries`` overrides the configured ledger bound for this run. With no span active,
     the run opens an ``invoke_agent {agent_name}`` span on ``tracer_provider`` (the global provider
     if omitted, as in ``@op.tool``) so the run is one trace; ``root_span=False`` turns that off.
+    ``approver`` and ``approval_timeout`` override ``op.configure``'s for this run's calls that need a
+    person's approval (docs/guard.md).
     """
     return RunScope(
         inputs,
@@ -180,6 +197,8 @@ def run(
         agent_name=agent_name,
         root_span=root_span,
         tracer_provider=tracer_provider,
+        approver=approver,
+        approval_timeout=approval_timeout,
     )
 
 
