@@ -41,7 +41,7 @@ from typing import Any, Final, NamedTuple
 
 from .. import semconv as sc
 from ..errors import ConfigurationError
-from .decision import RULE_NEEDS_APPROVAL, Objection
+from .decision import RULE_APPROVAL, RULE_NEEDS_APPROVAL, Objection
 from .internal_errors import reraise_own_bug_under_pytest
 
 APPROVED: Final = sc.APPROVAL_APPROVED
@@ -123,7 +123,7 @@ def denial_message(tool: str, reasons: Iterable[str], answer: Answer) -> str:
     """The blocked call's error message: the asks, the approver's outcome — never a value."""
     return (
         f"{tool}: blocked: needs a person's approval ({', '.join(reasons)}), not given: "
-        f"{answer.detail} ({sc.GUARD_APPROVAL}={answer.outcome})"
+        f"{answer.detail} ({RULE_APPROVAL}:{answer.outcome})"
     )
 
 
@@ -140,7 +140,7 @@ def ask(approver: Callable[..., Any] | None, request: ApprovalRequest, timeout: 
         box.append(answer)
         done.set()
 
-    _start_worker(approver, request, deadline, put)
+    _start_worker(approver, request, deadline, timeout, put)
     if not done.wait(timeout):
         return timed_out(timeout)
     return box[0]
@@ -166,7 +166,7 @@ async def ask_async(approver: Callable[..., Any] | None, request: ApprovalReques
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting any more
             loop.call_soon_threadsafe(_settle, future, answer)
 
-    _start_worker(approver, request, time.monotonic() + timeout, put)
+    _start_worker(approver, request, time.monotonic() + timeout, timeout, put)
     done, _ = await asyncio.wait({future}, timeout=timeout)
     if not done:
         future.cancel()
@@ -185,38 +185,48 @@ def _settle(future: asyncio.Future[Answer], answer: Answer) -> None:
 
 
 def _start_worker(
-    approver: Callable[..., Any], request: ApprovalRequest, deadline: float, put: Callable[[Answer], None]
+    approver: Callable[..., Any],
+    request: ApprovalRequest,
+    deadline: float,
+    timeout: float,
+    put: Callable[[Answer], None],
 ) -> None:
     context = contextvars.copy_context()
     threading.Thread(
         target=context.run,
-        args=(_answer_in_thread, approver, request, deadline, put),
+        args=(_answer_in_thread, approver, request, deadline, timeout, put),
         name="otel-provenance-approver",
         daemon=True,
     ).start()
 
 
 def _answer_in_thread(
-    approver: Callable[..., Any], request: ApprovalRequest, deadline: float, put: Callable[[Answer], None]
+    approver: Callable[..., Any],
+    request: ApprovalRequest,
+    deadline: float,
+    timeout: float,
+    put: Callable[[Answer], None],
 ) -> None:
     """The worker: call the approver; an awaitable answer is awaited in an event loop of this thread,
     cancelled at the deadline. Whatever happens is put as an answer (a late one is ignored)."""
     try:
         answer = approver(request)
         if inspect.isawaitable(answer):
-            put(asyncio.run(_within(answer, max(0.0, deadline - time.monotonic()))))
+            put(asyncio.run(_within(answer, timeout, deadline)))
         else:
             put(judge(answer))
     except BaseException as error:  # a thread's exception would be lost: it is the answer
         put(raised(error))
 
 
-async def _within(awaitable: Any, timeout: float) -> Answer:
-    """Await the approver's answer for ``timeout`` seconds; then cancel it and answer ``timeout``
-    (without waiting for the cancellation: an approver that ignores it does not hold the call)."""
+async def _within(awaitable: Any, timeout: float, deadline: float | None = None) -> Answer:
+    """Await the approver's answer for ``timeout`` seconds (or until ``deadline``, on the monotonic
+    clock); then cancel it and answer ``timeout`` (without waiting for the cancellation: an approver
+    that ignores it does not hold the call)."""
     task = asyncio.ensure_future(awaitable)
+    wait = timeout if deadline is None else max(0.0, deadline - time.monotonic())
     try:
-        done, _ = await asyncio.wait({task}, timeout=timeout)
+        done, _ = await asyncio.wait({task}, timeout=wait)
     except BaseException:  # the caller was cancelled while waiting: so is the question
         task.cancel()
         raise
