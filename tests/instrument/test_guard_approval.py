@@ -144,9 +144,7 @@ def test_no_answer_within_the_deadline_is_a_denial(traced, hung, flavour, kind):
     started = time.monotonic()
     with (
         op.run(inputs={"order_id": "ord-1001"}, approver=getattr(hung, kind), approval_timeout=DEADLINE),
-        pytest.raises(
-            op.ProvenanceError, match=r"no answer within 0\.3 s \(approval:timeout\)"
-        ),
+        pytest.raises(op.ProvenanceError, match=r"no answer within 0\.3 s \(approval:timeout\)"),
     ):
         _call(tool, flavour, order_id="ord-1001")
     assert time.monotonic() - started < DEADLINE + 5  # the deadline, not the approver, ended the wait
