@@ -30,6 +30,8 @@ EXPECTED = {
     "retry_attempt",
     "unsafe_processors",
     "use_meter_provider",
+    # the guard (#34): what an approver is asked
+    "ApprovalRequest",
 }
 
 

@@ -42,9 +42,11 @@ _LAZY = {
     "use_meter_provider": "otel_provenance.instrument.metrics",
     "provenance_session": "otel_provenance.instrument.mcp",
     "ToolPolicy": "otel_provenance.instrument.mcp",
+    "ApprovalRequest": "otel_provenance.instrument.approval",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .instrument.approval import ApprovalRequest
     from .instrument.budget import Budget
     from .instrument.configure import configure, configure_logs, configure_metrics
     from .instrument.decorators import tool
@@ -67,6 +69,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ApprovalRequest",
     "Budget",
     "ConfigurationError",
     "ContractError",

@@ -57,6 +57,8 @@ OTEL_PROVENANCE_MIN_VALUE_LENGTH: Final = "OTEL_PROVENANCE_MIN_VALUE_LENGTH"
 """The short-value floor: values shorter than this are never ``observed`` (default 4)."""
 OTEL_PROVENANCE_LEDGER_MAX_ENTRIES: Final = "OTEL_PROVENANCE_LEDGER_MAX_ENTRIES"
 """How many remembered values one run's ledger holds (default 50,000)."""
+OTEL_PROVENANCE_APPROVAL_TIMEOUT: Final = "OTEL_PROVENANCE_APPROVAL_TIMEOUT"
+"""Seconds the approver has to answer a call that needs approval before it is denied (default 300)."""
 
 # --- the offline half ------------------------------------------------------------------------------
 OTEL_PROVENANCE_READ_MAX_BYTES: Final = "OTEL_PROVENANCE_READ_MAX_BYTES"

@@ -85,6 +85,14 @@ BUDGET_ALLOWED: Final = "agent.budget.allowed"  # argument names the budget's al
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call
 
+# --- The guard: a person asked before the call (absent when no approval was asked) --------------------
+GUARD_APPROVAL: Final = "agent.guard.approval"
+APPROVAL_APPROVED: Final = "approved"
+APPROVAL_DENIED: Final = "denied"  # the approver answered anything but True, or there is no approver
+APPROVAL_TIMEOUT: Final = "timeout"  # no answer before the deadline
+APPROVAL_ERROR: Final = "error"  # the approver raised (or could not be asked)
+APPROVAL_OUTCOMES: Final = (APPROVAL_APPROVED, APPROVAL_DENIED, APPROVAL_TIMEOUT, APPROVAL_ERROR)
+
 # --- Behaviour (trajectory side) -------------------------------------------------------------------
 SIDE_EFFECT: Final = "agent.side_effect"
 SIDE_EFFECTS: Final = ("none", "read", "write")

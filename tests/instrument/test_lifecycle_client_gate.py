@@ -17,6 +17,7 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
+from otel_provenance.instrument.decision import Objection
 from otel_provenance.instrument.ledger import safe_names
 from otel_provenance.instrument.lifecycle import ToolCall, ToolSpec
 
@@ -41,15 +42,24 @@ class FakeRpcClient:
 class GatedRpcClient:
     """The gate: one ToolSpec per remote method, one ToolCall per call."""
 
-    def __init__(self, client: FakeRpcClient, side_effects: Mapping[str, str], tracer_provider) -> None:
+    def __init__(
+        self, client: FakeRpcClient, side_effects: Mapping[str, str], tracer_provider, checks=()
+    ) -> None:
         self._client = client
         self._specs = {
-            name: ToolSpec(name, side_effect=effect, tracer_provider=tracer_provider, tool_type="extension")
+            name: ToolSpec(
+                name,
+                side_effect=effect,
+                tracer_provider=tracer_provider,
+                tool_type="extension",
+                checks=checks,
+            )
             for name, effect in side_effects.items()
         }
 
     async def call(self, name: str, args: Mapping[str, Any]) -> Any:
         call = ToolCall(self._specs[name], lambda: safe_names(args, "arguments"))  # bind → classify → decide
+        await call.ask_async()  # a person, when a check asks for one (else nothing)
         if call.blocked:
             raise call.refuse()  # the span ends as blocked; the client is never called
         call.start()
@@ -59,10 +69,10 @@ class GatedRpcClient:
         return result
 
 
-def _gate(traced: Traced) -> tuple[FakeRpcClient, GatedRpcClient]:
+def _gate(traced: Traced, checks=()) -> tuple[FakeRpcClient, GatedRpcClient]:
     client = FakeRpcClient()
     effects = {"accounts.list": "read", "accounts.close": "write", "accounts.audit": "read"}
-    return client, GatedRpcClient(client, effects, traced.provider)
+    return client, GatedRpcClient(client, effects, traced.provider, checks)
 
 
 def test_a_blocked_call_never_reaches_the_client_and_an_allowed_one_is_classified_and_remembered(traced):
@@ -123,6 +133,50 @@ def test_a_driver_that_forgets_to_check_the_decision_still_never_runs_a_blocked_
     with op.run(), pytest.raises(op.ProvenanceError):
         call.start()
     assert traced.span("accounts.close").attributes["agent.tool.status"] == "blocked"
+
+
+def _closing_asks(call: ToolCall):
+    """A check of the gate's own: closing an account asks a person (any source of evidence may)."""
+    if call.spec.name == "accounts.close":
+        yield Objection("close_needs_a_person:accounts.close", ask=True)
+
+
+def test_a_gate_asks_the_approver_when_a_check_asks_and_a_denial_never_reaches_the_client(traced):
+    client, gate = _gate(traced, checks=(_closing_asks,))
+    answers = iter([True, False])
+
+    async def approver(request: op.ApprovalRequest) -> bool:
+        assert request.reasons == ("close_needs_a_person:accounts.close",)
+        return next(answers)
+
+    async def agent() -> None:
+        listed = await gate.call("accounts.list", {"owner": "ann"})
+        await gate.call("accounts.close", {"account": listed["accounts"][0]["id"]})
+        with pytest.raises(op.ProvenanceError) as refused:
+            await gate.call("accounts.close", {"account": listed["accounts"][1]["id"]})
+        assert refused.value.violations == ("close_needs_a_person:accounts.close", "approval:denied")
+
+    with op.run(inputs={"owner": "ann"}, approver=approver):
+        asyncio.run(agent())
+    assert [r[0] for r in client.received] == ["accounts.list", "accounts.close"]
+    approved, denied = traced.span("accounts.close", 0), traced.span("accounts.close", 1)
+    assert "agent.guard.approval" not in traced.span("accounts.list").attributes
+    assert approved.attributes["agent.guard.approval"] == "approved"
+    assert denied.attributes["agent.guard.approval"] == "denied"
+    assert denied.attributes["agent.tool.status"] == "blocked"
+
+
+def test_a_driver_that_forgets_to_ask_still_never_runs_a_call_unapproved(traced):
+    """``start()`` asks a call whose approval was never asked (synchronously): fail closed."""
+    spec = ToolSpec(
+        "accounts.close", side_effect="read", tracer_provider=traced.provider, checks=[_closing_asks]
+    )
+    with op.run(approver=lambda request: False):
+        call = ToolCall(spec, lambda: {"account": "ACCT-9999"})
+        assert not call.blocked  # not yet: nobody has been asked
+        with pytest.raises(op.ProvenanceError, match="approval:denied"):
+            call.start()
+    assert traced.span("accounts.close").attributes["agent.guard.approval"] == "denied"
 
 
 def _private_imports(path: Path) -> list[str]:

@@ -181,6 +181,62 @@ def test_on_blocked_raise_and_mcp_results_feed_op_tool(record):
     assert [c["tool"] for c in received(record)] == ["list_invoices"]
 
 
+def test_a_tool_that_needs_approval_reaches_the_server_only_when_a_person_approves(record):
+    """``ToolPolicy(needs_approval=...)``: the approver (async, on the session's loop) is asked before
+    the request is sent; a denial is an MCP tool error (or ``ProvenanceError``) and never reaches the
+    server. The function gets the arguments by name."""
+    out = Exported()
+    reason = "dup-" + secrets.token_hex(6)
+    asked: list[op.ApprovalRequest] = []
+
+    async def approver(request: op.ApprovalRequest) -> bool:
+        asked.append(request)
+        return request.arguments["invoice_id"] == "INV-4521"
+
+    policy = {"refund_invoice": ToolPolicy(needs_approval=lambda args: args["invoice_id"] != "INV-0")}
+
+    async def agent(session):
+        with op.run(inputs={"customer": "acme"}, approver=approver):
+            listed = await session.call_tool("list_invoices", {"customer": "acme"})
+            first, second = (i["id"] for i in structured(listed)["invoices"])
+            approved = await session.call_tool("refund_invoice", {"invoice_id": first, "reason": reason})
+            denied = await session.call_tool("refund_invoice", {"invoice_id": second, "reason": reason})
+        return approved, denied
+
+    approved, denied = run(record, agent, tracer_provider=out.provider, tools=policy)
+    assert not is_error(approved) and is_error(denied)
+    message = denied.content[0].text
+    assert "approval:denied" in message and "A person did not approve it." in message
+    assert "INV-4522" not in message and reason not in message
+    assert [(c["tool"], c["arguments"].get("invoice_id")) for c in received(record)] == [
+        ("list_invoices", None),
+        ("refund_invoice", "INV-4521"),
+    ]
+    assert [r.reasons for r in asked] == [("needs_approval:refund_invoice",)] * 2
+    lister, ran, refused = out.tool_spans("list_invoices") + out.tool_spans("refund_invoice")
+    assert "agent.guard.approval" not in lister.attributes
+    assert (ran.attributes["agent.guard.approval"], ran.attributes["agent.tool.status"]) == ("approved", "ok")
+    assert (refused.attributes["agent.guard.approval"], refused.attributes["agent.tool.status"]) == (
+        "denied",
+        "blocked",
+    )
+    assert asked[1].call_id == refused.attributes["gen_ai.tool.call.id"]
+    assert_absent([reason, "INV-4522"], exported_bytes(out.exporter.get_finished_spans()))
+
+    async def raising(session):
+        inputs = {"customer": "acme", "invoice_id": "INV-4521"}
+        with (
+            op.run(inputs=inputs, approver=lambda request: None),
+            pytest.raises(op.ProvenanceError) as caught,
+        ):
+            await session.call_tool("refund_invoice", {"invoice_id": "INV-4521", "reason": reason})
+        return caught.value
+
+    error = run(record, raising, tracer_provider=out.provider, tools=policy, on_blocked="raise")
+    assert str(error).endswith("the approver answered None (approval:denied)")
+    assert len(received(record)) == 2
+
+
 def test_tool_error_result_ends_the_span_as_tool_error(record):
     out = Exported()
 
@@ -236,6 +292,8 @@ def test_configuration_errors_name_the_problem():
         ToolPolicy(side_effect="delete")
     with pytest.raises(op.ConfigurationError, match="invented"):
         ToolPolicy(invented="path")
+    with pytest.raises(op.ConfigurationError, match="ToolPolicy: needs_approval must be"):
+        ToolPolicy(needs_approval="yes")
     assert ToolPolicy(invented=None).invented == frozenset()  # as op.tool(invented=None)
 
 

@@ -79,7 +79,8 @@ def dashboard() -> dict:
 
 @pytest.fixture(scope="module")
 def emitted() -> dict[str, set]:
-    """attribute key -> values, from real calls: ok, retried, blocked, invented, failing."""
+    """attribute key -> values, from real calls: ok, retried, blocked, invented, failing, approved
+    and denied by a person."""
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader])
     tool_metrics.use_meter_provider(provider)
@@ -94,6 +95,14 @@ def emitted() -> dict[str, set]:
         def create(name: str) -> None:
             raise RuntimeError
 
+        @op.tool(side_effect="write", needs_approval=True, tracer_provider=traced.provider)
+        def close(order_id: str) -> None:
+            return None
+
+        with op.run(inputs={"order_id": "o-1"}, approver=lambda request: True):
+            close("o-1")
+        with op.run(inputs={"order_id": "o-1"}, approver=lambda r: False), pytest.raises(op.ProvenanceError):
+            close("o-1")
         with op.run(inputs={"order_id": "o-1"}, ledger_max_entries=1):
             refund("o-1")
             refund("o-1")
@@ -215,6 +224,7 @@ def test_the_issue_panels_are_there(dashboard):
     assert panels(tool_metrics.TOOL_ARGUMENTS, "'assumed', 'invented'")
     assert panels(tool_metrics.TOOL_DURATION)
     assert panels(tool_metrics.TOOL_RETRIES)
+    assert panels(tool_metrics.APPROVALS)
     rate = [q for _, q in _queries(dashboard) if q["aggregations"][0]["timeAggregation"] == "rate"]
     assert rate and rate[0]["aggregations"][0]["metricName"] == tool_metrics.TOOL_CALLS
     tool_grouped = {

@@ -31,7 +31,8 @@ Every setting resolves the same way: **argument > environment variable > default
 ``OTEL_PROVENANCE_ALLOW_KEYS``              comma-separated exact keys to keep after all
 ``OTEL_PROVENANCE_EXCEPTION_SCOPE``         ``all`` (default) | ``genai``
 ``OTEL_PROVENANCE_STRIP``                   ``denylist`` (default) | ``allowlist``
-``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement: see
+``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement, approval deadline
+                                            (``OTEL_PROVENANCE_APPROVAL_TIMEOUT``): see
                                             :mod:`otel_provenance.instrument.settings`
 ==========================================  =========================================================
 """
@@ -39,7 +40,7 @@ Every setting resolves the same way: **argument > environment variable > default
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from opentelemetry import trace
@@ -177,6 +178,8 @@ def configure(
     digest_key: str | bytes | None = None,
     digest_key_id: str | None = None,
     enforce: bool | None = None,
+    approver: Callable[..., Any] | None = None,
+    approval_timeout: float | None = None,
     batch: bool = True,
     logs: bool | None = None,
     metrics: bool | None = None,
@@ -199,16 +202,26 @@ def configure(
     a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it
     from the variables) or with ``set_global=False`` (``metrics=True`` then points the package's
     instruments at the new, non-global MeterProvider).
-    Digest key, key id and enforcement go to :func:`settings.configure_settings`. ``contract`` (a
-    contract file, the one the gate reads) is judged before every tool call of every run
-    (:mod:`.guard`). Raises :class:`ConfigurationError` naming the argument or variable that is wrong.
+    ``approver`` is asked before a call that needs a person's approval (``@op.tool(needs_approval=...)``)
+    runs: a function, sync or async, of an ``op.ApprovalRequest`` that answers ``True`` to approve;
+    ``approval_timeout`` (seconds, else ``OTEL_PROVENANCE_APPROVAL_TIMEOUT``, 300) is its deadline.
+    ``contract`` (a contract file, the one the gate reads) is judged before every tool call of every
+    run (:mod:`.guard`). Digest key, key id, enforcement and the approver go to
+    :func:`settings.configure_settings`. Raises :class:`ConfigurationError` naming the argument or
+    variable that is wrong.
     """
     guard = None
     if contract is not None:
         from .guard import ContractGuard  # the offline rules load only when a contract is given
 
         guard = ContractGuard.load(contract, "op.configure")
-    _settings.configure_settings(digest_key=digest_key, key_id=digest_key_id, enforce=enforce)
+    _settings.configure_settings(
+        digest_key=digest_key,
+        key_id=digest_key_id,
+        enforce=enforce,
+        approver=approver,
+        approval_timeout=approval_timeout,
+    )
     if guard is not None:
         _settings.update_settings(contract=guard)
     if options is not None and strip is not None:

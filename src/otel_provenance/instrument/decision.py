@@ -19,6 +19,9 @@ from .. import semconv as sc
 from .budget import RULE_FAULT, Budget, Verdict
 from .classify import Classification
 
+RULE_NEEDS_APPROVAL = "needs_approval"  # an ask of the tool's own: needs_approval:<tool>
+RULE_APPROVAL = "approval"  # a person was asked and did not approve: approval:<outcome>
+
 
 class Objection(NamedTuple):
     """One reason, found before the call, why it should not run as it is. ``reason`` is
@@ -32,7 +35,8 @@ class Objection(NamedTuple):
 class Decision(NamedTuple):
     """Whether a call may run, and why not. ``violations`` name rules, arguments and kinds — never
     values. ``verdict`` is the budget's, or None when the machinery failed before giving one.
-    ``asks`` are the objections a person may overrule: the call runs only if they approve it."""
+    ``asks`` are the objections a person may overrule: the call runs only if they approve it
+    (:func:`answered`: approved, they are gone; denied, they stay beside the block)."""
 
     violations: tuple[str, ...]
     blocked: bool
@@ -67,6 +71,17 @@ def join(decision: Decision, objections: Iterable[Objection], *, enforce: bool) 
     return Decision(violations, blocked, decision.verdict, asks)
 
 
+def answered(decision: Decision, outcome: str) -> Decision:
+    """``decision`` once a person was asked about its asks. ``approved``: the call runs, and the asks
+    are no longer violations (a person overruled them). Any other outcome blocks it, with
+    ``approval:<outcome>`` added to the violations; the asks stay, naming what was not approved."""
+    if outcome == sc.APPROVAL_APPROVED:
+        rest = tuple(v for v in decision.violations if v not in decision.asks)
+        return Decision(rest, decision.blocked, decision.verdict)
+    violations = (*decision.violations, f"{RULE_APPROVAL}:{outcome}")
+    return Decision(violations, True, decision.verdict, decision.asks)
+
+
 def decide_fault(error: BaseException, *, side_effect: str) -> Decision:
     """Fail closed when the provenance machinery failed: a write is blocked, any other call runs, and
     both record ``provenance_fault:<ErrorType>``. Whatever the enforcement setting: the settings may be
@@ -74,4 +89,13 @@ def decide_fault(error: BaseException, *, side_effect: str) -> Decision:
     return Decision((f"{RULE_FAULT}:{type(error).__name__}",), side_effect == "write")
 
 
-__all__ = ["Decision", "Objection", "decide", "decide_fault", "join"]
+__all__ = [
+    "RULE_APPROVAL",
+    "RULE_NEEDS_APPROVAL",
+    "Decision",
+    "Objection",
+    "answered",
+    "decide",
+    "decide_fault",
+    "join",
+]

@@ -6,19 +6,23 @@ module holds what is particular to Python functions: checking the options agains
 parameters at decoration (:mod:`.binding`), naming a call's arguments by them, and driving the
 lifecycle for each call shape — functions and methods, ``async def``, generators and async
 generators (whose span covers the whole iteration, each yielded item remembered under its index).
-A blocked call raises before the body runs; for a generator, before the generator exists.
+A blocked call raises before the body runs; for a generator, before the generator exists. A call that
+needs a person's approval asks before that too: a sync shape waits for the answer in the calling
+thread, ``async def`` awaits it; an async generator asks at its first step (a call cannot await), still
+before the function's own generator exists.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import wrapt
 from opentelemetry import trace
 
 from ..errors import ConfigurationError
+from .approval import needs_approval_check
 from .binding import ArgumentBinder, check_option_names
 from .budget import Budget
 from .lifecycle import ToolCall
@@ -36,6 +40,7 @@ def tool(
     idempotency_key: str | None = None,
     tracer_provider: trace.TracerProvider | None = None,
     blocked_error: type[Exception] | None = None,
+    needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -45,6 +50,9 @@ def tool(
     ``blocked_error`` is the exception class a blocked call raises instead of :class:`ProvenanceError`
     (built from the same message, chained to it): the tool-error type of an agent framework, such as
     LangChain's ``ToolException`` or PydanticAI's ``ToolFailed``, so the model sees the refusal.
+    ``needs_approval`` (``True``, or a function of the call's arguments by name that returns whether
+    this call needs it) makes a call ask the approver first (``op.configure(approver=...)``); only its
+    explicit ``True`` lets the call run, and a denial is a block like any other (docs/guard.md).
     """
     options = dict(
         name=name,
@@ -55,6 +63,7 @@ def tool(
         idempotency_key=idempotency_key,
         tracer_provider=tracer_provider,
         blocked_error=blocked_error,
+        needs_approval=needs_approval,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -82,16 +91,20 @@ class _DecoratedTool:
         idempotency_key: str | None,
         tracer_provider: trace.TracerProvider | None,
         blocked_error: type[Exception] | None = None,
+        needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
+        tool_name = name if name is not None else getattr(inner, "__name__", None)
+        approval = needs_approval_check(needs_approval, f"op.tool({tool_name})")
         self.spec = ToolSpec(
-            name if name is not None else getattr(inner, "__name__", None),
+            tool_name,
             side_effect=side_effect,
             data_domain=data_domain,
             budget=budget,
             invented=invented,
             idempotency_key=idempotency_key,
             tracer_provider=tracer_provider,
+            checks=(approval,) if approval is not None else (),
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
@@ -133,16 +146,28 @@ class _DecoratedTool:
 
         return wrapt.FunctionWrapper(func, call)
 
-    # -- bind → classify → decide, and a refusal -------------------------------------------------------
-    def begin(self, wrapped: Callable, args: tuple, kwargs: dict) -> ToolCall:
-        """The call, decided; a blocked one is refused here and raises (``blocked_error`` if given)."""
+    # -- bind → classify → decide → ask, and a refusal -----------------------------------------------
+    def begin(self, wrapped: Callable, args: tuple, kwargs: dict, *, ask: bool = True) -> ToolCall:
+        """The call, decided and (unless ``ask=False``) asked; a blocked one is refused here and raises
+        (``blocked_error`` if given)."""
         call = ToolCall(self.spec, lambda: self.binder.bind(wrapped, args, kwargs))
+        if ask:
+            call.ask()
+        self.refuse_if_blocked(call)
+        return call
+
+    async def begin_async(self, wrapped: Callable, args: tuple, kwargs: dict) -> ToolCall:
+        call = ToolCall(self.spec, lambda: self.binder.bind(wrapped, args, kwargs))
+        await call.ask_async()
+        self.refuse_if_blocked(call)
+        return call
+
+    def refuse_if_blocked(self, call: ToolCall) -> None:
         if call.blocked:
             error = call.refuse()
             if self.blocked_error is not None:
                 raise self.blocked_error(str(error)) from error
             raise error
-        return call
 
     # -- the four call shapes ---------------------------------------------------------------------------
     def call_sync(self, wrapped: Callable, args: tuple, kwargs: dict) -> Any:
@@ -155,7 +180,7 @@ class _DecoratedTool:
         return result
 
     async def call_async(self, wrapped: Callable, args: tuple, kwargs: dict) -> Any:
-        call = self.begin(wrapped, args, kwargs)
+        call = await self.begin_async(wrapped, args, kwargs)
         call.start()
         result = await call.run_async(wrapped, *args, **kwargs)
         if result is not None:
@@ -168,7 +193,9 @@ class _DecoratedTool:
         return _drive(wrapped(*args, **kwargs), call)
 
     def call_async_generator(self, wrapped: Callable, args: tuple, kwargs: dict) -> Any:
-        call = self.begin(wrapped, args, kwargs)
+        call = self.begin(wrapped, args, kwargs, ask=False)  # the loop must not wait: asked at step one
+        if call.decision.asks:
+            return _drive_async(lambda: wrapped(*args, **kwargs), call, self.refuse_if_blocked)
         return _drive_async(wrapped(*args, **kwargs), call)
 
 
@@ -207,7 +234,13 @@ def _drive(gen: Any, call: ToolCall) -> Any:
             span.end()
 
 
-async def _drive_async(agen: Any, call: ToolCall) -> Any:
+async def _drive_async(agen: Any, call: ToolCall, refuse_if_blocked: Callable | None = None) -> Any:
+    """:func:`_drive` over ``asend``/``athrow``. With ``refuse_if_blocked``, ``agen`` makes the generator
+    once the approver has answered (and a denial raised)."""
+    if refuse_if_blocked is not None:
+        await call.ask_async()
+        refuse_if_blocked(call)
+        agen = agen()
     span = call.start()
     index = 0
     to_send: Any = None

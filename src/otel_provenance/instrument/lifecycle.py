@@ -11,20 +11,26 @@ wrapper and any other client gate make a :class:`ToolCall` per call and drive th
    (:func:`.decision.join`). Steps 1–3 run when the ``ToolCall`` is made, inside one guard: if any
    of them fails, the failure is decided as a provenance fault (:func:`.decision.decide_fault`) —
    fail closed;
-4. **start** — open the ``execute_tool`` span with every attribute known before the call (or adopt
+4. **ask** — when the decision *asks* (objections a person may overrule, ``Decision.asks``), the
+   approver is asked and its answer awaited until one deadline (:meth:`ToolCall.ask` /
+   :meth:`ToolCall.ask_async`, :mod:`.approval`). Only an explicit ``True`` approves; any other answer,
+   an exception or the deadline is a denial, which turns the decision into a block
+   (``approval:denied|timeout|error``). The outcome is ``agent.guard.approval`` on the span;
+5. **start** — open the ``execute_tool`` span with every attribute known before the call (or adopt
    the one a framework opened for it, :mod:`.adopt`). A blocked call is :meth:`ToolCall.refuse`\\ d
    instead: its span ends with ``agent.tool.status=blocked`` and the body never runs;
-5. **attach** — make the span current while the body runs, so the body's own spans nest under it;
-6. **run** — the driver's body: :meth:`ToolCall.run` / :meth:`ToolCall.run_async`, or step by step
+6. **attach** — make the span current while the body runs, so the body's own spans nest under it;
+7. **run** — the driver's body: :meth:`ToolCall.run` / :meth:`ToolCall.run_async`, or step by step
    for a generator (:meth:`ToolCall.attach` / :meth:`ToolCall.detach` around each step);
-7. **remember** — the result (or each item) into the run's ledger under the span's id, so later calls
+8. **remember** — the result (or each item) into the run's ledger under the span's id, so later calls
    can be observed from it;
-8. **finish** — status, the essential attributes back if the body evicted some, end, metrics.
+9. **finish** — status, the essential attributes back if the body evicted some, end, metrics.
 
 A client gate for a new kind of client imports :class:`ToolSpec` (what a tool is, made once per
 tool; re-exported here) and :class:`ToolCall` from this module::
 
     call = ToolCall(spec, lambda: dict(arguments))       # bind → classify → decide
+    await call.ask_async()                               # a person, if the decision asks (else nothing)
     if call.blocked:
         raise call.refuse()                              # or turn it into the client's error shape
     call.start()
@@ -52,10 +58,11 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 
 from .. import semconv as sc
 from ..errors import ProvenanceError
+from . import approval as _approval
 from . import metrics as _metrics
 from .adopt import adopt_outer_tool_span
 from .classify import Classification, classify_arguments
-from .decision import Decision, decide, decide_fault, join
+from .decision import Decision, answered, decide, decide_fault, join
 from .frameworks import without_framework_context
 from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
@@ -69,9 +76,11 @@ _T = TypeVar("_T")
 
 class ToolCall:
     """One call of the tool ``spec`` describes. Making it binds, classifies and decides; the driver
-    then refuses it (when :attr:`blocked`) or starts, runs, remembers and finishes it."""
+    then asks (when the decision asks a person), and refuses it (when :attr:`blocked`) or starts,
+    runs, remembers and finishes it."""
 
     __slots__ = (
+        "approval",
         "arguments",
         "attributes",
         "classification",
@@ -96,6 +105,7 @@ class ToolCall:
         self.classification: Classification | None = None  # None if classifying failed (metrics)
         self.span: Any = None
         self.started = 0.0
+        self.approval: _approval.Answer | None = None  # the approver's answer, once asked
         essential = spec.first_attributes(scope.run_id if scope is not None else None)
         try:
             settings = get_settings()
@@ -131,12 +141,9 @@ class ToolCall:
             essential.setdefault(sc.RETRY_NUMBER, 0)
             per_argument = {}
             self.unsourced = self.arguments
-        if self.decision.violations and not self.decision.blocked:
-            _log.warning(
-                "%s: provenance budget exceeded, advisory only (%s)",
-                spec.name,
-                ", ".join(self.decision.violations),
-            )
+        advisory = [v for v in self.decision.violations if v not in self.decision.asks]
+        if advisory and not self.decision.blocked:
+            _log.warning("%s: provenance budget exceeded, advisory only (%s)", spec.name, ", ".join(advisory))
         essential.update(spec.span_attributes)
         essential[sc.GEN_AI_TOOL_NAME] = spec.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
@@ -164,7 +171,52 @@ class ToolCall:
     def violations(self) -> tuple[str, ...]:
         return self.decision.violations
 
-    # -- 4. start ---------------------------------------------------------------------------------
+    # -- 4. ask -----------------------------------------------------------------------------------
+    def ask(self) -> None:
+        """Ask the approver when the decision asks a person, waiting for its answer in a worker thread
+        until the deadline; a denial blocks the call. A no-op when nothing is asked (or once asked)."""
+        if self.decision.asks and self.approval is None:
+            try:
+                approver, timeout, request = self._approval_request()
+                answer = _approval.ask(approver, request, timeout)
+            except Exception as error:  # the asking failed (not the approver): a denial
+                answer = _approval.fault(error)
+            self._answered(answer)
+
+    async def ask_async(self) -> None:
+        """:meth:`ask` from a coroutine: the loop goes on while the approver is asked."""
+        if self.decision.asks and self.approval is None:
+            try:
+                approver, timeout, request = self._approval_request()
+                answer = await _approval.ask_async(approver, request, timeout)
+            except Exception as error:
+                answer = _approval.fault(error)
+            self._answered(answer)
+
+    def _approval_request(self) -> tuple[Any, float, _approval.ApprovalRequest]:
+        approver, timeout = _approval.approver_for(current_run(), get_settings())
+        request = _approval.ApprovalRequest(
+            tool=self.spec.name,
+            arguments=self.arguments,
+            reasons=self.decision.asks,
+            run_id=self.essential.get(sc.RUN_ID),
+            call_id=self.essential[sc.GEN_AI_TOOL_CALL_ID],
+            side_effect=self.spec.side_effect,
+        )
+        return approver, timeout, request
+
+    def _answered(self, answer: _approval.Answer) -> None:
+        """The decision after the answer, on the span to be: ``agent.guard.approval`` and the violations."""
+        self.approval = answer
+        self.decision = answered(self.decision, answer.outcome)
+        changes = {**self.decision.attributes(), sc.GUARD_APPROVAL: answer.outcome}
+        if sc.SECURITY_DECISION_TYPE in self.essential:  # the decision in the conventions' form, again
+            changes.update(_security_decision(self.decision, self.essential))
+        self.essential = _updated(self.essential, changes)
+        self.attributes = _updated(self.attributes, changes)
+        _metrics.record_approval(self.spec.name, answer.outcome)
+
+    # -- 5. start ---------------------------------------------------------------------------------
     def _open_span(self) -> Span:
         """Adopt the framework's span for this call, or open our own, with every attribute known now."""
         spec = self.spec
@@ -178,7 +230,9 @@ class ToolCall:
         return span
 
     def start(self) -> Span:
-        """Open the call's span. A blocked call is refused here instead: :class:`ProvenanceError`."""
+        """Open the call's span. A blocked call is refused here instead: :class:`ProvenanceError`. A
+        call whose approval was never asked is asked here first (synchronously): nothing runs unasked."""
+        self.ask()
         if self.decision.blocked:
             raise self.refuse()
         return self._open_span()
@@ -192,7 +246,10 @@ class ToolCall:
         return error
 
     def _no_run_message(self) -> str | None:
-        """A blocked call outside any run: say so, and how to open one (no ledger: nothing observed)."""
+        """A call a person did not approve: the asks and the approver's outcome. A blocked call outside
+        any run: say so, and how to open one (no ledger: nothing observed)."""
+        if self.approval is not None:
+            return _approval.denial_message(self.spec.name, self.decision.asks, self.approval)
         if self.ledger is not None:
             return None
         return (
@@ -201,7 +258,7 @@ class ToolCall:
             "`with op.run(inputs={...}):` (or `async with`), declaring the task's inputs there"
         )
 
-    # -- 5. attach, 6. run ------------------------------------------------------------------------
+    # -- 6. attach, 7. run ------------------------------------------------------------------------
     def attach(self) -> object:
         """Make the span current; returns the token for :meth:`detach`."""
         return otel_context.attach(trace.set_span_in_context(self.span))
@@ -232,7 +289,7 @@ class ToolCall:
         finally:
             otel_context.detach(token)
 
-    # -- 7. remember ------------------------------------------------------------------------------
+    # -- 8. remember ------------------------------------------------------------------------------
     def remember(self, result: Any, prefix: tuple = ()) -> None:
         """Index ``result`` in the run's ledger under this span's id; ``prefix`` goes before each field
         path (a generator's item index, an MCP text block's ``content.<i>``). Best effort: the tool
@@ -252,7 +309,7 @@ class ToolCall:
             reraise_own_bug_under_pytest(exc)
             _log.warning("%s: could not remember the result (%s)", self.spec.name, type(exc).__name__)
 
-    # -- 8. finish --------------------------------------------------------------------------------
+    # -- 9. finish --------------------------------------------------------------------------------
     def finish(self) -> None:
         """The call succeeded: ``agent.tool.status=ok``, end the span, record the metrics."""
         span = self.span
@@ -361,6 +418,17 @@ def _bind(name_arguments: Callable[[], Mapping[str, Any]]) -> dict[str, Any]:
     """The passed arguments by name, minus any agent framework's context object (never the model's)."""
     named = name_arguments()
     return without_framework_context(named if type(named) is dict else dict(named))
+
+
+_DECISION_REASONS = frozenset({sc.VIOLATIONS, sc.SECURITY_DECISION_REASON, sc.SECURITY_POLICY_ID})
+
+
+def _updated(attributes: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``attributes`` with ``changes``, where an approved call's ``agent.violations`` (and the reasons
+    that name them) may have gone."""
+    out = {k: v for k, v in attributes.items() if k not in _DECISION_REASONS}
+    out.update(changes)
+    return out
 
 
 def _span_id(span: Span) -> str:

@@ -8,7 +8,9 @@ method is the session's own) whose ``call_tool``:
    — ``destructiveHint``, no hint, a tool missing from the listing — → ``write`` (fail closed);
 2. classifies the arguments against the current ``op.run`` ledger and checks the budget — the same
    lifecycle as ``@op.tool`` (:class:`.lifecycle.ToolCall`) — *before* the request is sent;
-3. if blocked: ends an ``execute_tool {name}`` span with ``agent.tool.status=blocked`` and returns an
+3. asks the approver when the tool's policy says it needs approval (``ToolPolicy(needs_approval=...)``,
+   the lifecycle's ask step): anything but an explicit ``True`` blocks the call;
+   if blocked: ends an ``execute_tool {name}`` span with ``agent.tool.status=blocked`` and returns an
    MCP tool error (``isError`` result whose text names arguments and kinds, never values), or raises
    :class:`ProvenanceError` when ``on_blocked="raise"``. The server never receives the request;
 4. otherwise sends the request with the span current (the MCP SDK's own client span and the server's
@@ -39,7 +41,9 @@ from opentelemetry import trace
 
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
+from .approval import needs_approval_check
 from .budget import Budget
+from .decision import RULE_APPROVAL
 from .ledger import safe_names
 from .lifecycle import ToolCall, ToolSpec
 
@@ -54,7 +58,8 @@ class ToolPolicy:
     """Per-tool settings of a wrapped MCP session, by tool name: ``tools={"delete": ToolPolicy(...)}``.
 
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
-    what they mean on ``@op.tool``.
+    what they mean on ``@op.tool`` (``needs_approval``'s function gets the arguments by the names the
+    span gives them).
     """
 
     side_effect: str | None = None
@@ -62,6 +67,7 @@ class ToolPolicy:
     invented: frozenset[str] | Iterable[str] = field(default=frozenset())
     data_domain: str | None = None
     idempotency_key: str | None = None
+    needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
@@ -72,6 +78,7 @@ class ToolPolicy:
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
         object.__setattr__(self, "invented", frozenset(invented))
+        needs_approval_check(self.needs_approval, "ToolPolicy")  # a wrong value fails here
 
 
 _DEFAULT_POLICY = ToolPolicy()
@@ -198,6 +205,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         """The cached spec of ``name``, made from the policy and the listed annotations if new."""
         spec = self._self_specs.get(name)
         if spec is None:
+            approval = needs_approval_check(policy.needs_approval, f"ToolPolicy({name})")
             spec = ToolSpec(
                 name,
                 side_effect=self._self_side_effect_now(name),
@@ -208,6 +216,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 tracer_provider=self._self_tracer_provider,
                 tool_type="extension",
                 span_attributes=self._self_span_attributes(),
+                checks=(approval,) if approval is not None else (),
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec
@@ -240,6 +249,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         """``ClientSession.call_tool``, gated by provenance before the request is sent."""
         spec = await self._self_spec(name)
         call = ToolCall(spec, lambda: _named_arguments(arguments))
+        await call.ask_async()  # a person, when the policy asks for one; a denial blocks
         if call.blocked:
             error = call.refuse()
             if self._self_on_blocked == "raise":
@@ -293,10 +303,12 @@ def _blocked_result(error: ProvenanceError) -> Any:
     """An MCP tool error the model can read: tool, rules, argument names and kinds — never values."""
     from mcp import types
 
-    message = (
-        f"Tool call refused before it was sent: {error}. Use values observed from earlier tool results "
-        "or given as the run's inputs."
+    hint = (
+        "A person did not approve it."
+        if any(v.startswith(f"{RULE_APPROVAL}:") for v in error.violations)
+        else "Use values observed from earlier tool results or given as the run's inputs."
     )
+    message = f"Tool call refused before it was sent: {error}. {hint}"
     return types.CallToolResult.model_validate(
         {"content": [{"type": "text", "text": message}], "isError": True}
     )

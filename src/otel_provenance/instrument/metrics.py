@@ -21,6 +21,8 @@ Instruments (the list, with the question each answers, is in ``docs/metrics.md``
 ``agent.budget.violations``    counter    ``{violation}``  ``gen_ai.tool.name``, ``agent.budget.rule``
 ``agent.tool.retries``         counter    ``{call}``  ``gen_ai.tool.name``
 ``agent.ledger.full``          counter    ``{call}``  ``gen_ai.tool.name``
+``agent.guard.approvals``      counter    ``{call}``  ``gen_ai.tool.name``, ``agent.guard.approval``
+                                                       (approved | denied | timeout | error)
 =============================  =========  ==========  ==============================================
 
 The duration histogram follows the GenAI semantic conventions' tool metric
@@ -57,8 +59,16 @@ BUDGET_VIOLATIONS: Final = "agent.budget.violations"
 TOOL_RETRIES: Final = "agent.tool.retries"
 LEDGER_FULL: Final = "agent.ledger.full"
 GUARD_RUNS: Final = "agent.guard.runs"
+APPROVALS: Final = "agent.guard.approvals"
 INSTRUMENTS: Final = (
-    TOOL_DURATION, TOOL_CALLS, TOOL_ARGUMENTS, BUDGET_VIOLATIONS, TOOL_RETRIES, LEDGER_FULL, GUARD_RUNS
+    TOOL_DURATION,
+    TOOL_CALLS,
+    TOOL_ARGUMENTS,
+    BUDGET_VIOLATIONS,
+    TOOL_RETRIES,
+    LEDGER_FULL,
+    GUARD_RUNS,
+    APPROVALS,
 )  # fmt: skip
 
 #: Metric-only attribute keys (spans carry the kind per argument, ``agent.arg.<name>.kind``).
@@ -66,7 +76,9 @@ ARG_KIND: Final = "agent.arg.kind"
 BUDGET_RULE: Final = "agent.budget.rule"
 
 #: Budget rules recorded by name; any other tag counts as ``other`` (a tag may name an argument).
-KNOWN_RULES: Final = frozenset({"max_assumed", "max_invented", "provenance_fault", "contract"})
+KNOWN_RULES: Final = frozenset(
+    {"max_assumed", "max_invented", "provenance_fault", "needs_approval", "approval", "contract"}
+)
 OTHER_RULE: Final = "other"
 
 #: Buckets of ``opentelemetry-util-genai`` for the same histogram, so both sources aggregate alike.
@@ -81,7 +93,16 @@ OTHER_TOOL: Final = "_other"
 
 
 class _Instruments:
-    __slots__ = ("arguments", "calls", "duration", "guard_runs", "ledger_full", "retries", "violations")
+    __slots__ = (
+        "approvals",
+        "arguments",
+        "calls",
+        "duration",
+        "guard_runs",
+        "ledger_full",
+        "retries",
+        "violations",
+    )
 
     def __init__(self, meter: metrics.Meter) -> None:
         self.duration = meter.create_histogram(
@@ -115,6 +136,11 @@ class _Instruments:
             GUARD_RUNS,
             unit="{run}",
             description="Runs judged against a contract at call time when they ended, by verdict.",
+        )
+        self.approvals = meter.create_counter(
+            APPROVALS,
+            unit="{call}",
+            description="Tool calls a person was asked to approve, by the approver's outcome.",
         )
 
 
@@ -225,11 +251,20 @@ def record_run_verdict(verdict: str, contract: str) -> None:
         reraise_own_bug_under_pytest(error)
 
 
+def record_approval(tool: str, outcome: str) -> None:
+    """Record the approver's outcome (``agent.guard.approval``) for one call that asked a person."""
+    try:
+        _get().approvals.add(1, {sc.GEN_AI_TOOL_NAME: _tool_label(tool), sc.GUARD_APPROVAL: outcome})
+    except Exception as error:  # best effort, as above
+        reraise_own_bug_under_pytest(error)
+
+
 __all__ = [
     "ARG_KIND",
     "BUDGET_RULE",
     "INSTRUMENTS",
     "now",
+    "record_approval",
     "record_run_verdict",
     "record_tool_call",
     "use_meter_provider",

@@ -13,7 +13,8 @@ so tool calls there run outside the run unless the thread's target is wrapped in
 
 A run entered inside another inherits the enclosing run's observations: a value the outer run observed
 (its declared inputs, its tools' results) counts as observed in the nested run. The nested run's own
-observations stay in its ledger and are not seen by the enclosing run after it ends.
+observations stay in its ledger and are not seen by the enclosing run after it ends. It also asks the
+enclosing run's approver, unless it names its own (``op.run(approver=...)``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from ..errors import ConfigurationError
 from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
 from .metrics import record_run_verdict
-from .settings import get_settings
+from .settings import approver_option, get_settings, timeout_option
 
 _log = logging.getLogger("otel_provenance")
 
@@ -55,6 +56,8 @@ class RunScope:
         "_spans",
         "_tokens",
         "agent_name",
+        "approval_timeout",
+        "approver",
         "guard",
         "inputs_declared",
         "ledger",
@@ -73,6 +76,8 @@ class RunScope:
         root_span: bool = True,
         tracer_provider: trace.TracerProvider | None = None,
         contract: Any = None,
+        approver: Any = None,
+        approval_timeout: float | None = None,
     ) -> None:
         if inputs is not None and not isinstance(inputs, Mapping):
             raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
@@ -87,6 +92,8 @@ class RunScope:
         self.root_span = root_span
         self.tracer_provider = tracer_provider
         self.ledger = Ledger(ledger_max_entries)
+        self.approver = approver_option(approver, "op.run(approver=...)")  # None: the enclosing run's
+        self.approval_timeout = timeout_option(approval_timeout, "op.run(approval_timeout=...)")
         self.guard: Any = None  # the run's contract at call time (.guard.RunGuard), when one is loaded
         if contract is not None:
             from .guard import ContractGuard  # the offline rules load only when a contract is given
@@ -110,6 +117,11 @@ class RunScope:
             and not _reaches(enclosing.ledger, self.ledger)
         ):
             self.ledger.parent = enclosing.ledger  # nested run: sees what the enclosing run observed
+        if enclosing is not None and enclosing is not self:  # and asks its approver, unless it has one
+            if self.approver is None:
+                self.approver = enclosing.approver
+            if self.approval_timeout is None:
+                self.approval_timeout = enclosing.approval_timeout
         self._spans.append(self._open_span())
         self._tokens.append(_CURRENT_RUN.set(self))
         return self
@@ -198,6 +210,8 @@ def run(
     root_span: bool = True,
     tracer_provider: trace.TracerProvider | None = None,
     contract: Any = None,
+    approver: Any = None,
+    approval_timeout: float | None = None,
 ) -> RunScope:
     """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
 
@@ -207,6 +221,8 @@ def run(
     if omitted, as in ``@op.tool``) so the run is one trace; ``root_span=False`` turns that off.
     ``contract`` (a contract file, the one the gate reads) is judged before each tool call of this
     run, in place of the one given to ``op.configure`` (:mod:`.guard`).
+    ``approver`` and ``approval_timeout`` override ``op.configure``'s for this run's calls that need a
+    person's approval (docs/guard.md).
     """
     return RunScope(
         inputs,
@@ -216,6 +232,8 @@ def run(
         root_span=root_span,
         tracer_provider=tracer_provider,
         contract=contract,
+        approver=approver,
+        approval_timeout=approval_timeout,
     )
 
 

@@ -1,4 +1,5 @@
-"""Process-wide settings of the online half: digest key, enforcement switch, short-value floor, ledger bound.
+"""Process-wide settings of the online half: digest key, enforcement switch, short-value floor, ledger
+bound, and who approves a call that needs a person's approval (the approver and its deadline).
 
 Precedence is always: explicit argument to :func:`configure_settings` > ``OTEL_PROVENANCE_*`` environment
 variable > built-in default. Settings are resolved lazily on first use (so an application can set the
@@ -26,11 +27,12 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import math
 import os
 import re
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -42,9 +44,11 @@ ENV_DIGEST_KEY_ID = environment.OTEL_PROVENANCE_DIGEST_KEY_ID
 ENV_ENFORCE = environment.OTEL_PROVENANCE_ENFORCE
 ENV_MIN_VALUE_LENGTH = environment.OTEL_PROVENANCE_MIN_VALUE_LENGTH
 ENV_LEDGER_MAX_ENTRIES = environment.OTEL_PROVENANCE_LEDGER_MAX_ENTRIES
+ENV_APPROVAL_TIMEOUT = environment.OTEL_PROVENANCE_APPROVAL_TIMEOUT
 
 DEFAULT_MIN_VALUE_LENGTH = 4
 DEFAULT_LEDGER_MAX_ENTRIES = 50_000
+DEFAULT_APPROVAL_TIMEOUT = 300.0  # seconds a person has to answer before the call is denied
 MIN_KEY_BYTES = 32  # 256 random bits at least
 MIN_DISTINCT_BYTES = 16  # 32 random bytes hold ~30 distinct values; a typed or repeated key far fewer
 KEY_ID_SALT = b"otel-provenance/key-id/v1"
@@ -56,13 +60,16 @@ EPHEMERAL_KEY_ID_PREFIX = "ephemeral-"
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Resolved settings. ``digest_key`` never leaves the process; ``key_id`` is exported on spans."""
+    """Resolved settings. ``digest_key`` never leaves the process; ``key_id`` is exported on spans.
+    ``approver`` answers an :class:`.approval.ApprovalRequest` (``None``: every ask is denied)."""
 
     digest_key: bytes
     key_id: str
     enforce: bool = True
     min_value_length: int = DEFAULT_MIN_VALUE_LENGTH
     ledger_max_entries: int = DEFAULT_LEDGER_MAX_ENTRIES
+    approver: Callable[..., object] | None = None
+    approval_timeout: float = DEFAULT_APPROVAL_TIMEOUT
     contract: Any = None  # the contract every run is judged by at call time (.guard.ContractGuard)
 
     @property
@@ -72,7 +79,9 @@ class Settings:
     def __repr__(self) -> str:  # never print the key
         return (
             f"Settings(key_id={self.key_id!r}, enforce={self.enforce}, "
-            f"min_value_length={self.min_value_length}, ledger_max_entries={self.ledger_max_entries})"
+            f"min_value_length={self.min_value_length}, ledger_max_entries={self.ledger_max_entries}, "
+            f"approver={'set' if self.approver is not None else None}, "
+            f"approval_timeout={self.approval_timeout:g})"
         )
 
 
@@ -99,6 +108,8 @@ def configure_settings(
     enforce: bool | None = None,
     min_value_length: int | None = None,
     ledger_max_entries: int | None = None,
+    approver: Callable[..., object] | None = None,
+    approval_timeout: float | None = None,
     environ: Mapping[str, str] | None = None,
 ) -> Settings:
     """Resolve and install process-wide settings; arguments win over ``OTEL_PROVENANCE_*`` variables.
@@ -141,6 +152,8 @@ def configure_settings(
             default=DEFAULT_LEDGER_MAX_ENTRIES,
             minimum=1,
         ),
+        approver=approver_option(approver, "approver"),
+        approval_timeout=_timeout(approval_timeout, env),
     )
     with _lock:
         _current = settings
@@ -223,6 +236,32 @@ def _bool(value: bool | None, where: str, env: Mapping[str, str], *, default: bo
     return environment.flag(where, default, env)
 
 
+def approver_option(approver: object, where: str) -> Callable[..., object] | None:
+    """An approver as given to ``op.configure`` or ``op.run``: ``None`` or a callable."""
+    if approver is not None and not callable(approver):
+        raise ConfigurationError(f"{where}: expected a function of an op.ApprovalRequest, or None")
+    return approver  # type: ignore[return-value]
+
+
+def timeout_option(timeout: object, where: str) -> float | None:
+    """An approval deadline in seconds as given (``None``: not given): a finite number above 0."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise ConfigurationError(f"{where}: expected a number of seconds, got {type(timeout).__name__}")
+    if not (math.isfinite(timeout) and timeout > 0):
+        raise ConfigurationError(f"{where}: must be a finite number of seconds above 0")
+    return float(timeout)
+
+
+def _timeout(value: float | None, env: Mapping[str, str]) -> float:
+    """The approval deadline: the argument, else the variable, else the default."""
+    if value is not None:
+        return timeout_option(value, "approval_timeout")  # type: ignore[return-value]
+    found = timeout_option(environment.number(ENV_APPROVAL_TIMEOUT, env), ENV_APPROVAL_TIMEOUT)
+    return DEFAULT_APPROVAL_TIMEOUT if found is None else found
+
+
 def _int(value: int | None, where: str, env: Mapping[str, str], *, default: int, minimum: int) -> int:
     """The argument (an int), else the variable ``where``, else ``default``; at least ``minimum``."""
     if value is None:
@@ -236,14 +275,17 @@ def _int(value: int | None, where: str, env: Mapping[str, str], *, default: int,
 
 
 __all__ = [
+    "ENV_APPROVAL_TIMEOUT",
     "ENV_DIGEST_KEY",
     "ENV_DIGEST_KEY_ID",
     "ENV_ENFORCE",
     "ENV_LEDGER_MAX_ENTRIES",
     "ENV_MIN_VALUE_LENGTH",
     "Settings",
+    "approver_option",
     "configure_settings",
     "get_settings",
     "reset_settings",
+    "timeout_option",
     "update_settings",
 ]
