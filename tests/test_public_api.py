@@ -30,6 +30,9 @@ EXPECTED = {
     "retry_attempt",
     "unsafe_processors",
     "use_meter_provider",
+    # argument-value policies (#34)
+    "Input",
+    "Policy",
 }
 
 

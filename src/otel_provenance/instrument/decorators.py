@@ -12,7 +12,7 @@ A blocked call raises before the body runs; for a generator, before the generato
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import wrapt
@@ -22,6 +22,7 @@ from ..errors import ConfigurationError
 from .binding import ArgumentBinder, check_option_names
 from .budget import Budget
 from .lifecycle import ToolCall
+from .policy import Policy, as_policies, policy_checks
 from .toolspec import ToolSpec
 
 
@@ -36,6 +37,7 @@ def tool(
     idempotency_key: str | None = None,
     tracer_provider: trace.TracerProvider | None = None,
     blocked_error: type[Exception] | None = None,
+    policy: Policy | Sequence[Policy] | None = None,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -45,6 +47,8 @@ def tool(
     ``blocked_error`` is the exception class a blocked call raises instead of :class:`ProvenanceError`
     (built from the same message, chained to it): the tool-error type of an agent framework, such as
     LangChain's ``ToolException`` or PydanticAI's ``ToolFailed``, so the model sees the refusal.
+    ``policy`` is an :class:`~.policy.Policy` (or a list of them) on the arguments' values, judged
+    before each call; the arguments it names must be parameters.
     """
     options = dict(
         name=name,
@@ -55,6 +59,7 @@ def tool(
         idempotency_key=idempotency_key,
         tracer_provider=tracer_provider,
         blocked_error=blocked_error,
+        policy=policy,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -82,8 +87,10 @@ class _DecoratedTool:
         idempotency_key: str | None,
         tracer_provider: trace.TracerProvider | None,
         blocked_error: type[Exception] | None = None,
+        policy: Policy | Sequence[Policy] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
+        policies = as_policies(policy, "op.tool(policy=...)")
         self.spec = ToolSpec(
             name if name is not None else getattr(inner, "__name__", None),
             side_effect=side_effect,
@@ -92,13 +99,21 @@ class _DecoratedTool:
             invented=invented,
             idempotency_key=idempotency_key,
             tracer_provider=tracer_provider,
+            checks=policy_checks(policies),
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
         ):
             raise ConfigurationError(f"op.tool({self.spec.name}): blocked_error must be an exception class")
         if inner is not None:
-            check_option_names(inner, self.spec.name, invented, idempotency_key, budget)
+            check_option_names(
+                inner,
+                self.spec.name,
+                invented,
+                idempotency_key,
+                budget,
+                policy_arguments=frozenset().union(*(p.argument_names for p in policies)),
+            )
         self.blocked_error = blocked_error
         self.binder = ArgumentBinder()
         self.flavour = (

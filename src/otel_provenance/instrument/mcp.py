@@ -42,6 +42,7 @@ from ..errors import ConfigurationError, ProvenanceError
 from .budget import Budget
 from .ledger import safe_names
 from .lifecycle import ToolCall, ToolSpec
+from .policy import Policy, as_policies, policy_checks
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
@@ -54,7 +55,8 @@ class ToolPolicy:
     """Per-tool settings of a wrapped MCP session, by tool name: ``tools={"delete": ToolPolicy(...)}``.
 
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
-    what they mean on ``@op.tool``.
+    what they mean on ``@op.tool`` (``policy``: an ``op.Policy`` or a list of them on the values of
+    the arguments, judged before the request is sent).
     """
 
     side_effect: str | None = None
@@ -62,6 +64,7 @@ class ToolPolicy:
     invented: frozenset[str] | Iterable[str] = field(default=frozenset())
     data_domain: str | None = None
     idempotency_key: str | None = None
+    policy: Policy | tuple[Policy, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
@@ -72,6 +75,7 @@ class ToolPolicy:
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
         object.__setattr__(self, "invented", frozenset(invented))
+        object.__setattr__(self, "policy", as_policies(self.policy, "ToolPolicy.policy"))
 
 
 _DEFAULT_POLICY = ToolPolicy()
@@ -208,6 +212,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 tracer_provider=self._self_tracer_provider,
                 tool_type="extension",
                 span_attributes=self._self_span_attributes(),
+                checks=policy_checks(policy.policy),  # type: ignore[arg-type]
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec

@@ -50,8 +50,10 @@ class RunScope:
         "_tokens",
         "agent_name",
         "guard",
+        "inputs",
         "inputs_declared",
         "ledger",
+        "policy_totals",
         "root_span",
         "run_id",
         "tracer_provider",
@@ -82,6 +84,8 @@ class RunScope:
         self.ledger = Ledger(ledger_max_entries)
         self.guard: Any = None  # the run's contract at call time (.guard.RunGuard), when one is loaded
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
+        self.inputs: Mapping[str, Any] = dict(inputs) if inputs else {}  # op.Input limits read them
+        self.policy_totals: Any = None  # what argument-value policies counted (.policy), on first use
         if inputs:
             self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")
         self._tokens: list[contextvars.Token] = []
