@@ -32,6 +32,9 @@ EXPECTED = {
     "use_meter_provider",
     # the guard (#34): what an approver is asked
     "ApprovalRequest",
+    # argument-value policies (#34)
+    "Input",
+    "Policy",
 }
 
 

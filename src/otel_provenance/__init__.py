@@ -43,6 +43,8 @@ _LAZY = {
     "provenance_session": "otel_provenance.instrument.mcp",
     "ToolPolicy": "otel_provenance.instrument.mcp",
     "ApprovalRequest": "otel_provenance.instrument.approval",
+    "Policy": "otel_provenance.instrument.policy",
+    "Input": "otel_provenance.instrument.policy",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .instrument.logs import ProvenanceLogRecordProcessor, unsafe_log_processors
     from .instrument.mcp import ToolPolicy, provenance_session
     from .instrument.metrics import use_meter_provider
+    from .instrument.policy import Input, Policy
     from .instrument.processor import ProvenanceSpanProcessor, unsafe_processors
     from .instrument.redaction import StripOptions
     from .instrument.runscope import retry_attempt, run
@@ -73,10 +76,12 @@ __all__ = [
     "Budget",
     "ConfigurationError",
     "ContractError",
+    "Input",
     "InvalidEvidenceError",
     "JsonLinesMetricExporter",
     "JsonLinesSpanExporter",
     "OtelProvenanceError",
+    "Policy",
     "ProvenanceError",
     "ProvenanceLogRecordProcessor",
     "ProvenanceSpanProcessor",

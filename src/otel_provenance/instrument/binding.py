@@ -81,7 +81,13 @@ class ArgumentBinder:
 
 
 def check_option_names(
-    func: Any, tool: str, invented: Iterable[str], idempotency_key: str | None, budget: Budget | None
+    func: Any,
+    tool: str,
+    invented: Iterable[str],
+    idempotency_key: str | None,
+    budget: Budget | None,
+    *,
+    policy_arguments: Iterable[str] = (),
 ) -> None:
     """Every argument name an option refers to is a parameter of ``func`` (decoration-time check).
 
@@ -109,6 +115,7 @@ def check_option_names(
         options.append(("idempotency_key", (idempotency_key,)))
     if budget is not None and budget.allow is not DEFAULT_ALLOW:
         options.append(("budget allow", budget.allow))  # type: ignore[arg-type]
+    options.append(("policy", policy_arguments))
     for option, values in options:
         for arg in sorted(values):
             if not known(arg):

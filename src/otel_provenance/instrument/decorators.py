@@ -15,7 +15,7 @@ before the function's own generator exists.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import wrapt
@@ -26,6 +26,7 @@ from .approval import needs_approval_check
 from .binding import ArgumentBinder, check_option_names
 from .budget import Budget
 from .lifecycle import ToolCall
+from .policy import Policy, as_policies, policy_checks
 from .toolspec import ToolSpec
 
 
@@ -41,6 +42,7 @@ def tool(
     tracer_provider: trace.TracerProvider | None = None,
     blocked_error: type[Exception] | None = None,
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
+    policy: Policy | Sequence[Policy] | None = None,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -53,6 +55,8 @@ def tool(
     ``needs_approval`` (``True``, or a function of the call's arguments by name that returns whether
     this call needs it) makes a call ask the approver first (``op.configure(approver=...)``); only its
     explicit ``True`` lets the call run, and a denial is a block like any other (docs/guard.md).
+    ``policy`` is an :class:`~.policy.Policy` (or a list of them) on the arguments' values, judged
+    before each call; the arguments it names must be parameters.
     """
     options = dict(
         name=name,
@@ -64,6 +68,7 @@ def tool(
         tracer_provider=tracer_provider,
         blocked_error=blocked_error,
         needs_approval=needs_approval,
+        policy=policy,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -92,10 +97,12 @@ class _DecoratedTool:
         tracer_provider: trace.TracerProvider | None,
         blocked_error: type[Exception] | None = None,
         needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
+        policy: Policy | Sequence[Policy] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         tool_name = name if name is not None else getattr(inner, "__name__", None)
         approval = needs_approval_check(needs_approval, f"op.tool({tool_name})")
+        policies = as_policies(policy, "op.tool(policy=...)")
         self.spec = ToolSpec(
             tool_name,
             side_effect=side_effect,
@@ -104,14 +111,21 @@ class _DecoratedTool:
             invented=invented,
             idempotency_key=idempotency_key,
             tracer_provider=tracer_provider,
-            checks=(approval,) if approval is not None else (),
+            checks=(*policy_checks(policies), *((approval,) if approval is not None else ())),
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
         ):
             raise ConfigurationError(f"op.tool({self.spec.name}): blocked_error must be an exception class")
         if inner is not None:
-            check_option_names(inner, self.spec.name, invented, idempotency_key, budget)
+            check_option_names(
+                inner,
+                self.spec.name,
+                invented,
+                idempotency_key,
+                budget,
+                policy_arguments=frozenset().union(*(p.argument_names for p in policies)),
+            )
         self.blocked_error = blocked_error
         self.binder = ArgumentBinder()
         self.flavour = (

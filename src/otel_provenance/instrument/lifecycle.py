@@ -18,7 +18,8 @@ wrapper and any other client gate make a :class:`ToolCall` per call and drive th
    (``approval:denied|timeout|error``). The outcome is ``agent.guard.approval`` on the span;
 5. **start** — open the ``execute_tool`` span with every attribute known before the call (or adopt
    the one a framework opened for it, :mod:`.adopt`). A blocked call is :meth:`ToolCall.refuse`\\ d
-   instead: its span ends with ``agent.tool.status=blocked`` and the body never runs;
+   instead: its span ends with ``agent.tool.status=blocked``, the body never runs, and what the
+   checks counted for it (a policy's run total, :mod:`.policy`) is given back (``on_refuse``);
 6. **attach** — make the span current while the body runs, so the body's own spans nest under it;
 7. **run** — the driver's body: :meth:`ToolCall.run` / :meth:`ToolCall.run_async`, or step by step
    for a generator (:meth:`ToolCall.attach` / :meth:`ToolCall.detach` around each step);
@@ -88,6 +89,7 @@ class ToolCall:
         "essential",
         "guard",
         "ledger",
+        "on_refuse",
         "span",
         "spec",
         "started",
@@ -106,6 +108,8 @@ class ToolCall:
         self.span: Any = None
         self.started = 0.0
         self.approval: _approval.Answer | None = None  # the approver's answer, once asked
+        # run by refuse(): what a check counted for this call (a policy's run total) is given back
+        self.on_refuse: list[Callable[[], None]] = []
         essential = spec.first_attributes(scope.run_id if scope is not None else None)
         try:
             settings = get_settings()
@@ -241,9 +245,20 @@ class ToolCall:
         """End a blocked call's span as ``blocked`` and return the error for the driver to raise, or to
         turn into its client's own error shape (MCP: an ``isError`` result). The body never runs."""
         error = ProvenanceError(self.spec.name, self.decision.violations, self._no_run_message())
+        self._undo_counts()
         self._open_span()
         self._end_as_error(error, sc.TOOL_STATUS_BLOCKED, None)
         return error
+
+    def _undo_counts(self) -> None:
+        """The call will not run: give back what the checks counted for it (``on_refuse``), once."""
+        undo, self.on_refuse = self.on_refuse, []
+        for give_back in undo:
+            try:
+                give_back()
+            except Exception as exc:
+                reraise_own_bug_under_pytest(exc)
+                _log.warning("%s: could not undo a check's count (%s)", self.spec.name, type(exc).__name__)
 
     def _no_run_message(self) -> str | None:
         """A call a person did not approve: the asks and the approver's outcome. A blocked call outside

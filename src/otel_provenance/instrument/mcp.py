@@ -46,6 +46,7 @@ from .budget import Budget
 from .decision import RULE_APPROVAL
 from .ledger import safe_names
 from .lifecycle import ToolCall, ToolSpec
+from .policy import Policy, as_policies, policy_checks
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
@@ -59,7 +60,8 @@ class ToolPolicy:
 
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
     what they mean on ``@op.tool`` (``needs_approval``'s function gets the arguments by the names the
-    span gives them).
+    span gives them; ``policy``: an ``op.Policy`` or a list of them on the values of the arguments,
+    judged before the request is sent).
     """
 
     side_effect: str | None = None
@@ -68,6 +70,7 @@ class ToolPolicy:
     data_domain: str | None = None
     idempotency_key: str | None = None
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False
+    policy: Policy | tuple[Policy, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
@@ -79,6 +82,7 @@ class ToolPolicy:
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
         object.__setattr__(self, "invented", frozenset(invented))
         needs_approval_check(self.needs_approval, "ToolPolicy")  # a wrong value fails here
+        object.__setattr__(self, "policy", as_policies(self.policy, "ToolPolicy.policy"))
 
 
 _DEFAULT_POLICY = ToolPolicy()
@@ -216,7 +220,10 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 tracer_provider=self._self_tracer_provider,
                 tool_type="extension",
                 span_attributes=self._self_span_attributes(),
-                checks=(approval,) if approval is not None else (),
+                checks=(
+                    *policy_checks(policy.policy),  # type: ignore[arg-type]
+                    *((approval,) if approval is not None else ()),
+                ),
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec

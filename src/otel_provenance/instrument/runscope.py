@@ -59,8 +59,10 @@ class RunScope:
         "approval_timeout",
         "approver",
         "guard",
+        "inputs",
         "inputs_declared",
         "ledger",
+        "policy_totals",
         "root_span",
         "run_id",
         "tracer_provider",
@@ -104,6 +106,8 @@ class RunScope:
             if configured is not None:
                 self.guard = configured.for_run(self.run_id)
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
+        self.inputs: Mapping[str, Any] = dict(inputs) if inputs else {}  # op.Input limits read them
+        self.policy_totals: Any = None  # what argument-value policies counted (.policy), on first use
         if inputs:
             self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")
         self._tokens: list[contextvars.Token] = []

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from ...errors import ContractError
+from ...policy_law import ARGUMENT_FIELDS, FIELDS, PolicyProblem, compile_policy
 from .model import Contract, RouteFamily, Rule, Thresholds
 from .rational import parse_rational
 from .rules import REGISTRY
@@ -69,6 +70,7 @@ def _parse(text: str, source: str) -> Contract:
             )
         seen[data["id"]] = index
         rules.append(_rule(data, doc, index, default))
+    _check_policies(document.get("policies", {}), doc)
     min_runs = document.get("gate", {}).get("min_runs", 1)
     return Contract(
         name=document["name"],
@@ -97,6 +99,21 @@ def _sorted_families(rule: dict[str, Any]) -> dict[str, Any]:
 
 
 # -- semantic checks and conversion --------------------------------------------------------------
+
+
+def _check_policies(policies: dict[str, Any], doc: Located) -> None:
+    """Each argument-value policy means what it says, by the one law the agent judges calls with
+    (``otel_provenance.policy_law``): patterns that compile, a schema that is a JSON Schema, bounds
+    some value passes. Nothing is kept: policies are judged online only, never by the evaluator."""
+    for tool, entry in policies.items():
+        located = (
+            [((tool, i), p) for i, p in enumerate(entry)] if isinstance(entry, list) else [((tool,), entry)]
+        )
+        for at, policy in located:
+            try:
+                compile_policy(policy)
+            except PolicyProblem as exc:
+                raise doc.error(("policies", *at, *exc.path), exc.problem) from None
 
 
 def _thresholds(data: dict[str, Any], default: Thresholds) -> Thresholds:
@@ -170,7 +187,7 @@ def _family(data: dict[str, Any]) -> RouteFamily:
 
 # -- writing -------------------------------------------------------------------------------------
 
-_TOP_ORDER = ("version", "name", "description", "gate", "rules")
+_TOP_ORDER = ("version", "name", "description", "gate", "rules", "policies")
 _RULE_ORDER = (
     "id",
     "type",
@@ -210,6 +227,11 @@ def dump_document(document: dict[str, Any]) -> str:
     """Canonical YAML text of a contract document (validated plain data). Same document → same bytes."""
     ordered = _order(document, _TOP_ORDER)
     ordered["rules"] = [_order_rule(r) for r in document["rules"]]
+    if "policies" in document:
+        ordered["policies"] = {
+            tool: [_order_policy(p) for p in entry] if isinstance(entry, list) else _order_policy(entry)
+            for tool, entry in sorted(document["policies"].items())
+        }
     return yaml.dump(
         ordered, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096
     )
@@ -242,6 +264,16 @@ def _order_rule(rule: dict[str, Any]) -> dict[str, Any]:
             }
             for f in out["families"]
         ]
+    return out
+
+
+def _order_policy(policy: dict[str, Any]) -> dict[str, Any]:
+    """A policy's fields in the law's order, its arguments by name, each one's checks in order."""
+    out = _order(policy, FIELDS)
+    if "arguments" in out:
+        out["arguments"] = {
+            name: _order(checks, ARGUMENT_FIELDS) for name, checks in sorted(out["arguments"].items())
+        }
     return out
 
 

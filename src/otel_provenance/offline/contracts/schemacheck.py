@@ -128,6 +128,10 @@ def _problems(error: ValidationError, doc: Located) -> Iterator[_Problem]:
             message = f"unknown key {key!r} (allowed: {allowed})"
             yield _problem(path, message, doc.keys[(*path, key)], keyword)
         return
+    if "propertyNames" in error.relative_schema_path:  # a mapping key is wrong: say so, at the key
+        at = doc.keys.get((*path, instance), node) if isinstance(instance, str) else node
+        yield _problem(path, f"key {instance!r}: {_message(error, at)}", at, keyword)
+        return
     if keyword == "required":
         missing = next(k for k in value if k not in instance)
         yield _problem(path, f"missing required key {missing!r}", node, keyword, whole=True)
