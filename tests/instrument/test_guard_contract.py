@@ -229,3 +229,43 @@ def test_a_contract_that_cannot_be_used_is_a_configuration_error_naming_it(tmp_p
     with pytest.raises(op.ConfigurationError):
         op.configure(exporter="none", contract=path, set_global=False)
     settings_module.reset_settings()
+
+
+def test_a_rule_that_asks_sends_the_call_to_the_approver_and_contract_policies_are_judged(traced, tmp_path):
+    path = tmp_path / "ask.yaml"
+    path.write_text(
+        CONTRACT.replace("    max: 1\n", "    max: 1\n    on_violation: ask\n", 1)
+        + "policies:\n  payment.refund:\n    arguments:\n      amount: {maximum: 5000}\n"
+    )
+    asked: list[tuple[str, ...]] = []
+
+    def approver(request: op.ApprovalRequest) -> bool:
+        asked.append(request.reasons)
+        return len(asked) == 1  # the first duplicate is approved, the next is not
+
+    log: list[int] = []
+
+    @op.tool(name="fraud.check", side_effect="read", tracer_provider=traced.provider)
+    def check(order_id: str) -> dict:
+        return {"ok": True}
+
+    @op.tool(
+        name="payment.refund", side_effect="write", idempotency_key="key", tracer_provider=traced.provider
+    )
+    def refund(order_id: str, amount: int, key: str) -> dict:
+        log.append(amount)
+        return {"refunded": True}
+
+    inputs = {"order_id": "ord-31337", "key": "idem-31337", "amounts": [1200, 9000]}
+    with op.run(inputs=inputs, contract=path, approver=approver, tracer_provider=traced.provider):
+        check(order_id="ord-31337")
+        refund(order_id="ord-31337", amount=1200, key="idem-31337")
+        refund(order_id="ord-31337", amount=1200, key="idem-31337")  # a duplicate, approved
+        with pytest.raises(op.ProvenanceError) as denied:
+            refund(order_id="ord-31337", amount=1200, key="idem-31337")  # another, denied
+        with pytest.raises(op.ProvenanceError) as over:
+            refund(order_id="ord-31337", amount=9000, key="idem-31337")  # over the contract's policy
+    assert log == [1200, 1200]
+    assert asked == [("contract:refund-once:DUPLICATE_SIDE_EFFECT",)] * 2
+    assert "approval:denied" in denied.value.violations
+    assert "policy:amount:maximum" in over.value.violations

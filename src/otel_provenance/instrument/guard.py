@@ -46,6 +46,7 @@ from ..offline.evaluate import RunResult, evaluate_rule, evaluate_safely
 from ..offline.model import Attributes, Run, Span, Status, StatusCode
 from ..offline.outcome import Outcome
 from .decision import Objection
+from .policy import policies_from_contract, policy_objections
 
 #: Rule types a prefix of a run can break for good (after any view :func:`_at_call` takes of them).
 AT_CALL = frozenset(
@@ -122,10 +123,11 @@ class ContractGuard:
     """A loaded contract, split once into the rules decided at each call and the whole contract
     judged when a run ends. Shared by every run (``op.configure``) or made for one (``op.run``)."""
 
-    __slots__ = ("_by_step", "_for_any", "at_call", "at_end", "contract", "name")
+    __slots__ = ("_by_step", "_for_any", "at_call", "at_end", "contract", "name", "policies")
 
     def __init__(self, contract: Contract) -> None:
         self.contract = contract
+        self.policies = policies_from_contract(contract)  # the contract's argument-value policies
         # the contract's name and the start of its digest: which reviewed version judged the run
         self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
         at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
@@ -192,6 +194,8 @@ class RunGuard:
     def objections(self, call: Any) -> list[Objection]:
         """The contract's objections to ``call`` (a :class:`.lifecycle.ToolCall`, bound, classified and
         budgeted). The call joins the run here, as running; :meth:`ended` records how it ended."""
+        policies = self.guard.policies.get(call.spec.name)
+        found = policy_objections(call, policies) if policies else []
         attributes = _call_attributes(call)
         with self._lock:
             span_id = format(len(self._spans) + 1, "016x")
@@ -200,10 +204,10 @@ class RunGuard:
                 _TRACE, span_id, _ROOT, call.spec.span_name, start_ns=now, end_ns=_RUNNING,
                 attributes=Attributes(attributes),
             )  # fmt: skip
-            objections = self._judge(candidate)
+            found.extend(self._judge(candidate))
             self._calls[id(call)] = len(self._spans)
             self._spans.append(candidate)
-        return objections
+        return found
 
     def _judge(self, candidate: Span) -> list[Objection]:
         step = candidate.tool_name
@@ -238,7 +242,8 @@ class RunGuard:
                 if finding.status is Outcome.FAIL
                 for witness in finding.witnesses
             ):
-                found.append(Objection(f"{REASON_PREFIX}:{rule.id}:{rule.code}"))
+                ask = rule.params.get("on_violation") == "ask"
+                found.append(Objection(f"{REASON_PREFIX}:{rule.id}:{rule.code}", ask))
         return found
 
     # -- after each call ----------------------------------------------------------------------------

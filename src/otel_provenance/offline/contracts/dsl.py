@@ -194,6 +194,7 @@ _RULE_ORDER = (
     "code",
     "description",
     "support",
+    "on_violation",
     "select",
     "parent",
     "child",
