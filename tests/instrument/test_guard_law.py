@@ -78,6 +78,19 @@ _rules = st.one_of(
         st.integers(0, 1),
     ),
     st.builds(lambda s: {"type": "provenance_budgets", "select": {"step": s}, "max_assumed": 0}, _step),
+    st.builds(
+        lambda s, m, agg: {
+            "type": "numeric_budgets",
+            "select": {"step": s},
+            "attribute": semconv.RETRY_NUMBER,
+            "aggregate": agg,
+            "max": m,
+        },
+        _step,
+        st.integers(0, 2),
+        st.sampled_from(["sum", "max"]),
+    ),
+    st.builds(lambda s: {"type": "forbidden_spans", "select": {"step": s}, "on_violation": "ask"}, _step),
 )
 _contracts = st.lists(_rules, min_size=1, max_size=4).map(
     lambda rules: {

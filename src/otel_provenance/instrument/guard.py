@@ -78,10 +78,18 @@ CALL_TIME_ATTRIBUTES = frozenset(
 )
 #: What each rule type reads of the run, so that a call is judged on no more of the run than that (the
 #: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
-#: evaluator on the whole run): the call alone — a per-span rule; the calls of the same step — a count;
-#: or the whole run so far — a path.
-_SCOPE_CALL = frozenset({"provenance_budgets", "allowed_values", "attribute_constraints"})
-_SCOPE_STEP = frozenset({"forbidden_spans", "cardinality", "retry_budgets"})
+#: evaluator on the whole run): the calls of the same step — a count, or a per-span rule (which reads
+#: the call alone); or the whole run so far — a path.
+_SCOPE_STEP = frozenset(
+    {
+        "forbidden_spans",
+        "cardinality",
+        "retry_budgets",
+        "provenance_budgets",
+        "allowed_values",
+        "attribute_constraints",
+    }
+)
 _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
 _RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
@@ -218,11 +226,9 @@ class RunGuard:
 
         def of(scope: str) -> RunEvidence:
             if scope not in evidence:
-                if scope == "call":
-                    spans: tuple[Span, ...] = (self._root, candidate)
-                elif scope == "step":
+                if scope == "step":
                     same = (s for s in self._spans if s.tool_name == step)
-                    spans = (self._root, *same, candidate)
+                    spans: tuple[Span, ...] = (self._root, *same, candidate)
                 else:
                     spans = (self._root, *self._spans, candidate)
                 evidence[scope] = RunEvidence(Run(self.run_id, spans))
@@ -232,7 +238,7 @@ class RunGuard:
         for rule, view in rules:
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
                 continue  # an attribute set after the call: judged when the run ends
-            scope = "call" if view.type in _SCOPE_CALL else "step" if view.type in _SCOPE_STEP else "run"
+            scope = "step" if view.type in _SCOPE_STEP else "run"
             result = evaluate_rule(view, of(scope))
             if result.status is not Outcome.FAIL:
                 continue
