@@ -35,10 +35,9 @@ sys.path.insert(0, str(HERE))
 from agent import REPLY, REPLY_HELD, Agent, Endpoints  # noqa: E402
 from telemetry import meter_provider, tracer_provider  # noqa: E402
 
-from otel_provenance import configure_logs, semconv  # noqa: E402
+from otel_provenance import configure_logs  # noqa: E402
 from otel_provenance.cli import run as cli  # noqa: E402
-from otel_provenance.offline import load_contract, read_spans  # noqa: E402
-from otel_provenance.offline.contracts.dsl import dump_document  # noqa: E402
+from otel_provenance.offline import dump_document, load_contract, read_spans  # noqa: E402
 
 #: The reviewer's own rule, added to the mined contract (docs/contracts.md, ``forbidden_paths``).
 REVIEWED_RULE = {
@@ -129,8 +128,8 @@ def blocked_calls(directory: Path) -> dict[str, int]:
     """Tool calls the guard refused, counted in the agent's exported spans, by the rule that refused."""
     reasons: dict[str, int] = {}
     for span in read_spans(span_files(directory)):
-        if span.attributes.get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED:
-            for reason in span.attributes.get(semconv.VIOLATIONS, ()):
+        if span.blocked:  # agent.tool.status = blocked
+            for reason in span.attributes.get("agent.violations", ()):
                 reasons[reason] = reasons.get(reason, 0) + 1
     return reasons
 

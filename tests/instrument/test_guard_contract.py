@@ -5,6 +5,7 @@ with the rule named on the span in the GenAI conventions' security form and no v
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 from pathlib import Path
 
@@ -269,3 +270,35 @@ def test_a_rule_that_asks_sends_the_call_to_the_approver_and_contract_policies_a
     assert asked == [("contract:refund-once:DUPLICATE_SIDE_EFFECT",)] * 2
     assert "approval:denied" in denied.value.violations
     assert "policy:amount:maximum" in over.value.violations
+
+
+def test_a_check_still_running_does_not_precede_the_refund_and_one_that_ended_does(traced, contract):
+    """The order of calls is part of what a path reads: a refund decided while the fraud check is still
+    running is not preceded by it; the same refund after the check ended is (the same calls, alike in
+    every attribute, judged differently by when they began)."""
+    payments = Payments(traced)
+    inside, release = threading.Event(), threading.Event()
+
+    @op.tool(name="fraud.check", side_effect="read", tracer_provider=traced.provider)
+    def slow_check(order_id: str) -> dict:
+        inside.set()
+        release.wait(5)
+        return {"risk": "low"}
+
+    inputs = {"order_id": "ord-6060", "key": "idem-6060"}
+    outcomes: list[tuple[str, ...] | None] = []
+    with op.run(inputs=inputs, contract=contract, tracer_provider=traced.provider):
+        context = contextvars.copy_context()
+        worker = threading.Thread(target=context.run, args=(slow_check,), kwargs={"order_id": "ord-6060"})
+        worker.start()
+        assert inside.wait(5)
+        for _ in range(2):
+            try:
+                payments.refund(order_id="ord-6060", key="idem-6060")
+                outcomes.append(None)
+            except op.ProvenanceError as error:
+                outcomes.append(error.violations)
+            release.set()
+            worker.join(5)
+    assert outcomes == [("contract:fraud-first:FORBIDDEN_PATH",), None]
+    assert payments.log == ["ord-6060"]

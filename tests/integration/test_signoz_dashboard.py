@@ -78,9 +78,9 @@ def dashboard() -> dict:
 
 
 @pytest.fixture(scope="module")
-def emitted() -> dict[str, set]:
+def emitted(tmp_path_factory) -> dict[str, set]:
     """attribute key -> values, from real calls: ok, retried, blocked, invented, failing, approved
-    and denied by a person."""
+    and denied by a person, and a run judged by its contract."""
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader])
     tool_metrics.use_meter_provider(provider)
@@ -103,6 +103,12 @@ def emitted() -> dict[str, set]:
             close("o-1")
         with op.run(inputs={"order_id": "o-1"}, approver=lambda r: False), pytest.raises(op.ProvenanceError):
             close("o-1")
+        contract = tmp_path_factory.mktemp("contract") / "contract.yaml"
+        contract.write_text(
+            "name: c\nversion: 1\nrules:\n  - {id: checked, type: required_spans, select: {step: check}}\n"
+        )
+        with op.run(inputs={"order_id": "o-1"}, contract=contract):  # a run judged when it ends
+            refund("o-1")
         with op.run(inputs={"order_id": "o-1"}, ledger_max_entries=1):
             refund("o-1")
             refund("o-1")
@@ -233,4 +239,6 @@ def test_the_issue_panels_are_there(dashboard):
         for a in q["aggregations"]
         if any(g["key"] == "gen_ai.tool.name" for g in q["groupBy"])
     }
-    assert tool_grouped == set(tool_metrics.INSTRUMENTS)  # every panel splits by tool
+    assert panels(tool_metrics.GUARD_RUNS)
+    # every panel of a per-call metric splits by tool (a run's verdict has no tool)
+    assert tool_grouped == set(tool_metrics.INSTRUMENTS) - {tool_metrics.GUARD_RUNS}

@@ -16,10 +16,10 @@ run so far plus that call fails it with a finding that names that call — so a 
 for what an earlier one did. The objection names the rule id and code (``contract:<id>:<CODE>``).
 
 **Decided when the run ends** — everything else (``required_spans``, ``required_edges``,
-``required_ancestry``, ``approved_routes``, ``blocked_calls``, a ``cardinality`` minimum, attribute
-rules over attributes set after the call): the whole contract is judged on the run's calls and the
-verdict recorded on the run's span (``agent.guard.run.verdict``, ``agent.guard.run.failed``) and as
-a metric — never a raise after the fact.
+``required_ancestry``, ``blocked_calls``, a ``cardinality`` minimum, attribute rules over attributes
+set after the call) is judged on the run's calls and the verdict recorded on the run's span
+(``agent.guard.run.verdict``, ``agent.guard.run.failed``) and as a metric — never a raise after the
+fact. ``approved_routes`` is judged offline only (:data:`OFFLINE_ONLY`).
 
 The run seen here is the run's tool calls under one root, in the order they were decided; spans of
 other instrumentations (model calls, framework spans) are not in it. A rule about them is judged
@@ -35,14 +35,15 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from .. import semconv as sc
 from ..errors import ConfigurationError, ContractError
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.evidence import RunEvidence
 from ..offline.contracts.model import Contract, Rule
-from ..offline.evaluate import RunResult, evaluate_rule, evaluate_safely
+from ..offline.contracts.selectors import Selector
+from ..offline.evaluate import evaluate_rule, evaluate_safely
 from ..offline.model import Attributes, Run, Span, Status, StatusCode
 from ..offline.outcome import Outcome
 from .decision import Objection
@@ -62,6 +63,9 @@ AT_CALL = frozenset(
     }
 )
 _ATTRIBUTE_RULES = frozenset({"allowed_values", "attribute_constraints"})
+#: Judged offline only: an approved route is drawn over every span of the trace — the services' own,
+#: the model calls — and the guard sees the run's tool calls alone.
+OFFLINE_ONLY = frozenset({"approved_routes"})
 #: Attributes every call carries when it starts (the rest — status, error type — are set after it).
 CALL_TIME_ATTRIBUTES = frozenset(
     {
@@ -131,7 +135,18 @@ class ContractGuard:
     """A loaded contract, split once into the rules decided at each call and the whole contract
     judged when a run ends. Shared by every run (``op.configure``) or made for one (``op.run``)."""
 
-    __slots__ = ("_by_step", "_for_any", "at_call", "at_end", "contract", "name", "policies")
+    __slots__ = (
+        "_by_step",
+        "_dropped",
+        "_for_any",
+        "_keep",
+        "_memo",
+        "at_call",
+        "at_end",
+        "contract",
+        "name",
+        "policies",
+    )
 
     def __init__(self, contract: Contract) -> None:
         self.contract = contract
@@ -141,7 +156,11 @@ class ContractGuard:
         at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
         self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
         whole = {rule.id for rule, view in at_call if view is rule and _decided_at_call(rule)}
-        self.at_end = replace(contract, rules=tuple(r for r in contract.rules if r.id not in whole))
+        at_end = (r for r in contract.rules if r.id not in whole and r.type not in OFFLINE_ONLY)
+        self.at_end = replace(contract, rules=tuple(at_end))
+        self._keep = _mentioned(contract)  # volatile keys a rule of this contract reads after all
+        self._dropped: dict[str, bool] = {}  # attribute key -> whether project() leaves it out
+        self._memo: dict[tuple, Any] = {}  # judgements of calls and runs alike in what rules read
         self._for_any = tuple(pair for pair in at_call if _selected_step(pair[1]) is None)
         self._by_step: dict[str, tuple[tuple[Rule, Rule], ...]] = {}
         for pair in at_call:
@@ -175,17 +194,91 @@ class ContractGuard:
     def for_run(self, run_id: str) -> RunGuard:
         return RunGuard(self, run_id)
 
+    def project(self, attributes: Attributes) -> Attributes:
+        """``attributes`` without the per-call identifiers no rule of this contract reads (call and
+        run ids, digests, where a value was found): what a count or a per-span rule can see. Calls
+        alike in everything else are judged alike, so the judgement is kept (:meth:`judge_counts`)."""
+        dropped = self._dropped
+        out = {}
+        for key, value in attributes.items_unordered():
+            drop = dropped.get(key)
+            if drop is None:
+                drop = key not in self._keep and _volatile(key)
+                if len(dropped) < _MEMO_SIZE:
+                    dropped[key] = drop
+            if not drop:
+                out[key] = value
+        return Attributes.adopt(out)
+
+    def judge_whole(self, calls: tuple[Attributes, ...]) -> RunVerdict:
+        """The rules only the whole run decides, on a run of calls with (projected) attributes, in
+        the order they were decided. They read counts, attributes and parents, never times, so a run
+        of calls alike in all of that is judged once (bounded)."""
+        key = ("run", calls)
+        verdict = self._memo.get(key)
+        if verdict is None:
+            spans = [_COUNT_ROOT]
+            for n, attributes in enumerate(calls, 1):
+                spans.append(
+                    Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes)
+                )
+            result = evaluate_safely(Run("", tuple(spans)), self.at_end)
+            failed = tuple(rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS)
+            verdict = RunVerdict(result.status, failed)
+            self.remember(key, verdict)
+        return verdict  # type: ignore[return-value]
+
+    def remembered(self, key: tuple | None) -> Any:
+        """A judgement kept under ``key`` (None when there is none, or no key)."""
+        return self._memo.get(key) if key is not None else None
+
+    def remember(self, key: tuple, value: Any) -> None:
+        if len(self._memo) >= _MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = value
+
+    def judge_counts(
+        self, step: str | None, same: tuple[Attributes, ...], candidate: Attributes, rules: list
+    ) -> tuple[Objection, ...]:
+        """The objections of ``rules`` — counts and per-span rules, which read only the calls of the
+        candidate's step and no time — to a call with (projected) ``candidate`` attributes after calls
+        of its step with ``same``. Judged once per distinct case and kept (bounded)."""
+        key = (step, same, candidate)
+        found = self._memo.get(key)
+        if found is None:
+            spans = [_COUNT_ROOT]
+            for n, attributes in enumerate((*same, candidate), 1):
+                spans.append(
+                    Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes)
+                )
+            found = tuple(_objections(rules, RunEvidence(Run("", tuple(spans))), spans[-1]))
+            self.remember(key, found)
+        return found  # type: ignore[return-value]
+
 
 class RunGuard:
     """One run's calls as the offline model sees them, and the contract judged on them."""
 
-    __slots__ = ("_calls", "_lock", "_root", "_spans", "guard", "run_id")
+    __slots__ = (
+        "_before",
+        "_calls",
+        "_ended",
+        "_lock",
+        "_projected",
+        "_root",
+        "_spans",
+        "guard",
+        "run_id",
+    )
 
     def __init__(self, guard: ContractGuard, run_id: str) -> None:
         self.guard = guard
         self.run_id = run_id
         self._lock = threading.Lock()
         self._spans: list[Span] = []
+        self._projected: list[Attributes] = []  # each span's attributes as counts see them
+        self._ended: set[int] = set()  # indices of the calls that have ended
+        self._before: list[frozenset[int]] = []  # per call: the calls that had ended when it began
         self._calls: dict[int, int] = {}  # id(ToolCall) -> index of its span in _spans
         root_attributes = {sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, sc.RUN_ID: run_id}
         self._root = Span(
@@ -210,46 +303,42 @@ class RunGuard:
             now = max(time.time_ns(), self._spans[-1].start_ns + 1 if self._spans else 2)
             candidate = Span(
                 _TRACE, span_id, _ROOT, call.spec.span_name, start_ns=now, end_ns=_RUNNING,
-                attributes=Attributes(attributes),
+                attributes=Attributes.adopt(attributes),
             )  # fmt: skip
-            found.extend(self._judge(candidate))
+            projected = self.guard.project(candidate.attributes)
+            found.extend(self._judge(candidate, projected))
             self._calls[id(call)] = len(self._spans)
             self._spans.append(candidate)
+            self._projected.append(projected)
+            self._before.append(frozenset(self._ended))
         return found
 
-    def _judge(self, candidate: Span) -> list[Objection]:
+    def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
         step = candidate.tool_name
-        rules = self.guard.rules_for(step)
-        if not rules:
-            return []
-        evidence: dict[str, RunEvidence] = {}
-
-        def of(scope: str) -> RunEvidence:
-            if scope not in evidence:
-                if scope == "step":
-                    same = (s for s in self._spans if s.tool_name == step)
-                    spans: tuple[Span, ...] = (self._root, *same, candidate)
-                else:
-                    spans = (self._root, *self._spans, candidate)
-                evidence[scope] = RunEvidence(Run(self.run_id, spans))
-            return evidence[scope]
-
-        found: list[Objection] = []
-        for rule, view in rules:
+        counts, paths = [], []
+        for rule, view in self.guard.rules_for(step):
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
                 continue  # an attribute set after the call: judged when the run ends
-            scope = "step" if view.type in _SCOPE_STEP else "run"
-            result = evaluate_rule(view, of(scope))
-            if result.status is not Outcome.FAIL:
-                continue
-            if any(
-                candidate.span_id in witness.span_ids
-                for finding in result.findings
-                if finding.status is Outcome.FAIL
-                for witness in finding.witnesses
-            ):
-                ask = rule.params.get("on_violation") == "ask"
-                found.append(Objection(f"{REASON_PREFIX}:{rule.id}:{rule.code}", ask))
+            (counts if view.type in _SCOPE_STEP else paths).append((rule, view))
+        found: list[Objection] = []
+        if counts:
+            same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if s.tool_name == step)
+            found.extend(self.guard.judge_counts(step, same, projected, counts))
+        if paths:
+            # A path reads the order of calls too: which had ended when each began. Runs alike in
+            # that and in what the rules read are judged once; durations are not that (a numeric
+            # budget over durations is judged every time).
+            key = None
+            if not any(view.type == "numeric_budgets" and "duration" in view.params for _, view in paths):
+                order = tuple(zip(self._projected, self._before, strict=True))
+                key = ("path", step, order, projected, frozenset(self._ended))
+            judged = self.guard.remembered(key)
+            if judged is None:
+                run = Run(self.run_id, (self._root, *self._spans, candidate))
+                judged = tuple(_objections(paths, RunEvidence(run), candidate))
+                if key is not None:
+                    self.guard.remember(key, judged)
+            found.extend(judged)
         return found
 
     # -- after each call ----------------------------------------------------------------------------
@@ -260,26 +349,80 @@ class RunGuard:
             if index is None:
                 return
             span = self._spans[index]
-            attributes = dict(span.attributes.items_unordered())
-            attributes[sc.TOOL_STATUS] = status
+            changes: dict[str, Any] = {sc.TOOL_STATUS: status}
             if error_type is not None:
-                attributes[sc.ERROR_TYPE] = error_type
+                changes[sc.ERROR_TYPE] = error_type
             violations = call.decision.violations
             if violations:
-                attributes[sc.VIOLATIONS] = tuple(violations)
+                changes[sc.VIOLATIONS] = tuple(violations)
             code = StatusCode.UNSET if status == sc.TOOL_STATUS_OK else StatusCode.ERROR
-            end = max(time.time_ns(), span.start_ns)
-            self._spans[index] = replace(
-                span, attributes=Attributes(attributes), end_ns=end, status=Status(code)
-            )
+            self._spans[index] = Span(
+                span.trace_id, span.span_id, span.parent_span_id, span.name,
+                start_ns=span.start_ns, end_ns=max(time.time_ns(), span.start_ns), status=Status(code),
+                attributes=Attributes.adopt({**dict(span.attributes.items_unordered()), **changes}),
+            )  # fmt: skip
+            self._ended.add(index)
+            projected = self._projected[index]  # the changes are no per-call identifiers
+            self._projected[index] = Attributes.adopt({**dict(projected.items_unordered()), **changes})
 
     # -- when the run ends --------------------------------------------------------------------------
-    def judge_run(self) -> RunResult:
+    def judge_run(self) -> RunVerdict:
         """The rules only the whole run decides, on the run's calls (those still running count as
         running): the rest were judged before each call, and named on the call's span."""
         with self._lock:
-            spans = (replace(self._root, end_ns=max(time.time_ns(), 2)), *self._spans)
-        return evaluate_safely(Run(self.run_id, spans), self.guard.at_end)
+            calls = tuple(self._projected)
+        return self.guard.judge_whole(calls)
+
+
+def _objections(rules: list, evidence: RunEvidence, candidate: Span) -> list[Objection]:
+    """An objection for each rule that fails on ``evidence`` with a finding naming ``candidate``."""
+    found: list[Objection] = []
+    for rule, view in rules:
+        result = evaluate_rule(view, evidence)
+        if result.status is not Outcome.FAIL:
+            continue
+        if any(
+            candidate.span_id in witness.span_ids
+            for finding in result.findings
+            if finding.status is Outcome.FAIL
+            for witness in finding.witnesses
+        ):
+            ask = rule.params.get("on_violation") == "ask"
+            found.append(Objection(f"{REASON_PREFIX}:{rule.id}:{rule.code}", ask))
+    return found
+
+
+#: Per-call identifiers and where a value was found: no count or per-span rule reads them unless a
+#: contract names them in a selector or an ``attribute``.
+_VOLATILE = frozenset({sc.GEN_AI_TOOL_CALL_ID, sc.RUN_ID, sc.SECURITY_TARGET_ID, sc.DIGEST_KEY_ID})
+_VOLATILE_ARG_SUFFIXES = (
+    sc.ARG_DIGEST_SUFFIX,
+    sc.ARG_SOURCE_SPAN_ID_SUFFIX,
+    sc.ARG_SOURCE_FIELD_SUFFIX,
+    sc.ARG_SOURCE_TOOL_SUFFIX,
+    sc.ARG_PROJECTION_SUFFIX,
+)
+_MEMO_SIZE = 4096
+_COUNT_ROOT = Span(
+    _TRACE, _ROOT, None, sc.INVOKE_AGENT, start_ns=1, end_ns=_RUNNING,
+    attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT}),
+)  # fmt: skip
+
+
+def _volatile(key: str) -> bool:
+    return key in _VOLATILE or (key.startswith(sc.ARG_PREFIX) and key.endswith(_VOLATILE_ARG_SUFFIXES))
+
+
+def _mentioned(contract: Contract) -> frozenset[str]:
+    """Every attribute key a rule of ``contract`` names: in a selector, or as its ``attribute``."""
+    keys: set[str] = set()
+    for rule in contract.rules:
+        for value in rule.params.values():
+            if isinstance(value, Selector):
+                keys.update(key for key, _ in value.attributes)
+        if isinstance(rule.params.get("attribute"), str):
+            keys.add(rule.params["attribute"])
+    return frozenset(keys)
 
 
 def _call_attributes(call: Any) -> dict[str, Any]:
@@ -293,13 +436,19 @@ def _call_attributes(call: Any) -> dict[str, Any]:
     return attributes
 
 
-def run_verdict_attributes(result: RunResult) -> Mapping[str, Any]:
-    """``agent.guard.run.verdict`` and ``agent.guard.run.failed`` (the rule ids that did not pass)."""
-    failed = [rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS]
-    out: dict[str, Any] = {sc.GUARD_RUN_VERDICT: str(result.status)}
-    if failed:
-        out[sc.GUARD_RUN_FAILED] = failed
-    return out
+class RunVerdict(NamedTuple):
+    """The whole-run rules' verdict on a run: ``pass`` / ``fail`` / ``insufficient_data`` / ``error``,
+    and the ids of the rules that did not pass."""
+
+    status: str
+    failed: tuple[str, ...]
+
+    def attributes(self) -> Mapping[str, Any]:
+        """``agent.guard.run.verdict`` and ``agent.guard.run.failed`` (when any rule did not pass)."""
+        out: dict[str, Any] = {sc.GUARD_RUN_VERDICT: self.status}
+        if self.failed:
+            out[sc.GUARD_RUN_FAILED] = list(self.failed)
+        return out
 
 
-__all__ = ["AT_CALL", "ContractGuard", "RunGuard", "run_verdict_attributes"]
+__all__ = ["AT_CALL", "ContractGuard", "RunGuard", "RunVerdict"]

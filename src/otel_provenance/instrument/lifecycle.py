@@ -398,15 +398,12 @@ def _security_decision(decision: Decision, essential: Mapping[str, Any]) -> dict
         if decision.violations
         else sc.DECISION_ALLOW
     )
-    out: dict[str, Any] = {
-        sc.SECURITY_DECISION_TYPE: kind,
-        sc.SECURITY_TARGET_TYPE: sc.TARGET_TOOL_CALL,
-        sc.GUARDIAN_NAME: sc.GUARDIAN,
-    }
-    call_id = essential.get(sc.GEN_AI_TOOL_CALL_ID)
-    if call_id is not None:
-        out[sc.SECURITY_TARGET_ID] = call_id
-    if decision.violations:
+    out: dict[str, Any] = {sc.SECURITY_DECISION_TYPE: kind, sc.GUARDIAN_NAME: sc.GUARDIAN}
+    if decision.violations:  # what was objected to, and why (an allowed call: the decision alone)
+        out[sc.SECURITY_TARGET_TYPE] = sc.TARGET_TOOL_CALL
+        call_id = essential.get(sc.GEN_AI_TOOL_CALL_ID)
+        if call_id is not None:
+            out[sc.SECURITY_TARGET_ID] = call_id
         out[sc.SECURITY_DECISION_REASON] = ", ".join(dict.fromkeys(_rule_of(r) for r in decision.violations))
         out[sc.SECURITY_POLICY_ID] = _rule_of(decision.violations[0])
     return out

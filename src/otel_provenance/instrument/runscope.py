@@ -138,21 +138,18 @@ class RunScope:
             _CURRENT_RUN.set(None)
         opened = self._spans.pop()
         if self.guard is not None and not self._spans:
-            self._judge(opened[0] if opened is not None else None)
+            # the run's span: the one it opened, or the caller's it nests under
+            self._judge(opened[0] if opened is not None else trace.get_current_span())
         if opened is not None:
             self._close_span(*opened, exc_type)
 
     def _judge(self, span: trace.Span | None) -> None:
         """The whole contract on the run's calls, on the run's span and as a metric; never raises."""
         try:
-            result = self.guard.judge_run()
-            from .guard import run_verdict_attributes
-
-            if span is not None:
-                span.set_attributes(
-                    {**run_verdict_attributes(result), sc.GUARD_CONTRACT: self.guard.guard.name}
-                )
-            record_run_verdict(str(result.status), self.guard.guard.name)
+            verdict = self.guard.judge_run()
+            if span is not None and span.is_recording():
+                span.set_attributes({**verdict.attributes(), sc.GUARD_CONTRACT: self.guard.guard.name})
+            record_run_verdict(verdict.status, self.guard.guard.name)
         except Exception as error:
             reraise_own_bug_under_pytest(error)
             _log.warning("op.run: the contract could not be judged (%s)", type(error).__name__)

@@ -45,6 +45,7 @@ _PUBLIC: dict[str, str] = {
     "REGISTRY": "contracts",
     "Rule": "contracts",
     "contract_schema": "contracts",
+    "dump_document": "contracts",
     "load_contract": "contracts",
     "parse_contract": "contracts",
     # judging runs
