@@ -90,6 +90,8 @@ def test_argument_names_and_kinds_are_whole_coloured_and_never_values(tmp_path: 
     assert re.search(r'<tspan class="arg arg-violating">customer_shipping', page)
     assert '<tspan class="arg arg-violating">note (invented)' in page
     assert '<tspan class="arg arg-allowed">reason (assumed)' in page
+    assert "<code>reason</code> of <code>ticket.update</code>" in page
+    assert "no tool result supplied it; allowed by the call's budget, not counted" in page
     assert '<tspan class="arg arg-observed">ticket_id (observed)' in page
     for standing in ("observed", "allowed", "violating"):
         assert re.search(f'<li class="arg-legend"><svg [^>]*><text class="arg arg-{standing}"', page)

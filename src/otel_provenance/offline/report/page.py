@@ -67,6 +67,7 @@ class Flagged:
     arg: str
     step: str
     span_id: str | None
+    allowed: bool = False  # on the call's allow-list: drawn as allowed, not counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +126,7 @@ def differences(
         if carrying:
             marked.append(Marked(labels[mark], carrying))
     flagged = tuple(
-        Flagged(kind.upper(), arg, node.step, node.span_id)
+        Flagged(kind.upper(), arg, node.step, node.span_id, (arg, kind, ARG_ALLOWED) in node.args)
         for node in view.tree.nodes
         for arg, kind in node.flagged_args
     )
