@@ -44,6 +44,13 @@ def test_a_misspelt_option_is_named_with_the_closest_known_one(tmp_path: Path, t
     assert code == 1 and "unknown option --zzzz" in err and "did you mean" not in err
 
 
+def test_a_misspelt_command_is_named_with_the_closest_one() -> None:
+    code, _, err = cli("aduit", "x.jsonl")
+    assert code == 1 and "invalid choice: 'aduit'" in err and "(did you mean audit?)" in err
+    code, _, err = cli("gate", "chek")
+    assert code == 1 and "(did you mean check?)" in err
+
+
 def test_options_argparse_accepts_are_still_accepted(tmp_path: Path, traces: Path) -> None:
     code, out, err = cli("audit", traces, "--max-ass", "5", "--format=json")  # an abbreviation, NAME=VALUE
     assert code in (0, 2), err

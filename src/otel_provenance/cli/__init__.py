@@ -15,6 +15,7 @@ import contextlib
 import difflib
 import gc
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TextIO
@@ -39,6 +40,11 @@ else:
     _COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch, keygen)
 
 
+_INVALID_CHOICE = re.compile(
+    r"argument \w+: invalid choice: '(?P<given>[^']*)' \(choose from (?P<known>.*)\)$"
+)  # argparse's message for a command or action it does not know
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse that raises instead of printing and calling ``sys.exit(2)`` (2 means *fail* here),
     and that names an unknown option first, with the closest known one: a misspelt ``--contrat``
@@ -61,6 +67,10 @@ class _Parser(argparse.ArgumentParser):
             unknown = self._unknown_option(self._given)
             if unknown is not None:
                 message = self._unknown_message(unknown)
+        choice = _INVALID_CHOICE.match(message)
+        if choice is not None:  # a misspelt command or action: name the closest one
+            close = difflib.get_close_matches(choice["given"], re.findall(r"'([^']*)'", choice["known"]), n=1)
+            message += f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(f"{self.prog}: {message}")
 
     def _unknown_option(self, strings: Sequence[str]) -> str | None:
