@@ -98,10 +98,11 @@ def test_argument_names_and_kinds_are_whole_coloured_and_never_values(tmp_path: 
 
 
 def test_identical_failing_runs_are_drawn_once_and_counted(tmp_path: Path) -> None:
-    same = [triage_run(f"same-{i}", writes=2) for i in range(PER_RULE)]  # the runs a rule may draw
+    # with the other run, as many failing runs as a rule may draw (the SDK picks the ids: any order)
+    same = [triage_run(f"same-{i}", writes=2) for i in range(PER_RULE - 1)]
     page = _gate_page(tmp_path, [*same, triage_run("other", skip_check=True)])
     assert page.count('<svg xmlns="http://www.w3.org/2000/svg" class="run-graph"') == 2
-    assert f"Drawn once for {PER_RULE} identical runs" in page
+    assert f"Drawn once for {PER_RULE - 1} identical runs" in page
     links = set(re.findall(r'href="#(run-\d+)"', page))
     assert len(links) == 2  # every witness of the identical runs links to their one drawing
 

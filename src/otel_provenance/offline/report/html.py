@@ -3,10 +3,11 @@
 One file that opens from a CI artifact: inline CSS and SVG, no script, and a Content-Security-Policy
 that forbids every fetch, so nothing is loaded at view time even if a trace held a hostile value
 that slipped past escaping (it cannot: the template environment escapes every value it writes,
-``templating``). The page holds the text report's facts — decision, counts, the rules as a table,
-the findings with their trace ids — and, for the runs ``witnesses.witness_run_ids`` picks, the run's
-causal graph beside the closest approved route (``run_view``), with missing, extra, duplicated and
-blocked steps marked.
+``templating``). The page holds the text report's facts and reads why first: the decision and
+counts; each finding with, right under its message, the first of its runs (of those
+``witnesses.witness_run_ids`` picks) drawn beside the closest approved route (``run_view``), with
+missing, extra, duplicated and blocked steps marked, then its trace ids; the rules as a table last.
+Runs drawn exactly alike are drawn once and counted.
 
 This module chooses what the page shows; ``templates/gate.html.j2`` is its markup. Pure:
 ``render_html(result, runs)`` reads no clock and no file; same evidence → same bytes.
@@ -19,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Final
 
 from ..aggregate import RunFinding
+from ..contracts.model import Rule
 from ..gate import GateResult, RuleVerdict
 from ..model import Run
 from .layout import layered
@@ -103,18 +105,16 @@ def _drawn_once(result: GateResult, runs: Mapping[str, Run]) -> tuple[list[Drawn
         if run is None:
             drawn.append(_drawn(result, run_id, None, ""))
             continue
-        anchor = f"run-{len(anchors) + 1}"
         view = run_view(run, result.contract)
-        one = _drawn(result, run_id, view, anchor)
-        key = (_shape(view), tuple(rule.id for rule in one.failing))
+        key = (_shape(view), tuple(rule.id for rule in _failing(result, run_id)))
         if key in first:
             kept = drawn[first[key]]
             drawn[first[key]] = replace(kept, same=(*kept.same, run_id))
-            anchors[run_id] = kept.anchor or anchor
+            anchors[run_id] = kept.anchor or ""
             continue
         first[key] = len(drawn)
-        anchors[run_id] = anchor
-        drawn.append(one)
+        anchors[run_id] = anchor = f"run-{len(first)}"
+        drawn.append(_drawn(result, run_id, view, anchor))
     return drawn, anchors
 
 
@@ -179,12 +179,16 @@ def _finding_groups(
     return tuple(out)
 
 
-def _drawn(result: GateResult, run_id: str, view: RunView | None, anchor: str) -> DrawnRun:
-    failing = tuple(
+def _failing(result: GateResult, run_id: str) -> tuple[Rule, ...]:
+    return tuple(
         v.rule
         for v in result.verdicts
         if any(f.run_id == run_id and f.status == "fail" for f in v.tally.findings)
     )
+
+
+def _drawn(result: GateResult, run_id: str, view: RunView | None, anchor: str) -> DrawnRun:
+    failing = _failing(result, run_id)
     if view is None:
         return DrawnRun(run_id, failing=failing)
     return DrawnRun(run_id, anchor, figure(view, anchor), differences(view), view.trace_ids, failing)
