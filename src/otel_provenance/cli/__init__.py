@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import gc
 import os
+import re
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TextIO
@@ -38,11 +40,58 @@ else:
     _COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch, keygen)
 
 
+_INVALID_CHOICE = re.compile(
+    r"argument \w+: invalid choice: '(?P<given>[^']*)' \(choose from (?P<known>.*)\)$"
+)  # argparse's message for a command or action it does not know
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of printing and calling ``sys.exit(2)`` (2 means *fail* here)."""
+    """argparse that raises instead of printing and calling ``sys.exit(2)`` (2 means *fail* here),
+    and that names an unknown option first, with the closest known one: a misspelt ``--contrat``
+    reads "unknown option --contrat (did you mean --contract?)", not "--contract is required"."""
+
+    _given: Sequence[str] = ()
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        self._given = list(args) if args is not None else sys.argv[1:]
+        parsed, extras = super().parse_known_args(args, namespace)
+        unknown = self._unknown_option(extras)
+        if unknown is not None:
+            self.error(self._unknown_message(unknown))
+        return parsed, extras
 
     def error(self, message: str) -> None:  # type: ignore[override]
+        # A leaf command's other complaints (a required option missing, a value missing) are most
+        # often the unknown option's doing: name that one. A parent sees its commands' options.
+        if not self._subparsers:
+            unknown = self._unknown_option(self._given)
+            if unknown is not None:
+                message = self._unknown_message(unknown)
+        choice = _INVALID_CHOICE.match(message)
+        if choice is not None:  # a misspelt command or action: name the closest one
+            close = difflib.get_close_matches(choice["given"], re.findall(r"'([^']*)'", choice["known"]), n=1)
+            message += f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(f"{self.prog}: {message}")
+
+    def _unknown_option(self, strings: Sequence[str]) -> str | None:
+        known = self._option_string_actions
+        for text in strings:
+            if text == "--":
+                break
+            if not text.startswith("-") or text == "-" or self._negative_number_matcher.match(text):
+                continue
+            name = text.split("=", 1)[0]
+            if name in known or (not name.startswith("--") and name[:2] in known):
+                continue  # -oFILE
+            if name.startswith("--") and any(option.startswith(name) for option in known):
+                continue  # an abbreviation argparse accepts (or names as ambiguous)
+            return name
+        return None
+
+    def _unknown_message(self, name: str) -> str:
+        options = [option for option in self._option_string_actions if option.startswith("--")]
+        close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
+        return f"unknown option {name}" + (f" (did you mean {close[0]}?)" if close else "")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         raise _ParserExit(status, message)

@@ -3,7 +3,8 @@
 The text goes to a sibling temporary file that is then renamed over the target. The result has the
 permissions the user would expect from a plain write: an existing file keeps its mode, and a new
 file gets the default for the user's umask (the temporary file is created with ``0o666`` and the
-kernel applies the umask) — not the ``0o600`` of ``tempfile.mkstemp``.
+kernel applies the umask) — not the ``0o600`` of ``tempfile.mkstemp``. An interrupted write
+(Ctrl-C) removes the temporary file and leaves the target as it was.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ def write_text(path: str, text: str) -> None:
                 os.fchmod(f.fileno(), mode)
             f.write(text)
         os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:  # a write error, or Ctrl-C mid-write: no temporary file is left
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+        if not isinstance(exc, OSError):
+            raise
         raise ConfigurationError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})") from None

@@ -40,7 +40,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="ARG",
-        help="argument name that may be assumed or invented without counting (repeatable)",
+        help="argument name that may be assumed without counting against the budget (repeatable); "
+        "it exempts assumed arguments only: an invented one always counts",
     )
     add_source_arguments(p, "dask", "pool")
     add_run_attribute(p)

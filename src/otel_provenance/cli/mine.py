@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 
 from ..offline.contracts.dsl import parse_contract
 from ..offline.contracts.rational import parse_rational
@@ -72,7 +73,7 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     if not runs:
         io.error(
             "no agent runs found in the approved traces"
-            + (f" for release {args.release}" if args.release else "")
+            + (f" for release {args.release}{_found_releases(args, io)}" if args.release else "")
             + "; no contract was written"
         )
         return EXIT_ERROR
@@ -99,3 +100,16 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     else:
         io.stdout.write(text)
     return EXIT_PASS
+
+
+def _found_releases(args: argparse.Namespace, io: IO) -> str:
+    """`` (found: 1.0.0 (25 runs), 2.0.0 (5 runs))``: the releases the approved traces do hold, read
+    again without ``--release`` (only on this error path), so a mistyped release is seen at once."""
+    counts = Counter(
+        run.attribution_for(args.release_attribute).label(args.release_attribute)
+        for run in TraceInput(io, args, args.approved).runs()
+    )
+    if not counts:
+        return ""
+    found = ", ".join(f"{label} ({n} run{'s' if n != 1 else ''})" for label, n in sorted(counts.items()))
+    return f" (found: {found})"

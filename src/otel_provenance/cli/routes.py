@@ -23,7 +23,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="list route families and their status",
         description=(
             "List the contract's route families (its approved_routes rule): id, status\n"
-            "(approved or pending), runs and fingerprints mined, and example traces to review."
+            "(approved or pending), runs and fingerprints mined, example traces to review, and\n"
+            "each family's steps and edges with their counts (a representative run's)."
         ),
         epilog=_EXIT_CODES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -59,6 +60,12 @@ def print_families(contract: Contract, io: IO) -> None:
             f"{family.id}  {family.status:<8}  {family.runs} run(s)  {len(family.fingerprints)} "
             f"fingerprint(s)  rule {rule_id}  e.g. {examples}"
         )
+        # what the family does, so a pending one can be reviewed without opening the YAML
+        steps = ", ".join(f"{step} ×{count}" for step, count in family.steps) or "-"
+        io.out(f"    steps: {steps}")
+        if family.edges:
+            edges = (f"{a or '(start)'} → {b} ×{count}" for a, b, count in family.edges)
+            io.out("    edges: " + ", ".join(edges))
     if not families:
         io.out("This contract has no approved_routes rule.")
 

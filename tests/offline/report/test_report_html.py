@@ -134,7 +134,7 @@ def test_layered_is_pre_order_and_places_each_node_once() -> None:
 
 HOSTILE = '"><script>alert(1)</script><img src=x onerror=alert(2)>\x00\x07\ud800&amp;'
 ALLOWED_TAGS = {
-    "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "span", "dl", "dt", "dd",
+    "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "h4", "p", "span", "dl", "dt", "dd",
     "code", "table", "thead", "tbody", "tr", "th", "td", "ul", "li", "a", "b", "section", "figure",
     "svg", "desc", "defs", "marker", "path", "g", "rect", "text", "tspan",
 }  # fmt: skip

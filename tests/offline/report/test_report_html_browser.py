@@ -175,3 +175,67 @@ def test_the_diff_and_audit_pages_open_cleanly(demo_diff_and_audit, browser_page
     browser_page.seen["requests"].clear()
     _open(browser_page, audit_page)
     assert browser_page.locator("h1").inner_text().startswith("Provenance audit:")
+
+
+@logs_sdk  # the demo's agent ships its log records through the logs processor
+def test_the_report_opens_with_the_decision_and_the_first_findings_graph(demo_report, browser_page) -> None:
+    """Why first (#37): at 1280×800 the decision and the first finding's failing run, drawn beside
+    its approved route, are on the first screen — above the rule table."""
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    _open(page, demo_report)
+    decision = page.locator("h1 .decision").bounding_box()
+    assert decision is not None and decision["y"] + decision["height"] <= 800
+    first_finding = page.locator("p.finding").first.bounding_box()
+    graph = page.locator("section.run svg.run-graph").first
+    box = graph.bounding_box()
+    assert first_finding is not None and box is not None
+    assert first_finding["y"] < box["y"] < 800, box  # the graph follows its finding, on screen
+    first_node = graph.locator("g.node rect").first.bounding_box()
+    assert first_node is not None and first_node["y"] + first_node["height"] <= 800
+    assert graph.locator(".panel-title").nth(1).text_content().startswith("Closest approved route")
+    rules = page.locator("h2", has_text="Rules").bounding_box()
+    assert rules is not None and rules["y"] > box["y"] + box["height"]  # the rule table comes after
+    _labels_are_whole(page)
+    # arguments: names and kinds, coloured by standing, with a legend
+    observed = graph.locator("tspan.arg-observed").first
+    assert "(observed)" in observed.text_content()
+    legend = page.locator("ul.legend").first
+    for standing in ("observed", "allowed", "violating"):
+        assert legend.locator(f"li.arg-legend text.arg-{standing}").count() == 1
+    fills = {
+        s: legend.locator(f"text.arg-{s}").evaluate("e => getComputedStyle(e).fill")
+        for s in ("observed", "allowed", "violating")
+    }
+    assert len(set(fills.values())) == 3, fills
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-html-first-screen.png"))
+
+
+def _labels_are_whole(page) -> None:
+    """Every node's text is inside its box and whole: nothing cut with an ellipsis or overflowing."""
+    overflowing = page.evaluate(
+        """() => [...document.querySelectorAll('svg.run-graph g.node')].flatMap(g => {
+            const r = g.querySelector('rect').getBBox();
+            return [...g.querySelectorAll('text')].filter(t => {
+                const b = t.getBBox();
+                return b.x + b.width > r.x + r.width + 0.5 || b.y + b.height > r.y + r.height + 0.5
+                    || t.textContent.includes('…');
+            }).map(t => t.textContent);
+        })"""
+    )
+    assert overflowing == []
+
+
+@logs_sdk  # the demo's agent ships its log records through the logs processor
+def test_the_diff_page_says_only_in_a_and_only_in_b(demo_diff_and_audit, browser_page) -> None:
+    diff_page, _ = demo_diff_and_audit
+    _open(browser_page, diff_page)
+    svg = browser_page.locator("svg.run-graph")
+    missing = svg.locator('g.node[data-step="fraud.check"][data-marks~="missing"]')
+    assert missing.count() == 2
+    assert all("ONLY IN A" in missing.nth(i).text_content() for i in range(2))
+    assert "MISSING" not in svg.first.text_content()
+    legend = browser_page.locator("ul.legend").inner_text()
+    assert "ONLY IN A" in legend and "ONLY IN B" in legend and "MISSING" not in legend
+    _labels_are_whole(browser_page)

@@ -10,12 +10,16 @@ request, so files, skipped other signals and signals held beside spans are taken
 alone; spans, attribute values of an unknown kind and traces that are no run are counted only for the
 runs a process converts, so they are summed; a file cut off mid-write is noted once, whoever saw it.
 
+Ctrl-C: the workers ignore SIGINT; the parent alone gets ``KeyboardInterrupt`` and terminates and
+reaps them at once (waiting for the pool would wait for every shard's read), so none is left behind.
+
 A fold and its arguments go to the processes by pickling: the folds of ``fold.py`` are partial
 applications of module-level functions, and a contract pickles as plain frozen data.
 """
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -77,10 +81,15 @@ class PoolSource:
         )
 
     def fold(self, fold: RunFold[P]) -> P:
-        with ProcessPoolExecutor(max_workers=self.jobs) as pool:
+        pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_leave_interrupts_to_the_parent)
+        try:
             parts = list(
                 pool.map(_fold_shard, [self] * self.jobs, [fold] * self.jobs, range(1, self.jobs + 1))
             )
+        except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: stop the workers now
+            _stop(pool)
+            raise
+        pool.shutdown()
         failed = next((p.error for p in parts if p.error is not None), None)
         if failed is not None:
             raise OtelProvenanceError(failed)
@@ -114,6 +123,29 @@ class PoolSource:
         state = dict(self.__dict__)
         state["report"] = ReadReport()  # a progress callback does not cross processes
         return state
+
+
+def _leave_interrupts_to_the_parent() -> None:
+    """In each worker: ignore SIGINT. Ctrl-C reaches the terminal's whole process group; the parent
+    alone turns it into KeyboardInterrupt and stops the workers (``_stop``), so no worker prints a
+    traceback of its own or keeps working after the command has ended."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the pool at once: cancel what has not started and terminate the workers mid-fold (their
+    partial values are thrown away; nothing of theirs is written), then reap them, so that none is
+    left orphaned. ``shutdown(wait=True)`` would wait for every shard to finish reading."""
+    workers = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own record
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in workers:
+        worker.join(timeout=5)
+        if worker.is_alive():
+            worker.kill()
+            worker.join(timeout=5)
 
 
 def _fold_shard(source: PoolSource, fold: RunFold[Any], index: int) -> _Part:

@@ -109,11 +109,17 @@ def _finding_json(f: Finding) -> dict[str, Any]:
     }
 
 
+def _all_findings(report: AuditReport) -> list[Finding]:
+    return [*report.findings, *(f for run in report.runs for f in run.findings)]
+
+
 def report_json(report: AuditReport, complete_input: bool = True) -> dict[str, Any]:
     return {
         "verdict": report.verdict.value,
         "complete_input": complete_input,
-        "findings": [_finding_json(f) for f in report.findings],
+        # every finding, the audit-wide ones first, then each run's (also under its run): the list
+        # that explains the verdict, so a failing or insufficient verdict never has it empty
+        "findings": [_finding_json(f) for f in _all_findings(report)],
         "runs": [
             {
                 "run_id": run.run_id,

@@ -1,7 +1,7 @@
 """``diff A B --report-html``: run B drawn beside run A, and the argument-kind changes per tool call.
 
 The figure is the gate report's (``run_view_against``): B's causal graph with the steps A has and B
-lacks as missing placeholders, B's steps A has no place for as extra, duplicated side effects and
+lacks as placeholders marked ONLY IN A, B's steps A has no place for as ONLY IN B, duplicated side effects and
 blocked calls marked, argument data flow drawn; A's graph beside it. The table below is the text
 diff's (``offline.diff``): optimally paired calls and which arguments changed kind. This module
 chooses what is shown; ``templates/diff.html.j2`` is its markup. Pure; same runs → same bytes.
@@ -14,11 +14,18 @@ from typing import Final
 
 from ..diff import Call, RunDiff
 from ..model import Run
-from .page import differences, render_page
-from .run_view import run_view_against
+from .page import MARK_HELP, differences, legend, render_page
+from .run_view import MARK_EXTRA, MARK_LABELS, MARK_MISSING, run_view_against
 from .svg import figure
 
 DIFF_HTML_FORMAT: Final = "otel-provenance/diff-report-html/v1"
+# Two runs, neither of them the norm: a step is only in one of them, not "missing" or "extra".
+DIFF_LABELS: Final = {**MARK_LABELS, MARK_MISSING: "ONLY IN A", MARK_EXTRA: "ONLY IN B"}
+_DIFF_HELP: Final = {
+    **MARK_HELP,
+    MARK_MISSING: "a step of run A that run B lacks (in A, and a placeholder in B)",
+    MARK_EXTRA: "a step of run B with no place in run A",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +63,9 @@ def render_diff_html(run_a: Run, run_b: Run, diff: RunDiff, source_a: str = "A",
         source_b=source_b,
         changed=changed,
         unchanged=len(diff.pairs) - changed,
-        figure=figure(view, "run-b", "Run B"),
-        differences=differences(view),
+        figure=figure(view, "run-b", "Run B", DIFF_LABELS),
+        differences=differences(view, labels=DIFF_LABELS),
+        legend=legend(DIFF_LABELS, _DIFF_HELP),
         rows=rows,
     )
 

@@ -8,16 +8,17 @@ is ``templates/page.html.j2``; the legend and the list of differences are macros
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from ... import __version__
 from ..contracts.model import Rule
-from .run_view import MARK_LABELS, MARKS, RunView
+from .run_view import ARG_ALLOWED, ARG_OBSERVED, ARG_STANDINGS, ARG_VIOLATING, MARK_LABELS, MARKS, RunView
 from .svg import Figure
 from .templating import render
 
-_MARK_HELP: Final = {
+MARK_HELP: Final = {
     "missing": "in the route beside it, not in this run",
     "duplicated": "a write tool called more than once",
     "blocked": "agent.tool.status = blocked: the call did not happen",
@@ -26,14 +27,30 @@ _MARK_HELP: Final = {
 }
 
 
+_ARG_HELP: Final = {
+    ARG_OBSERVED: "argument (kind) a tool result supplied",
+    ARG_ALLOWED: "assumed, but on the call's allow-list (agent.budget.allowed): not counted",
+    ARG_VIOLATING: "assumed, invented or of no known kind and not allowed: it counts against the budget",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class LegendEntry:
-    mark: str  # the CSS class suffix: mark-<mark>
+    mark: str  # the CSS class suffix: mark-<mark>, or arg-<standing> for an argument
     label: str
     help: str
+    arg: bool = False
 
 
-LEGEND: Final = tuple(LegendEntry(m, MARK_LABELS[m], _MARK_HELP[m]) for m in MARKS)
+def legend(
+    labels: Mapping[str, str] = MARK_LABELS, helps: Mapping[str, str] = MARK_HELP
+) -> tuple[LegendEntry, ...]:
+    """The marks (named by ``labels``), then how arguments are drawn."""
+    marks = tuple(LegendEntry(m, labels[m], helps[m]) for m in MARKS)
+    return marks + tuple(LegendEntry(a, a, _ARG_HELP[a], arg=True) for a in ARG_STANDINGS)
+
+
+LEGEND: Final = legend()
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +67,7 @@ class Flagged:
     arg: str
     step: str
     span_id: str | None
+    allowed: bool = False  # on the call's allow-list: drawn as allowed, not counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,24 +106,27 @@ class DrawnRun:
     differences: Differences | None = None
     traces: tuple[str, ...] = ()
     failing: tuple[Rule, ...] = ()  # the gate's rules it fails
+    same: tuple[str, ...] = ()  # other runs drawn exactly alike (ids aside): drawn once, counted
 
 
 def render_page(template: str, title: str, page_format: str, **context: object) -> str:
-    """A page: ``template`` extends ``page.html.j2``, which needs the title and the page's format."""
-    return render(
-        template, title=title, page_format=page_format, version=__version__, legend=LEGEND, **context
-    )
+    """A page: ``template`` extends ``page.html.j2``, which needs the title and the page's format
+    (and gets ``legend``, unless the page brings its own)."""
+    context.setdefault("legend", LEGEND)
+    return render(template, title=title, page_format=page_format, version=__version__, **context)
 
 
-def differences(view: RunView, route_note: bool = True) -> Differences:
+def differences(
+    view: RunView, route_note: bool = True, labels: Mapping[str, str] = MARK_LABELS
+) -> Differences:
     nodes = view.tree.node_map()
     marked = []
     for mark in MARKS:
         carrying = tuple((n.step, n.span_id) for n in view.tree.nodes if mark in n.marks)
         if carrying:
-            marked.append(Marked(MARK_LABELS[mark], carrying))
+            marked.append(Marked(labels[mark], carrying))
     flagged = tuple(
-        Flagged(kind.upper(), arg, node.step, node.span_id)
+        Flagged(kind.upper(), arg, node.step, node.span_id, (arg, kind, ARG_ALLOWED) in node.args)
         for node in view.tree.nodes
         for arg, kind in node.flagged_args
     )

@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Final
 
 from ... import semconv
+from ...budget_law import ALLOW_REACH, allowed_on_span
 from ..audit import arguments
 from ..contracts.model import Contract, RouteFamily
 from ..contracts.rational import format_rational
@@ -60,6 +61,24 @@ class Node:
     marks: tuple[str, ...]  # in MARKS order
     span_id: str | None = None
     flagged_args: tuple[tuple[str, str], ...] = ()  # (argument, kind) for assumed/invented arguments
+    args: tuple[tuple[str, str, str], ...] = ()  # every argument: (name, kind, standing), by name
+
+
+ARG_OBSERVED: Final = "observed"
+ARG_ALLOWED: Final = "allowed"
+ARG_VIOLATING: Final = "violating"
+ARG_STANDINGS: Final = (ARG_OBSERVED, ARG_ALLOWED, ARG_VIOLATING)  # legend order
+"""How an argument stands under the budget law (names and kinds only — never a value): *observed*
+(a tool result supplied it), *allowed* (assumed, but on the span's allow-list, ``agent.budget.allowed``)
+or *violating* (assumed, invented or of no known kind: no tool result supplied it, and it counts)."""
+
+
+def arg_standing(kind: str, name: str, allowed: frozenset[str]) -> str:
+    if kind == semconv.KIND_OBSERVED:
+        return ARG_OBSERVED
+    if kind in ALLOW_REACH and name in allowed:
+        return ARG_ALLOWED
+    return ARG_VIOLATING
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +250,7 @@ def _view(run: Run, ref: _RefTree | None) -> RunView:
                 for a in arguments(s)
                 if a.kind in (semconv.KIND_ASSUMED, semconv.KIND_INVENTED)
             ),
+            _standings(s),
         )
         for s in run.spans
     ]
@@ -238,6 +258,11 @@ def _view(run: Run, ref: _RefTree | None) -> RunView:
         tuple(nodes + placeholders), tuple(roots), tuple((k, tuple(v)) for k, v in children.items() if v)
     )
     return RunView(run.run_id, run.trace_ids, tree, _flows(graph), _dangling(graph), route)
+
+
+def _standings(span: Span) -> tuple[tuple[str, str, str], ...]:
+    allowed = allowed_on_span(span.attributes)
+    return tuple((a.name, a.kind, arg_standing(a.kind, a.name, allowed)) for a in arguments(span))
 
 
 def _blocked(span: Span) -> bool:

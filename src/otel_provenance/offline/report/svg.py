@@ -1,7 +1,8 @@
 """The figure of a ``RunView``: the run's causal graph beside the closest approved route, as geometry.
 
-This module decides what is drawn and where — integer coordinates, the marks of each node, clipped
-labels, tooltips — so equal views give equal figures; ``templates/figure.svg.j2`` writes a
+This module decides what is drawn and where — integer coordinates, the marks of each node, labels
+wrapped over as many lines as they need (a step name, argument names and kinds are never cut), tooltips
+— so equal views give equal figures; ``templates/figure.svg.j2`` writes a
 ``Figure`` as inline SVG, every string escaped by the template environment (``templating``), so a
 hostile attribute value cannot inject markup. Each mark is drawn with a colour *and* written as text
 in the node, so the figure reads in greyscale; the ``<title>``/``<desc>`` and the HTML lists beside
@@ -11,6 +12,7 @@ it carry the same facts for a screen reader. Styling lives in the page's stylesh
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -18,27 +20,43 @@ from .layout import Placed, lanes, layered
 from .run_view import MARK_LABELS, MARK_MISSING, Node, RunView, Tree
 from .templating import render_macro
 
-ROW_H: Final = 58
+ROW_GAP: Final = 10  # between one node's box and the next row's
 BOX_W: Final = 280
-BOX_H: Final = 48
+BOX_H: Final = 48  # the smallest box: three lines of text
+LINE_H: Final = 14  # between two baselines of a box's text
 INDENT: Final = 24
 LANE_W: Final = 12
 PAD: Final = 16
 TITLE_H: Final = 30
 TITLE_BASELINE: Final = 20
-LABEL_W: Final = 210  # room right of the lanes for argument names
+LABEL_W: Final = 210  # least room right of the lanes for argument names (more when they need it)
 MAX_NODES: Final = 300  # a run larger than this is cut (and says so)
 _TEXT_INSET: Final = 8  # from a box's left edge to its text
-_BASELINES: Final = (15, 29, 43)  # of a box's three lines of text: step, detail, marks
-_STEP_CHARS: Final = 36
-_LINE_CHARS: Final = 42
-_LABEL_CHARS: Final = 32
+_FIRST_BASELINE: Final = 15  # from a box's top edge
+_BOTTOM: Final = 5  # from the last baseline to the box's bottom edge
+_STEP_CHARS: Final = 34  # a line of the step name (12px bold monospace) inside a box, wrapped, never cut
+_LINE_CHARS: Final = 38  # a line of the rest (11px monospace)
+_FLOW_CHAR_W: Final = 7  # generous width of one flow-label character (10px monospace)
 _TITLE_CHAR_W: Final = 8  # generous width of one panel-title character (13px sans-serif)
 
 
 @dataclass(frozen=True, slots=True)
+class TextLine:
+    """One line of a box's text at baseline ``y``: pieces of text, each with its CSS class."""
+
+    cls: str  # step | detail | args | marks marks-<first mark>
+    y: int
+    pieces: tuple[tuple[str, str], ...]  # (text, class); the class "" is the line's own
+
+    @property
+    def text(self) -> str:
+        return "".join(text for text, _ in self.pieces)
+
+
+@dataclass(frozen=True, slots=True)
 class NodeBox:
-    """A node's box at (``x``, ``y``) and its three lines of text."""
+    """A node's box at (``x``, ``y``) and its lines of text: the step name, the detail, every
+    argument's name and kind (in its standing's colour) and the marks, each wrapped, never cut."""
 
     step: str
     marks: tuple[str, ...]
@@ -49,12 +67,7 @@ class NodeBox:
     width: int
     height: int
     text_x: int
-    baselines: tuple[int, int, int]
-    step_label: str
-    detail: str  # the detail line, up to the flagged arguments
-    flagged: str  # the rest of it: the assumed/invented arguments, drawn in their own colour
-    marks_label: str
-    first_mark: str  # the class of the marks line's colour
+    lines: tuple[TextLine, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,16 +125,50 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def run_figure(view: RunView, prefix: str, run_label: str = "This run") -> str:
+def wrap(text: str, width: int) -> tuple[str, ...]:
+    """``text`` in lines of at most ``width`` characters, broken after a space where one is near
+    the end, else mid-word; nothing is dropped: ``"".join(wrap(t, w)) == t``."""
+    lines = []
+    while len(text) > width:
+        cut = text.rfind(" ", width // 2, width) + 1 or width
+        lines.append(text[:cut])
+        text = text[cut:]
+    lines.append(text)
+    return tuple(lines)
+
+
+def _wrap_pieces(pieces: list[tuple[str, str]], width: int) -> list[list[tuple[str, str]]]:
+    """Pieces (text, class) filled into lines of at most ``width`` characters; a piece that does not
+    fit the rest of a line starts the next, and a piece longer than a line is wrapped itself."""
+    lines: list[list[tuple[str, str]]] = [[]]
+    used = 0
+    for text, cls in pieces:
+        if used and used + len(text) > width:
+            lines.append([])
+            used = 0
+        for k, part in enumerate(wrap(text, width) if len(text) > width else (text,)):
+            if k:
+                lines.append([])
+                used = 0
+            lines[-1].append((part, cls))
+            used += len(part)
+    return lines
+
+
+def run_figure(
+    view: RunView, prefix: str, run_label: str = "This run", labels: Mapping[str, str] = MARK_LABELS
+) -> str:
     """One ``<svg>``: the run (left) and, when there is one, what it is compared with (right).
-    ``prefix`` makes element ids unique in the page."""
-    return render_macro("figure.svg.j2", "figure", figure(view, prefix, run_label))
+    ``prefix`` makes element ids unique in the page; ``labels`` names the marks."""
+    return render_macro("figure.svg.j2", "figure", figure(view, prefix, run_label, labels))
 
 
-def figure(view: RunView, prefix: str, run_label: str = "This run") -> Figure:
+def figure(
+    view: RunView, prefix: str, run_label: str = "This run", labels: Mapping[str, str] = MARK_LABELS
+) -> Figure:
     """What ``run_figure`` draws (the pages put it in place with the template's macro)."""
     run_panel, run_w, run_h = _panel(
-        view.tree, view, f"{run_label} · {clip(view.run_id, 40)}", PAD, with_flows=True
+        view.tree, view, f"{run_label} · {clip(view.run_id, 40)}", PAD, labels, with_flows=True
     )
     panels = [run_panel]
     width, height = PAD + run_w, run_h
@@ -131,7 +178,7 @@ def figure(view: RunView, prefix: str, run_label: str = "This run") -> Figure:
             title = f"Run A · {name} ({view.route.similarity} similar)"
         else:
             title = f"Closest approved route: family {name} ({view.route.similarity} similar)"
-        route_panel, route_w, route_h = _panel(view.route.tree, None, title, width + 2 * PAD)
+        route_panel, route_w, route_h = _panel(view.route.tree, None, title, width + 2 * PAD, labels)
         panels.append(route_panel)
         width += 2 * PAD + route_w
         height = max(height, route_h)
@@ -145,32 +192,44 @@ def figure(view: RunView, prefix: str, run_label: str = "This run") -> Figure:
         width + PAD,
         height + PAD,
         f"Causal graph of run {view.run_id}{route_text}",
-        describe(view),
+        describe(view, labels),
         tuple(panels),
     )
 
 
-def describe(view: RunView) -> str:
+def describe(view: RunView, labels: Mapping[str, str] = MARK_LABELS) -> str:
     """The figure's facts as one sentence per kind of mark (for ``<desc>``)."""
     by_mark: dict[str, list[str]] = {}
     for node in view.tree.nodes:
         for mark in node.marks:
             by_mark.setdefault(mark, []).append(node.step)
-    sentences = [f"{MARK_LABELS[m]}: {', '.join(steps)}." for m, steps in sorted(by_mark.items())]
+    sentences = [f"{labels[m]}: {', '.join(steps)}." for m, steps in sorted(by_mark.items())]
     sentences += [f"{len(view.flows)} data-flow edge(s)."]
     return " ".join(sentences)
 
 
 def _panel(
-    tree: Tree, view: RunView | None, title: str, x0: int, with_flows: bool = False
+    tree: Tree,
+    view: RunView | None,
+    title: str,
+    x0: int,
+    labels: Mapping[str, str],
+    with_flows: bool = False,
 ) -> tuple[Panel, int, int]:
-    """One panel, its width and height."""
+    """One panel, its width and height. Rows are as tall as their node's text needs."""
     placed = layered(tree.roots, tree.child_map())
     hidden = max(len(placed) - MAX_NODES, 0)
     placed = placed[:MAX_NODES]
     at = {p.key: p for p in placed}
     nodes = tree.node_map()
     y0 = TITLE_H
+    texts = {p.key: _texts(nodes[p.key], labels) for p in placed}
+    heights = {key: max(BOX_H, _FIRST_BASELINE + (len(t) - 1) * LINE_H + _BOTTOM) for key, t in texts.items()}
+    top: dict[str, int] = {}
+    y = y0
+    for p in placed:  # one node per row, in row order
+        top[p.key] = y
+        y += heights[p.key] + ROW_GAP
     max_depth = max((p.depth for p in placed), default=0)
     right = x0 + max_depth * INDENT + BOX_W
     edges = []
@@ -178,20 +237,23 @@ def _panel(
         if parent not in at:
             continue
         p = at[parent]
-        px, py = x0 + p.depth * INDENT + 10, y0 + p.row * ROW_H + BOX_H
+        px, py = x0 + p.depth * INDENT + 10, top[parent] + heights[parent]
         for kid in kids:
             if kid in at:
                 c = at[kid]
-                cy = y0 + c.row * ROW_H + BOX_H // 2
+                cy = top[kid] + BOX_H // 2
                 edges.append(TreeEdge(MARK_MISSING in nodes[kid].marks, px, py, cy, x0 + c.depth * INDENT))
     width = max(right - x0, len(title) * _TITLE_CHAR_W)
     flows: tuple[FlowEdge, ...] = ()
     flow_labels: tuple[Label, ...] = ()
     if with_flows and view is not None:
-        flows, flow_labels, flow_w = _flows(view, at, x0, y0, right)
+        flows, flow_labels, flow_w = _flows(view, at, top, heights, x0, right)
         width += flow_w
-    boxes = tuple(_node(nodes[p.key], x0 + p.depth * INDENT, y0 + p.row * ROW_H) for p in placed)
-    height = y0 + len(placed) * ROW_H
+    boxes = tuple(
+        _node(nodes[p.key], x0 + p.depth * INDENT, top[p.key], heights[p.key], texts[p.key], labels)
+        for p in placed
+    )
+    height = y
     cut = None
     if hidden:
         cut = Label(x0, height + 12, f"… {hidden} more node(s) not drawn")
@@ -200,14 +262,43 @@ def _panel(
     return panel, width, height
 
 
-def _node(node: Node, x: int, y: int) -> NodeBox:
-    flagged = ", ".join(f"{kind.upper()}: {arg}" for arg, kind in node.flagged_args)
-    detail = " · ".join(part for part in (node.detail, flagged) if part)
-    shown = clip(detail, _LINE_CHARS)
-    plain = shown[: len(node.detail)] if flagged else shown
-    marks = " · ".join(MARK_LABELS[m] for m in node.marks)
+def _texts(node: Node, labels: Mapping[str, str]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """A node's lines before placing: (line class, pieces). Step, detail, arguments, marks."""
+    lines: list[tuple[str, list[tuple[str, str]]]] = [
+        ("step", [(t, "")]) for t in wrap(node.step, _STEP_CHARS)
+    ]
+    if node.detail:
+        lines += [("detail", [(t, "")]) for t in wrap(node.detail, _LINE_CHARS)]
+    if node.args:
+        pieces = [
+            (f"{name} ({kind})" + (", " if i < len(node.args) - 1 else ""), f"arg arg-{standing}")
+            for i, (name, kind, standing) in enumerate(node.args)
+        ]
+        lines += [("args", line) for line in _wrap_pieces(pieces, _LINE_CHARS)]
+    if node.marks:
+        marks = " · ".join(labels[m] for m in node.marks)
+        lines += [(f"marks marks-{node.marks[0]}", [(t, "")]) for t in wrap(marks, _LINE_CHARS)]
+    return lines
+
+
+def _node(
+    node: Node,
+    x: int,
+    y: int,
+    height: int,
+    texts: list[tuple[str, list[tuple[str, str]]]],
+    labels: Mapping[str, str],
+) -> NodeBox:
+    args = ", ".join(f"{name} ({kind}, {standing})" for name, kind, standing in node.args)
+    marks = " · ".join(labels[m] for m in node.marks)
     tooltip = " — ".join(
-        part for part in (node.step, detail, marks, f"span {node.span_id}" if node.span_id else "") if part
+        part
+        for part in (node.step, node.detail, args, marks, f"span {node.span_id}" if node.span_id else "")
+        if part
+    )
+    lines = tuple(
+        TextLine(cls, y + _FIRST_BASELINE + i * LINE_H, tuple(pieces))
+        for i, (cls, pieces) in enumerate(texts)
     )
     return NodeBox(
         step=node.step,
@@ -217,22 +308,22 @@ def _node(node: Node, x: int, y: int) -> NodeBox:
         x=x,
         y=y,
         width=BOX_W,
-        height=BOX_H,
+        height=height,
         text_x=x + _TEXT_INSET,
-        baselines=(y + _BASELINES[0], y + _BASELINES[1], y + _BASELINES[2]),
-        step_label=clip(node.step, _STEP_CHARS),
-        detail=plain,
-        flagged=shown[len(plain) :],
-        marks_label=clip(marks, _LINE_CHARS),
-        first_mark=node.marks[0] if node.marks else "none",
+        lines=lines,
     )
 
 
 def _flows(
-    view: RunView, at: dict[str, Placed], x0: int, y0: int, right: int
+    view: RunView,
+    at: dict[str, Placed],
+    top: dict[str, int],
+    heights: dict[str, int],
+    x0: int,
+    right: int,
 ) -> tuple[tuple[FlowEdge, ...], tuple[Label, ...], int]:
-    """Data-flow edges in lanes right of the nodes, each labelled with its argument names; the
-    width they take."""
+    """Data-flow edges in lanes right of the nodes, each labelled with its argument names (whole);
+    the width they take."""
     drawn = [f for f in view.flows if f.source in at and f.consumer in at]
     if not drawn:
         return (), (), 0
@@ -248,22 +339,22 @@ def _flows(
         s, c = at[f.source], at[f.consumer]
         sx = x0 + s.depth * INDENT + BOX_W
         cx = x0 + c.depth * INDENT + BOX_W
-        sy = y0 + s.row * ROW_H + _offset(out_of[f.source].index(i), len(out_of[f.source]))
-        cy = y0 + c.row * ROW_H + _offset(into[f.consumer].index(i), len(into[f.consumer]))
+        sy = top[f.source] + _offset(out_of[f.source].index(i), len(out_of[f.source]), heights[f.source])
+        cy = top[f.consumer] + _offset(into[f.consumer].index(i), len(into[f.consumer]), heights[f.consumer])
         title = f"argument(s) {', '.join(f.args)}: from {f.source[2:]} to {f.consumer[2:]}"
         edges.append(FlowEdge(sx, sy, lane_x0 + assigned[i] * LANE_W, cy, cx + 2, title))
     max_lane = max(assigned)
     label_x = lane_x0 + (max_lane + 1) * LANE_W + 4
     labels = []
     for consumer, indices in into.items():
-        c = at[consumer]
         for k, i in enumerate(indices):
-            cy = y0 + c.row * ROW_H + _offset(k, len(indices))
-            labels.append(Label(label_x, cy + 4, clip("← " + ", ".join(drawn[i].args), _LABEL_CHARS)))
-    return tuple(edges), tuple(labels), 18 + (max_lane + 1) * LANE_W + LABEL_W
+            cy = top[consumer] + _offset(k, len(indices), heights[consumer])
+            labels.append(Label(label_x, cy + 4, "← " + ", ".join(drawn[i].args)))
+    label_w = max(LABEL_W, max(len(label.text) for label in labels) * _FLOW_CHAR_W + 8)
+    return tuple(edges), tuple(labels), 18 + (max_lane + 1) * LANE_W + label_w
 
 
-def _offset(index: int, count: int) -> int:
+def _offset(index: int, count: int, height: int = BOX_H) -> int:
     """Where the ``index``-th of ``count`` edges meets a node box (spread over its height)."""
-    step = BOX_H // (count + 1)
+    step = height // (count + 1)
     return step * (index + 1)
