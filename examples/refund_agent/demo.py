@@ -211,15 +211,28 @@ def main(argv: list[str] | None = None) -> int:
     run_release("1.1.0", 5, out / "release-1.1.0", 200)
 
     v1_code = gate(contract, "1.1.0", out / "release-1.1.0")
-    v2_code = gate(contract, "2.0.0", out / "release-2.0.0", "--report-json", str(out / "report-2.0.0.json"))
+    v2_code = gate(
+        contract,
+        "2.0.0",
+        out / "release-2.0.0",
+        "--report-json",
+        str(out / "report-2.0.0.json"),
+        "--report-html",
+        str(out / "report-2.0.0.html"),
+    )
     if v1_code != 0:
         print("unexpected: the v1-behaviour release did not pass", file=sys.stderr)
         return 1
     if not guard(contract, out):
         print("unexpected: the guard blocked an approved call or let a bad refund through", file=sys.stderr)
         return 1
-    print(f"== files: spans, logs and metrics under {out}/<phase>/, the contract {contract}, ")
-    print(f"   the gate's report {out / 'report-2.0.0.json'}, the payment ledgers {out}/*/payment-ledger.txt")
+    print("== where every file went")
+    print(f"   spans, logs and metrics: {out}/<phase>/ (approved, release-2.0.0, release-1.1.0, guard-1.1.0,")
+    print("   guard-2.0.0), one JSON Lines file per process")
+    print(f"   the contract (mined, then reviewed): {contract}")
+    print(f"   release 2.0.0's gate report: {out / 'report-2.0.0.html'} (open it in a browser)")
+    print(f"   and as JSON: {out / 'report-2.0.0.json'}")
+    print(f"   the payment service's own ledgers: {out}/<phase>/payment-ledger.txt")
     return v2_code
 
 

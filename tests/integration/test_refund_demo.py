@@ -49,6 +49,10 @@ def test_v2_fails_the_gate_with_the_findings_that_prove_it(demo):
     # Every finding is proved by trace ids.
     report = json.loads((out / "report-2.0.0.json").read_text())
     assert report["decision"] == "fail"
+    # the HTML report the README shows, and the demo says where it went (#37)
+    html = (out / "report-2.0.0.html").read_text()
+    assert "DUPLICATE_SIDE_EFFECT" in html and "MISSING_PREREQUISITE" in html
+    assert f"release 2.0.0's gate report: {out / 'report-2.0.0.html'}" in text
 
 
 def test_the_v1_behaviour_passes_the_same_gate(demo):

@@ -60,6 +60,8 @@ RESOURCE_INT_KEYS: Final = frozenset({"process.pid", "process.parent_pid"})
 ARRAY_KEYS: Final = frozenset(
     {
         semconv.VIOLATIONS,
+        semconv.BUDGET_ALLOWED,
+        semconv.GUARD_RUN_FAILED,
         "gen_ai.response.finish_reasons",
         "gen_ai.request.stop_sequences",
         "process.command_args",
