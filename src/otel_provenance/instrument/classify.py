@@ -1,4 +1,5 @@
-"""Classify a call's arguments against a run's ledger: observed / assumed / invented, and span attributes.
+"""Classify a call's arguments against a run's ledger: observed / assumed / invented / untrusted, and
+span attributes.
 
 This is the one place that decides an argument's kind; the ``@op.tool`` decorator and the span processor
 for third-party GenAI tool spans both call :func:`classify_arguments`. It never raises for odd values
@@ -8,10 +9,17 @@ for third-party GenAI tool spans both call :func:`classify_arguments`. It never 
 Rules, in order: an argument declared ``invented`` is ``invented`` (never looked up, never silently
 observed). A scalar is ``observed`` when the ledger matches it (exactly or through a named projection)
 and either its text reaches the short-value floor or the observed field has the argument's own name
-(``limit=5`` matches ``{"limit": 5}``, not any 5). Booleans and None are never evidence by value alone.
-A dict/list/tuple/dataclass/pydantic-model argument is ``observed`` when every one of its leaves is
-(projection ``structure``; source fields are the first leaf's), each leaf matched by its own field name
-(field by field). Everything else is ``assumed``.
+(``limit=5`` matches ``{"limit": 5}``, not any 5; ``event_id="7"`` matches ``{"id": "7"}``, projection
+``id_alias``; a value found inside a longer text never matches by field name). Booleans and None are
+never evidence by value alone. A dict/list/tuple/dataclass/pydantic-model argument is ``observed``
+when every one of its leaves is (projection ``structure``; source fields are the first leaf's), each
+leaf matched by its own field name (field by field). A value the ledger found only in results of
+tools declared untrusted is ``untrusted`` instead of ``observed`` (a structure, when any leaf is; its
+source is then the first untrusted leaf's). Everything else is ``assumed``.
+
+An ``assumed`` text argument whose whole value looks like a destination (an e-mail address, a URL, an
+IBAN, a long account number: :func:`.textforms.looks_like_destination`) is listed in
+``Classification.destinations``: the budget never exempts it as free text.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from . import projections as pj
 from .digest import keyed_digest
 from .ledger import Ledger, Match
 from .settings import Settings, get_settings
+from .textforms import looks_like_destination
 
 STRUCTURE = pj.STRUCTURE
 MAX_STRUCTURE_LEAVES = 256
@@ -33,6 +42,7 @@ MAX_STRUCTURE_DEPTH = 16
 _NONE_TEXT = "\x00null"
 _TRUE_TEXT = "\x00true"
 _FALSE_TEXT = "\x00false"
+_ID_FIELDS = frozenset({"id", "id_"})
 
 
 class ArgumentProvenance(NamedTuple):
@@ -50,7 +60,7 @@ class ArgumentProvenance(NamedTuple):
 class Classification:
     """The provenance of every passed argument of one call (treat as immutable)."""
 
-    __slots__ = ("arguments", "faults", "key_id", "ledger_full", "tool")
+    __slots__ = ("arguments", "destinations", "faults", "key_id", "ledger_full", "tool")
 
     def __init__(
         self,
@@ -59,12 +69,14 @@ class Classification:
         key_id: str,
         ledger_full: bool = False,
         faults: tuple[str, ...] = (),
+        destinations: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
         self.key_id = key_id
         self.ledger_full = ledger_full
         self.faults = faults
+        self.destinations = destinations  # assumed arguments whose value looks like a destination
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -77,11 +89,17 @@ class Classification:
     def invented(self) -> int:
         return sum(1 for a in self.arguments if a.kind == sc.KIND_INVENTED)
 
+    @property
+    def untrusted(self) -> int:
+        return sum(1 for a in self.arguments if a.kind == sc.KIND_UNTRUSTED)
+
     def kinds(self) -> dict[str, str]:
         return {a.name: a.kind for a in self.arguments}
 
     def unsourced(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The values of arguments that are not ``observed`` (for :meth:`Ledger.remember`'s echo rule)."""
+        """The values of arguments that are not ``observed`` — assumed, invented or untrusted — for
+        :meth:`Ledger.remember`'s echo rule: a trusted tool echoing an untrusted value does not make
+        it trusted."""
         return {
             a.name: arguments[a.name]
             for a in self.arguments
@@ -106,7 +124,7 @@ class Classification:
             for arg in arguments:
                 kind_key, tool_key, field_key, span_key, projection_key, digest_key = _keys(arg.name)
                 out[kind_key] = arg.kind
-                if arg.kind == sc.KIND_OBSERVED:
+                if arg.source_tool is not None:
                     out[tool_key] = arg.source_tool
                     out[field_key] = arg.source_field
                     if arg.source_span_id:
@@ -118,7 +136,7 @@ class Classification:
         for arg in sorted(arguments, key=lambda a: a.kind == sc.KIND_OBSERVED):
             kind_key, tool_key, field_key, span_key, projection_key, digest_key = _keys(arg.name)
             layers[0].append((kind_key, arg.kind))
-            if arg.kind == sc.KIND_OBSERVED:
+            if arg.source_tool is not None:
                 if arg.source_span_id:
                     layers[1].append((span_key, arg.source_span_id))
                 layers[1].append((tool_key, arg.source_tool))
@@ -199,7 +217,20 @@ def classify_arguments(
         key_id=settings.key_id,
         ledger_full=bool(ledger is not None and ledger.full),
         faults=tuple(faults),
+        destinations=_destinations(results, arguments),
     )
+
+
+def _destinations(results: list[ArgumentProvenance], arguments: Mapping[str, Any]) -> frozenset[str]:
+    """Assumed text arguments whose whole value looks like a destination (never exempt as free text)."""
+    names = [
+        a.name
+        for a in results
+        if a.kind == sc.KIND_ASSUMED
+        and isinstance(value := arguments.get(a.name), str)
+        and looks_like_destination(value)
+    ]
+    return frozenset(names) if names else frozenset()
 
 
 def _classify_one(
@@ -231,7 +262,8 @@ def _classify_one(
         )
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
-        first = first or match
+        if first is None or (first.trusted and not match.trusted):
+            first = match  # the source recorded: the first leaf's, or the first untrusted leaf's
     return _provenance(name, digest, first, STRUCTURE)
 
 
@@ -240,7 +272,13 @@ def _provenance(name: str, digest: str, match: Match | None, projection: str | N
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     obs = match.observation
     return ArgumentProvenance(
-        name, sc.KIND_OBSERVED, digest, obs.tool, obs.field, obs.span_id or None, projection
+        name,
+        sc.KIND_OBSERVED if match.trusted else sc.KIND_UNTRUSTED,
+        digest,
+        obs.tool,
+        obs.field,
+        obs.span_id or None,
+        projection,
     )
 
 
@@ -250,17 +288,29 @@ def _match_scalar(name: str, text: str, kind: int, ledger: Ledger | None, floor:
     match = ledger.lookup(text, kind)
     if match is None:
         return None
-    if len(text) >= floor or (match.observation.field_name == name and not name.isdigit()):
+    if len(text) >= floor:
+        return match
+    if not match.by_field or name.isdigit():  # a short value inside a text: not evidence
+        return None
+    field_name = match.observation.field_name
+    if field_name == name:
+        return match
+    if field_name in _ID_FIELDS and _names_an_id(name):
+        match.projection = pj.combine(match.projection, pj.ID_ALIAS)
         return match
     return None
+
+
+def _names_an_id(name: str) -> bool:
+    """``file_id``, ``event_id``, ``fileId``: an argument naming the id of some thing."""
+    return (name.endswith("_id") and len(name) > 3) or (name.endswith("Id") and name[-3:-2].islower())
 
 
 def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
     """Booleans are evidence only as a field of the same name (``dry_run`` in the run's inputs)."""
     if ledger is None or not isinstance(value, bool):
         return None
-    obs = ledger.flag(name, value)
-    return Match(obs, pj.EXACT) if obs is not None else None
+    return ledger.match_flag(name, value)
 
 
 _TOO_BIG: list = []

@@ -36,6 +36,8 @@ def tool(
     idempotency_key: str | None = None,
     tracer_provider: trace.TracerProvider | None = None,
     blocked_error: type[Exception] | None = None,
+    trust: str = "trusted",
+    trusted_fields: Iterable[str] = (),
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -45,6 +47,11 @@ def tool(
     ``blocked_error`` is the exception class a blocked call raises instead of :class:`ProvenanceError`
     (built from the same message, chained to it): the tool-error type of an agent framework, such as
     LangChain's ``ToolException`` or PydanticAI's ``ToolFailed``, so the model sees the refusal.
+    ``trust="untrusted"`` declares that the tool returns content someone outside wrote (e-mail
+    bodies, web pages, shared documents, another agent's free text): a later argument found only in
+    such results is ``untrusted``, which a write tool does not accept by default (``max_untrusted``).
+    ``trusted_fields`` names the fields of its results the system sets rather than the content's
+    author (``{"id", "date"}``): those count as trusted.
     """
     options = dict(
         name=name,
@@ -55,6 +62,8 @@ def tool(
         idempotency_key=idempotency_key,
         tracer_provider=tracer_provider,
         blocked_error=blocked_error,
+        trust=trust,
+        trusted_fields=trusted_fields,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -82,6 +91,8 @@ class _DecoratedTool:
         idempotency_key: str | None,
         tracer_provider: trace.TracerProvider | None,
         blocked_error: type[Exception] | None = None,
+        trust: str = "trusted",
+        trusted_fields: Iterable[str] = (),
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         self.spec = ToolSpec(
@@ -92,6 +103,8 @@ class _DecoratedTool:
             invented=invented,
             idempotency_key=idempotency_key,
             tracer_provider=tracer_provider,
+            trust=trust,
+            trusted_fields=trusted_fields,
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)

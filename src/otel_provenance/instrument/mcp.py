@@ -54,7 +54,8 @@ class ToolPolicy:
     """Per-tool settings of a wrapped MCP session, by tool name: ``tools={"delete": ToolPolicy(...)}``.
 
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
-    what they mean on ``@op.tool``.
+    what they mean on ``@op.tool`` (``trust="untrusted"``: the tool returns content someone outside
+    wrote; ``trusted_fields``: the fields of its results the server sets, not that content's author).
     """
 
     side_effect: str | None = None
@@ -62,12 +63,22 @@ class ToolPolicy:
     invented: frozenset[str] | Iterable[str] = field(default=frozenset())
     data_domain: str | None = None
     idempotency_key: str | None = None
+    trust: str = sc.TRUST_TRUSTED
+    trusted_fields: frozenset[str] | Iterable[str] = field(default=frozenset())
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
             raise ConfigurationError(
                 f"ToolPolicy.side_effect: must be None or one of {', '.join(sc.SIDE_EFFECTS)}"
             )
+        if self.trust not in sc.TRUST_LEVELS:
+            raise ConfigurationError(f"ToolPolicy.trust: must be one of {', '.join(sc.TRUST_LEVELS)}")
+        fields = () if self.trusted_fields is None else self.trusted_fields
+        if isinstance(fields, str) or not all(isinstance(n, str) and n for n in fields):
+            raise ConfigurationError("ToolPolicy.trusted_fields: must be a collection of field names")
+        if fields and self.trust != sc.TRUST_UNTRUSTED:
+            raise ConfigurationError("ToolPolicy.trusted_fields: only for trust='untrusted'")
+        object.__setattr__(self, "trusted_fields", frozenset(fields))
         invented = () if self.invented is None else self.invented  # None: none, as on op.tool
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
@@ -208,6 +219,8 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 tracer_provider=self._self_tracer_provider,
                 tool_type="extension",
                 span_attributes=self._self_span_attributes(),
+                trust=policy.trust,
+                trusted_fields=policy.trusted_fields,
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec

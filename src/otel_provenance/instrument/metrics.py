@@ -63,7 +63,7 @@ ARG_KIND: Final = "agent.arg.kind"
 BUDGET_RULE: Final = "agent.budget.rule"
 
 #: Budget rules recorded by name; any other tag counts as ``other`` (a tag may name an argument).
-KNOWN_RULES: Final = frozenset({"max_assumed", "max_invented", "provenance_fault"})
+KNOWN_RULES: Final = frozenset({"max_assumed", "max_invented", "max_untrusted", "provenance_fault"})
 OTHER_RULE: Final = "other"
 
 #: Buckets of ``opentelemetry-util-genai`` for the same histogram, so both sources aggregate alike.

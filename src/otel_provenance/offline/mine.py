@@ -215,6 +215,7 @@ def propose_rules(runs: list[Run], writes: Iterable[str] = ()) -> list[dict[str,
                 "select": select,
                 "max_assumed": max(len(p.assumed) for p in provenance if p is not None),
                 "max_invented": max(len(p.invented) for p in provenance if p is not None),
+                "max_untrusted": max(len(p.untrusted) for p in provenance if p is not None),
             }
             if allow:
                 rule["allow"] = allow
