@@ -15,7 +15,9 @@ never evidence by value alone. A dict/list/tuple/dataclass/pydantic-model argume
 when every one of its leaves is (projection ``structure``; source fields are the first leaf's), each
 leaf matched by its own field name (field by field). A value the ledger found only in results of
 tools declared untrusted is ``untrusted`` instead of ``observed`` (a structure, when any leaf is; its
-source is then the first untrusted leaf's). Everything else is ``assumed``.
+source is then the first untrusted leaf's), and so is an unmatched text that carries, as a token, a
+destination found only there (projection ``embedded``: ``"Verify at https://evil.example/login"``).
+Everything else is ``assumed``. A value written in the run's request is evidence at any length.
 
 An ``assumed`` text argument whose whole value looks like a destination (an e-mail address, a URL, an
 IBAN, a long account number: :func:`.textforms.looks_like_destination`) is listed in
@@ -34,7 +36,7 @@ from . import projections as pj
 from .digest import keyed_digest
 from .ledger import Ledger, Match
 from .settings import Settings, get_settings
-from .textforms import looks_like_destination
+from .textforms import destinations_in, looks_like_destination
 
 STRUCTURE = pj.STRUCTURE
 MAX_STRUCTURE_LEAVES = 256
@@ -196,7 +198,7 @@ def classify_arguments(
             if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
                 # fast path for the most common argument: a plain string
                 digest = keyed_digest(pj.normalise(value), key)
-                match = _match_scalar(name, value, pj.TEXT, ledger, floor)
+                match = _match_scalar(name, value, pj.TEXT, ledger, floor) or _embedded(value, ledger, floor)
                 results.append(_provenance(name, digest, match, match.projection if match else None))
                 continue
             if type(value) is int and name not in invented:
@@ -243,8 +245,10 @@ def _classify_one(
         if is_invented:
             return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
         match = _match_scalar(name, text, kind, ledger, floor)
+        if match is None and kind == pj.TEXT:
+            match = _embedded(text, ledger, floor)
         return _provenance(name, digest, match, match.projection if match else None)
-    leaves = _structure_leaves(value)
+    leaves = _structure_leaves(value, name)
     digest = keyed_digest(_digest_text(value, leaves), key)
     if is_invented:
         return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
@@ -253,12 +257,12 @@ def _classify_one(
             return _provenance(name, digest, _match_flag(name, value, ledger), None)
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     first: Match | None = None
-    for leaf_name, leaf_value in leaves:
+    for leaf_name, leaf_value, container in leaves:
         leaf = pj.leaf_text(leaf_value)
         match = (
             _match_flag(leaf_name, leaf_value, ledger)
             if leaf is None
-            else _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor)
+            else _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
         )
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
@@ -282,28 +286,50 @@ def _provenance(name: str, digest: str, match: Match | None, projection: str | N
     )
 
 
-def _match_scalar(name: str, text: str, kind: int, ledger: Ledger | None, floor: int) -> Match | None:
+def _match_scalar(
+    name: str, text: str, kind: int, ledger: Ledger | None, floor: int, container: str = ""
+) -> Match | None:
+    """The ledger's match for one scalar, if it is evidence: long enough, or matched by field name
+    (``container``: the name of the list the scalar is an item of, for the ``id_alias`` of
+    ``file_ids=["3"]``), or written in the run's request (the user's own words: no floor)."""
     if ledger is None or not text:
         return None
     match = ledger.lookup(text, kind)
     if match is None:
         return None
-    if len(text) >= floor:
+    obs = match.observation
+    if len(text) >= floor or (obs.tool == sc.SOURCE_INPUT and obs.field == sc.SOURCE_REQUEST):
         return match
-    if not match.by_field or name.isdigit():  # a short value inside a text: not evidence
+    if not match.by_field:  # a short value inside a text: not evidence
         return None
-    field_name = match.observation.field_name
-    if field_name == name:
+    field_name = obs.field_name
+    if field_name == name and not name.isdigit():
         return match
-    if field_name in _ID_FIELDS and _names_an_id(name):
+    if field_name in _ID_FIELDS and (_names_an_id(name) or _names_an_id(container)):
         match.projection = pj.combine(match.projection, pj.ID_ALIAS)
         return match
     return None
 
 
 def _names_an_id(name: str) -> bool:
-    """``file_id``, ``event_id``, ``fileId``: an argument naming the id of some thing."""
-    return (name.endswith("_id") and len(name) > 3) or (name.endswith("Id") and name[-3:-2].islower())
+    """``file_id``, ``event_id``, ``fileId`` (or a list of them: ``file_ids``, ``fileIds``): an
+    argument naming the id of some thing."""
+    stem = name[:-1] if name.endswith(("_ids", "Ids")) else name
+    return (stem.endswith("_id") and len(stem) > 3) or (stem.endswith("Id") and stem[-3:-2].islower())
+
+
+def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
+    """An unmatched text that carries a destination — an e-mail address, a URL, an IBAN, a long
+    number, as a token — found only in untrusted results: the text is ``untrusted`` (projection
+    ``embedded``), whatever the model wrote around it. Free text never decides where data goes."""
+    if ledger is None or len(text) > pj.MAX_TEXT_LENGTH:
+        return None
+    for token in destinations_in(text):
+        match = ledger.lookup(token, pj.TEXT)
+        if match is not None and not match.trusted and len(token) >= floor:
+            match.projection = pj.combine(match.projection, pj.EMBEDDED)
+            return match
+    return None
 
 
 def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
@@ -316,24 +342,26 @@ def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
 _TOO_BIG: list = []
 
 
-def _structure_leaves(value: Any) -> list[tuple[str, Any]]:
-    """Scalar leaves of a dict/list/tuple/dataclass as (own field name, value); [] if not a structure."""
-    leaves: list[tuple[str, Any]] = []
-    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+def _structure_leaves(value: Any, root: str = "") -> list[tuple[str, Any, str]]:
+    """Scalar leaves of a dict/list/tuple/dataclass as (own field name, value, name of the list it
+    is an item of — ``root`` for the argument itself — or ""); [] if not a structure."""
+    leaves: list[tuple[str, Any, str]] = []
+    stack: list[tuple[str, Any, int, str]] = [(root, value, 0, "")]
     seen: set[int] = set()
     while stack:
-        name, item, depth = stack.pop()
+        name, item, depth, container = stack.pop()
         children = _children(item)
         if children is None:
             if item is not value:
-                leaves.append((name, item))
+                leaves.append((name, item, container))
                 if len(leaves) > MAX_STRUCTURE_LEAVES:
                     return _TOO_BIG
             continue
         if depth >= MAX_STRUCTURE_DEPTH or id(item) in seen:
             return _TOO_BIG
         seen.add(id(item))
-        stack.extend((str(k), v, depth + 1) for k, v in reversed(children))
+        holder = name if isinstance(item, list | tuple) else ""
+        stack.extend((str(k), v, depth + 1, holder) for k, v in reversed(children))
     return leaves
 
 
@@ -350,7 +378,7 @@ def _children(item: Any) -> list[tuple[Any, Any]] | None:
     return None
 
 
-def _digest_text(value: Any, leaves: list[tuple[str, Any]]) -> str:
+def _digest_text(value: Any, leaves: list[tuple[str, Any, str]]) -> str:
     """Text digested for a non-scalar argument: canonical JSON of its normalised leaves."""
     if value is None:
         return _NONE_TEXT

@@ -21,7 +21,9 @@ chosen so it cannot turn a guess into "observed" (docs/provenance.md gives the a
 ``result_key``       a string key of a result dict that is data, not a field name (an e-mail address).
 ``in_text``          the value written inside a longer text of a result, on token boundaries.
 ``id_alias``         a value under the short-value floor matched by field name, where the argument is
-                     ``<thing>_id`` and the field is ``id`` (see :mod:`.classify`).
+                     ``<thing>_id`` (or a list ``<thing>_ids``) and the field is ``id`` (:mod:`.classify`).
+``embedded``         only ever ``untrusted``: a text that carries, as a token, a destination (an e-mail
+                     address, a URL, an IBAN) found only in untrusted results (:mod:`.classify`).
 ``structure``        a dict/list argument every leaf of which is observed (see :mod:`.classify`).
 """
 
@@ -51,6 +53,7 @@ DATETIME_NORMALISED = "datetime_normalised"
 RESULT_KEY = "result_key"
 IN_TEXT = "in_text"
 ID_ALIAS = "id_alias"
+EMBEDDED = "embedded"
 STRUCTURE = "structure"
 
 PROJECTIONS = (
@@ -68,6 +71,7 @@ PROJECTIONS = (
     RESULT_KEY,
     IN_TEXT,
     ID_ALIAS,
+    EMBEDDED,
 )
 
 MAX_TEXT_LENGTH = 8192  # longer leaves are not remembered and longer arguments are not looked up
@@ -238,6 +242,7 @@ def _normalise_path(text: str) -> str:
 __all__ = [
     "CANONICAL_JSON",
     "DATETIME_NORMALISED",
+    "EMBEDDED",
     "EXACT",
     "GIT_SHA_PREFIX",
     "ID_ALIAS",

@@ -16,21 +16,26 @@ remembered and when an argument is compared with it:
   (``05/10/2026``) are **not** read: a projection must never pick a meaning. Each found date gives a
   key ``d:YYYY-MM-DD`` (the calendar date as written) and, with a time, ``dt:YYYY-MM-DDTHH:MM:SS``
   (the same instant: a time with an offset is converted to UTC and written ``…+00:00``; a time
-  without one stays local and never equals a time with one).
+  without one stays local and never equals a time with one). Inside a longer text, a date and a
+  time of day written apart (``on May 27, 2026 from 10:30 to 11:00``) also give the instants of
+  each date with each time (``2026-05-27T10:30:00``, ``2026-05-27T11:00:00``), local.
 * **Numbers** (:func:`number_form`): a decimal written with a currency sign (``$ € £``), comma
-  thousands groups *and* a decimal point (``1,250.00``), or trailing zeros (``45.90``) has the key
-  ``n:`` + its plain decimal (``1250``, ``45.9``). ``1,250`` alone is not read (``1.250`` in much of
-  Europe), nor is ``042``.
+  thousands groups of three digits (``1,250``, ``1,250.00``), or trailing zeros (``45.90``) has the
+  key ``n:`` + its plain decimal (``1250``, ``45.9``) — English notation; ``1.250,00`` is not read,
+  nor is ``042``.
 * **Destinations** (:func:`looks_like_destination`): a whole value that is an e-mail address, a URL,
-  an IBAN or a long account/phone/card number.
+  an IBAN or a long account/phone/card number; :func:`destinations_in` finds such tokens inside a
+  text.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
+from itertools import islice
 from typing import Final
 
 OPENING: Final = "([{<\"'*`"
@@ -79,7 +84,13 @@ _ISO_DATE: Final = re.compile(
     r"(?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<fr>\d{1,6}))?)?"
     r"(?P<tz>Z|[+-]\d{2}:?\d{2})?)?(?![\w-])"
 )
-_NUMBER: Final = re.compile(r"[$€£]?\s?(?P<n>(?:[1-9]\d{0,2}(?:,\d{3})+\.\d+)|(?:0|[1-9]\d*)(?:\.\d+)?)")
+_NUMBER: Final = re.compile(r"[$€£]?\s?(?P<n>(?:[1-9]\d{0,2}(?:,\d{3})+|0|[1-9]\d*)(?:\.\d+)?)")
+_TIME_OF_DAY: Final = re.compile(
+    r"(?<![\w:.])(?P<h>\d{1,2})"
+    r"(?::(?P<mi>\d{2})(?::(?P<s>\d{2}))?\s*(?P<ampm>[ap]\.?m\.?)?|\s*(?P<ampm2>[ap]\.?m\.?))(?![\w:])",
+    re.IGNORECASE,
+)
+MAX_DATES_TIMES: Final = 16  # dates and times each, per text, combined into instants
 _EMAIL: Final = re.compile(r"[^@\s<>()\[\],;:\"']+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _URL: Final = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)\S+")
 _IBAN: Final = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}")
@@ -148,11 +159,27 @@ def date_forms(text: str) -> tuple[str, ...]:
 
 
 def dates_in_text(text: str) -> list[str]:
-    """The date keys of every date (and time) written inside a longer text."""
+    """The date keys of every date (and time) written inside a longer text, and the local instants
+    of each date with each time of day written elsewhere in it."""
     out: list[str] = []
+    taken: list[tuple[int, int]] = []  # a time inside a written date-and-time belongs to that date
     for pattern in (_ISO_DATE, _NAMED_DATE):
         for match in pattern.finditer(text):
             out.extend(_keys(match))
+            taken.append(match.span())
+    dates = [key[len(DATE_KEY) :] for key in dict.fromkeys(out) if key.startswith(DATE_KEY)]
+    if dates:
+        times = []
+        found = (m for m in _TIME_OF_DAY.finditer(text) if not any(a <= m.start() < b for a, b in taken))
+        for match in islice(found, MAX_DATES_TIMES):
+            groups = dict(match.groupdict())
+            groups["ampm"] = groups["ampm"] or groups.pop("ampm2")
+            times.append(groups)
+        for day in dates[:MAX_DATES_TIMES]:
+            date = _dt.date.fromisoformat(day)
+            for groups in times:
+                with contextlib.suppress(ValueError):
+                    out.append(DATETIME_KEY + _instant(date, groups))
     return out
 
 
@@ -214,12 +241,23 @@ def looks_like_destination(value: str) -> bool:
     return any(p.fullmatch(text) for p in (_EMAIL, _URL, _IBAN, _LONG_NUMBER))
 
 
+def destinations_in(text: str) -> list[str]:
+    """The tokens of a text that look like destinations (:func:`looks_like_destination`)."""
+    return [token for token in tokens(text) if _may_be_destination(token) and looks_like_destination(token)]
+
+
+def _may_be_destination(token: str) -> bool:
+    """A cheap test before the patterns: an @, a scheme, www., or a long token ending in a digit."""
+    return "@" in token or "://" in token or token[:4] == "www." or (len(token) >= 8 and token[-1].isdigit())
+
+
 __all__ = [
     "DATETIME_KEY",
     "DATE_KEY",
     "NUMBER_KEY",
     "date_forms",
     "dates_in_text",
+    "destinations_in",
     "first_token",
     "in_text",
     "looks_like_destination",
