@@ -38,6 +38,7 @@ def tool(
     blocked_error: type[Exception] | None = None,
     trust: str = "trusted",
     trusted_fields: Iterable[str] = (),
+    trusted_records: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -51,7 +52,8 @@ def tool(
     bodies, web pages, shared documents, another agent's free text): a later argument found only in
     such results is ``untrusted``, which a write tool does not accept by default (``max_untrusted``).
     ``trusted_fields`` names the fields of its results the system sets rather than the content's
-    author (``{"id", "date"}``): those count as trusted.
+    author (``{"id", "date"}``), and ``trusted_records`` is a predicate over each record (each item of
+    a list result, or the result) that the user or the system wrote: those count as trusted.
     """
     options = dict(
         name=name,
@@ -64,6 +66,7 @@ def tool(
         blocked_error=blocked_error,
         trust=trust,
         trusted_fields=trusted_fields,
+        trusted_records=trusted_records,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -93,6 +96,7 @@ class _DecoratedTool:
         blocked_error: type[Exception] | None = None,
         trust: str = "trusted",
         trusted_fields: Iterable[str] = (),
+        trusted_records: Callable[[Any], Any] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         self.spec = ToolSpec(
@@ -105,6 +109,7 @@ class _DecoratedTool:
             tracer_provider=tracer_provider,
             trust=trust,
             trusted_fields=trusted_fields,
+            trusted_records=trusted_records,
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)

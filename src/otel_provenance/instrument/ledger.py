@@ -17,11 +17,12 @@ ask the parent, so values observed by the enclosing run count inside the nested 
 other way round: what the nested run observes stays in its own ledger).
 
 Trust. Results of a tool declared ``trust="untrusted"`` (e-mail bodies, web pages, another agent's
-free text) go to a second ledger of their own (``remember(..., trusted=False)``), except the fields
-the tool names as set by the system rather than the content's author (``trusted_fields``: an ``id``,
-a ``date``). A lookup asks every trusted source first — this ledger, then its parents — and only
-then the untrusted ones, and marks what it found there (``Match.trusted``): a value found in both a
-trusted and an untrusted result is observed from the trusted one.
+free text) go to a second ledger of their own (``remember(..., trust=...)``, :mod:`.trust`), except
+the records the tool vouches for (``trusted_records``) and the fields it names as set by the system
+rather than the content's author (``trusted_fields``: an ``id``, a ``date``). A lookup asks every
+trusted source first — this ledger, then its parents — and only then the untrusted ones, and marks
+what it found there (``Match.trusted``): a value found in both a trusted and an untrusted result is
+observed from the trusted one.
 
 Beyond equal values (and the projections of :mod:`.projections`), a lookup that misses finds a value
 written inside a longer text on token boundaries (``in_text``), a date or number written in another
@@ -49,6 +50,7 @@ from typing import Any, Final
 from . import projections as pj
 from . import textforms as tf
 from .textindex import TextIndex
+from .trust import TRUSTED, SourceTrust
 
 MAX_DEPTH = 32
 MAX_PATH_SPLITS = 32
@@ -264,18 +266,29 @@ class Ledger:
         field_prefix: tuple = (),
         call_arguments: Mapping[str, Any] | None = None,
         unsourced: Mapping[str, Any] | None = None,
-        trusted: bool = True,
-        trusted_fields: frozenset[str] = frozenset(),
+        trust: SourceTrust = TRUSTED,
     ) -> None:
         """Index every non-empty scalar leaf of ``result``. Never raises for odd values.
 
         ``call_arguments`` (the arguments of the call that produced ``result``) enable the ``path_join``
         projection: a listing's root argument joined with one of its entries. ``unsourced`` (name ->
         value of the call's unsourced arguments: not observed): echoes of these values are not
-        evidence. ``trusted=False``: the result goes to the untrusted ledger, but for the fields
-        named in ``trusted_fields`` (by their own name, anywhere in the result), which stay here.
+        evidence. An untrusted ``trust``: the result goes to the untrusted ledger, but for the records
+        it vouches for and the fields it names (by their own name, anywhere), which stay here.
         """
-        if not trusted:
+        if not trust.trusted:
+            if trust.records is not None:
+                for prefix, record, vouched in trust.records_of(result, field_prefix):
+                    self.remember(
+                        tool,
+                        record,
+                        span_id,
+                        field_prefix=prefix,
+                        call_arguments=call_arguments,
+                        unsourced=unsourced,
+                        trust=TRUSTED if vouched else trust._replace(records=None),
+                    )
+                return
             self.untrusted().remember(
                 tool,
                 result,
@@ -284,14 +297,15 @@ class Ledger:
                 call_arguments=call_arguments,
                 unsourced=unsourced,
             )
-            if not trusted_fields:
+            if not trust.fields:
                 return
+        trusted_fields = trust.fields
         with self._lock:
             before = len(self._index)
             room = self.max_entries
             echoes = self._echo_snapshot(unsourced) if unsourced else None
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
-                if trusted:
+                if trust.trusted:
                     room = self._walk(tool, span_id, result, field_prefix, 0, room)
                 else:
                     room = self._walk_fields(tool, span_id, result, field_prefix, 0, room, trusted_fields)

@@ -233,8 +233,7 @@ class ToolCall:
                 field_prefix=prefix,
                 call_arguments=self.arguments,
                 unsourced=self.unsourced,
-                trusted=self.spec.trust == sc.TRUST_TRUSTED,
-                trusted_fields=self.spec.trusted_fields,
+                trust=self.spec.trust,
             )
         except Exception as exc:
             reraise_own_bug_under_pytest(exc)

@@ -42,6 +42,7 @@ from ..errors import ConfigurationError, ProvenanceError
 from .budget import Budget
 from .ledger import safe_names
 from .lifecycle import ToolCall, ToolSpec
+from .trust import source_trust
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
@@ -55,7 +56,8 @@ class ToolPolicy:
 
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
     what they mean on ``@op.tool`` (``trust="untrusted"``: the tool returns content someone outside
-    wrote; ``trusted_fields``: the fields of its results the server sets, not that content's author).
+    wrote; ``trusted_fields``: the fields of its results the server sets, not that content's author;
+    ``trusted_records``: a predicate over each record that says the user or the server wrote it).
     """
 
     side_effect: str | None = None
@@ -65,20 +67,15 @@ class ToolPolicy:
     idempotency_key: str | None = None
     trust: str = sc.TRUST_TRUSTED
     trusted_fields: frozenset[str] | Iterable[str] = field(default=frozenset())
+    trusted_records: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
             raise ConfigurationError(
                 f"ToolPolicy.side_effect: must be None or one of {', '.join(sc.SIDE_EFFECTS)}"
             )
-        if self.trust not in sc.TRUST_LEVELS:
-            raise ConfigurationError(f"ToolPolicy.trust: must be one of {', '.join(sc.TRUST_LEVELS)}")
-        fields = () if self.trusted_fields is None else self.trusted_fields
-        if isinstance(fields, str) or not all(isinstance(n, str) and n for n in fields):
-            raise ConfigurationError("ToolPolicy.trusted_fields: must be a collection of field names")
-        if fields and self.trust != sc.TRUST_UNTRUSTED:
-            raise ConfigurationError("ToolPolicy.trusted_fields: only for trust='untrusted'")
-        object.__setattr__(self, "trusted_fields", frozenset(fields))
+        checked = source_trust("ToolPolicy", self.trust, self.trusted_fields, self.trusted_records)
+        object.__setattr__(self, "trusted_fields", checked.fields)
         invented = () if self.invented is None else self.invented  # None: none, as on op.tool
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
@@ -221,6 +218,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 span_attributes=self._self_span_attributes(),
                 trust=policy.trust,
                 trusted_fields=policy.trusted_fields,
+                trusted_records=policy.trusted_records,
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec

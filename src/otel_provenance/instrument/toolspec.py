@@ -13,7 +13,7 @@ that takes the same options under another name (MCP's ``ToolPolicy``) checks its
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from opentelemetry import trace
@@ -22,6 +22,7 @@ from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError
 from .budget import Budget
+from .trust import SourceTrust, source_trust
 
 _SCOPE = "otel_provenance"
 _RESERVED_ATTRIBUTES = 4  # room kept for attributes set after the call (status, error.type, ...)
@@ -33,11 +34,8 @@ class ToolSpec:
 
     ``tool_type`` is ``gen_ai.tool.type`` (``function`` for code in the process, ``extension`` for a
     tool a client calls on a server). ``span_attributes`` are added to every call's span after the
-    provenance attributes (the MCP wrapper's ``mcp.*`` keys). ``trust`` is what the tool's results
-    are worth as evidence: ``"untrusted"`` for content someone outside wrote (e-mail bodies, web
-    pages, shared documents, another agent's free text), whose values make a later argument
-    ``untrusted`` rather than ``observed``; ``trusted_fields`` names the fields of such a result the
-    system sets, not the content's author (an ``id``, a ``date``), which count as trusted.
+    provenance attributes (the MCP wrapper's ``mcp.*`` keys). ``trust``, ``trusted_fields`` and
+    ``trusted_records`` say what the tool's results are worth as evidence (:mod:`.trust`).
     """
 
     __slots__ = (
@@ -53,7 +51,6 @@ class ToolSpec:
         "span_name",
         "tracer_provider",
         "trust",
-        "trusted_fields",
     )
 
     def __init__(
@@ -70,6 +67,7 @@ class ToolSpec:
         span_attributes: Mapping[str, Any] | None = None,
         trust: str = sc.TRUST_TRUSTED,
         trusted_fields: Iterable[str] | None = (),
+        trusted_records: Callable[[Any], Any] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
@@ -86,23 +84,13 @@ class ToolSpec:
             raise ConfigurationError(f"op.tool({name}): invented must be a collection of argument names")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise ConfigurationError(f"op.tool({name}): idempotency_key must be an argument name")
-        if trust not in sc.TRUST_LEVELS:
-            raise ConfigurationError(
-                f"op.tool({name}): trust={trust!r} is not one of {', '.join(map(repr, sc.TRUST_LEVELS))}"
-            )
-        fields = trusted_fields or ()
-        if isinstance(fields, str) or not all(isinstance(n, str) and n for n in fields):
-            raise ConfigurationError(f"op.tool({name}): trusted_fields must be a collection of field names")
-        if trusted_fields and trust != sc.TRUST_UNTRUSTED:
-            raise ConfigurationError(f"op.tool({name}): trusted_fields is only for trust='untrusted'")
+        self.trust: SourceTrust = source_trust(f"op.tool({name})", trust, trusted_fields, trusted_records)
         self.name: str = name
         self.side_effect = side_effect
         self.budget = budget or _DEFAULT_BUDGET
         self.invented = frozenset(invented or ())
         self.idempotency_key = idempotency_key
         self.tracer_provider = tracer_provider
-        self.trust = trust
-        self.trusted_fields = frozenset(trusted_fields or ())
         self.span_name = sc.TOOL_SPAN_PREFIX + name
         self.span_attributes: Mapping[str, Any] = dict(span_attributes or {})
         # what every call carries, in its place among the essentials (after the call id)
