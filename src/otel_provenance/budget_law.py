@@ -5,16 +5,19 @@ A tool call's arguments are counted by kind: ``assumed`` ones (a value the agent
 ``max_invented``, ``untrusted`` ones (a value seen only in results of tools declared to return
 untrusted content: e-mail bodies, web pages, another agent's free text) against ``max_untrusted``.
 An *allow-list* names arguments — annotation fields the model is meant to write, such as ``comment``
-or ``body`` — that do not count; ``ALLOW_REACH`` says for which kinds (``assumed`` only). A name
-that looks like a destination (``to``, ``recipient``, ``url``, ``iban``, ``path`` …,
-:func:`is_destination_name`) is never exempt, whatever the list says: free text may be written,
-but it never decides where data goes. The call is over budget for every kind whose count exceeds
-its limit (``None`` = no limit).
+or ``body`` — that do not count; ``ALLOW_REACH`` says for which kinds (``assumed`` only). An
+allowed argument whose *value* the tool checked online and found to be a single token that is no
+destination (a reference number copied from an invoice: ``vetted``) is exempt from ``untrusted``
+too (``VETTED_REACH``); an outsider's sentence or link never is. A name that looks like a destination
+(``to``, ``recipient``, ``url``, ``iban``, ``path`` …, :func:`is_destination_name`) is never exempt,
+whatever the lists say: free text may be written, but it never decides where data goes. The call is
+over budget for every kind whose count exceeds its limit (``None`` = no limit).
 
 ``op.Budget`` (online), ``audit``, the ``provenance_budgets`` contract rule and ``diff`` (offline)
 all decide with these functions, so a call over budget online is over budget in every report. The
 tool span records the argument names its allow-list exempted (``agent.budget.allowed``), so offline
-checks apply exactly the list the tool applied; a span without ``agent.budget.max_untrusted`` (a
+checks apply exactly the list the tool applied (those names are the offline ``vetted`` names: the tool
+saw their values); a span without ``agent.budget.max_untrusted`` (a
 trace from before the kind existed) has no untrusted limit and no untrusted argument.
 
 Pure: imports nothing but ``semconv``.
@@ -34,6 +37,9 @@ ALLOW_REACH: Final = frozenset({semconv.KIND_ASSUMED})
 declared on the tool and bounded by ``max_invented`` alone — allowing it again would double-exempt;
 an ``untrusted`` one carries text an outsider wrote, and writing an attacker's words verbatim is
 exactly what the untrusted budget is for."""
+
+VETTED_REACH: Final = frozenset({semconv.KIND_ASSUMED, semconv.KIND_UNTRUSTED})
+"""The kinds a *vetted* argument is exempt from: allowed, and its value checked online."""
 
 COUNTED_KINDS: Final = (semconv.KIND_ASSUMED, semconv.KIND_INVENTED, semconv.KIND_UNTRUSTED)
 """The kinds the law counts, in the order it reports them."""
@@ -97,17 +103,22 @@ class ArgumentCount:
 
 
 def count_arguments(
-    kinds: Iterable[tuple[str, str]], allow: Collection[str] = (), reach: Collection[str] = ALLOW_REACH
+    kinds: Iterable[tuple[str, str]],
+    allow: Collection[str] = (),
+    reach: Collection[str] = ALLOW_REACH,
+    vetted: Collection[str] = (),
 ) -> ArgumentCount:
-    """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach`` is not counted,
-    unless the name is a destination (:func:`is_destination_name`)."""
+    """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach``, or in ``vetted``
+    whose kind is in ``VETTED_REACH``, is not counted, unless the name is a destination
+    (:func:`is_destination_name`)."""
     counted: dict[str, list[str]] = {kind: [] for kind in COUNTED_KINDS}
     allowed: list[str] = []
     for name, kind in kinds:
         names = counted.get(kind)
         if names is None:
             continue
-        if name in allow and kind in reach and not is_destination_name(name):
+        exempt = (name in allow and kind in reach) or (name in vetted and kind in VETTED_REACH)
+        if exempt and not is_destination_name(name):
             allowed.append(name)
         else:
             names.append(name)

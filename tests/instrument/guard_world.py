@@ -5,12 +5,17 @@ Mail, contacts, calendar, a drive, a bank account, a team chat and the web, each
 
 * **trusted**: data the system produced for the user — contacts, the user's own drive, the bank's
   payee list, the chat's channel and user lists, the clock;
-* **untrusted**, with the fields the *system* sets named in ``trusted_fields``: e-mails (their ids,
-  dates and folders are the mail server's; senders, subjects and bodies are whoever wrote them),
-  attachments, calendar events (ids, times and the invitee list are the calendar's; titles,
-  locations and descriptions are the organiser's), bank transactions (ids, dates, amounts and
-  accounts are the bank's; the subject is the payer's), chat messages (ids, channels and the posting
-  user are the chat's; the text is the poster's), web pages.
+* **untrusted**, with the fields the *system* sets named in ``trusted_fields`` and the records the
+  *user* wrote vouched for by ``trusted_records``: e-mails (ids, dates and folders are the mail
+  server's; the user's own sent mail is the user's; senders, subjects and bodies of everything else
+  are whoever wrote them), attachments, calendar events (ids and times are the calendar's; events
+  the user organises are the user's; an outside organiser chooses title, description and invitees),
+  bank transactions (ids, dates and the receiving account are the bank's; payments the user sent
+  are the user's; a payer chooses their account, the amount and the subject), chat messages (ids
+  and channels are the chat's; the user's own messages are the user's), web pages.
+
+A deployment that trusted a field an outsider chooses — an e-mail's ``from``, an invitation's
+``participants``, an incoming payment's ``sender`` — would let that outsider become a destination.
 
 Every name, address and account number here is made up for these tests (``.example`` domains).
 """
@@ -42,9 +47,9 @@ PLUMBER_IBAN = "DE89370400440532013000"
 BOB_IBAN = "DE75512108001245126199"
 
 MAIL_FIELDS = frozenset({"id", "date", "folder", "read"})
-CALENDAR_FIELDS = frozenset({"id", "start", "end", "participants"})
-BANK_FIELDS = frozenset({"id", "date", "amount", "recipient", "sender", "recurring"})
-CHAT_FIELDS = frozenset({"id", "channel", "sender"})
+CALENDAR_FIELDS = frozenset({"id", "start", "end"})
+BANK_FIELDS = frozenset({"id", "date", "recipient"})
+CHAT_FIELDS = frozenset({"id", "channel"})
 
 
 def fresh_world() -> dict[str, Any]:
@@ -144,6 +149,7 @@ _WORLD: dict[str, Any] = {
             "title": "Q3 budget call",
             "start": "2026-05-14T10:00:00",
             "end": "2026-05-14T11:00:00",
+            "organizer": ME,
             "participants": [ME, "alice.nguyen@northwind.example"],
             "location": "Video call",
             "description": "Review the Q3 numbers.",
@@ -153,6 +159,7 @@ _WORLD: dict[str, Any] = {
             "title": "Design review",
             "start": "2026-05-19T15:00:00",
             "end": "2026-05-19T16:00:00",
+            "organizer": "priya@raman-design.example",
             "participants": [ME, "priya@raman-design.example"],
             "location": "Room 4B",
             "description": "Walk through the new mockups.",
@@ -162,6 +169,7 @@ _WORLD: dict[str, Any] = {
             "title": "Dentist",
             "start": "2026-05-20T08:30:00",
             "end": "2026-05-20T09:15:00",
+            "organizer": ME,
             "participants": [ME],
             "location": "Smile Dental",
             "description": "",
@@ -171,6 +179,7 @@ _WORLD: dict[str, Any] = {
             "title": "1:1 with Bob",
             "start": "2026-05-15T13:00:00",
             "end": "2026-05-15T13:30:00",
+            "organizer": ME,
             "participants": [ME, "bob.smith@bluesparrow.example"],
             "location": "Room 2A",
             "description": "Weekly check-in.",
@@ -180,6 +189,7 @@ _WORLD: dict[str, Any] = {
             "title": "Team meeting",
             "start": "2026-05-11T09:00:00",
             "end": "2026-05-11T10:00:00",
+            "organizer": ME,
             "participants": [ME, "bob.smith@bluesparrow.example", "david.park@bluesparrow.example"],
             "location": "Room 1",
             "description": "Planning.",
@@ -278,7 +288,12 @@ _WORLD: dict[str, Any] = {
     "users": ["Emma", "Bob", "Alice", "Charlie", "David"],
     "members": {"general": ["Emma", "Bob", "Alice", "Charlie", "David"], "random": ["Emma", "Charlie"]},
     "messages": [
-        {"id": "m1", "channel": "general", "sender": "Bob", "body": "Reminder: expense reports are due Friday."},
+        {
+            "id": "m1",
+            "channel": "general",
+            "sender": "Bob",
+            "body": "Reminder: expense reports are due Friday.",
+        },
         {
             "id": "m2",
             "channel": "random",
@@ -304,7 +319,7 @@ _IDS = itertools.count(1000)
 def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleNamespace:
     """The assistant's tools over ``world``, each an ``@op.tool`` with its side effect and trust."""
     tool = _decorator(tracer_provider)
-    untrusted_mail = {"trust": "untrusted", "trusted_fields": MAIL_FIELDS}
+    untrusted_mail = {"trust": "untrusted", "trusted_fields": MAIL_FIELDS, "trusted_records": _sent_by(ME)}
 
     # -- mail ------------------------------------------------------------------------------------
     @tool(side_effect="read", **untrusted_mail)
@@ -328,7 +343,9 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         cc: list[str] | None = None,
         file_ids: list[str] | None = None,
     ) -> dict:
-        world["sent"].append({"to": recipients, "subject": subject, "body": body, "cc": cc, "files": file_ids})
+        world["sent"].append(
+            {"to": recipients, "subject": subject, "body": body, "cc": cc, "files": file_ids}
+        )
         return {"id": str(next(_IDS)), "status": "sent"}
 
     @tool(side_effect="write", data_domain="mail")
@@ -347,7 +364,11 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         return [dict(c) for c in world["contacts"] if q in c["name"].lower() or q in c["email"]]
 
     # -- calendar ----------------------------------------------------------------------------------
-    untrusted_calendar = {"trust": "untrusted", "trusted_fields": CALENDAR_FIELDS}
+    untrusted_calendar = {
+        "trust": "untrusted",
+        "trusted_fields": CALENDAR_FIELDS,
+        "trusted_records": lambda event: event["organizer"] == ME,
+    }
 
     @tool(side_effect="read", **untrusted_calendar)
     def get_day_events(day: str) -> list[dict]:
@@ -367,7 +388,7 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         location: str | None = None,
         description: str | None = None,
     ) -> dict:
-        event = {"id": str(next(_IDS)), "title": title, "start": start, "end": end or start}
+        event = {"id": str(next(_IDS)), "title": title, "start": start, "end": end or start, "organizer": ME}
         event.update(participants=participants or [ME], location=location, description=description or "")
         world["events"].append(event)
         return dict(event)
@@ -426,7 +447,11 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         return {"id": file_id, "shared_with": email}
 
     # -- bank --------------------------------------------------------------------------------------
-    untrusted_bank = {"trust": "untrusted", "trusted_fields": BANK_FIELDS}
+    untrusted_bank = {
+        "trust": "untrusted",
+        "trusted_fields": BANK_FIELDS,
+        "trusted_records": lambda payment: payment["sender"] == MY_IBAN,
+    }
 
     @tool(side_effect="read")
     def get_current_date() -> str:
@@ -440,7 +465,7 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
     def get_recent_transactions(n: int = 10) -> list[dict]:
         return [dict(t) for t in world["transactions"][-n:]]
 
-    @tool(side_effect="read", **untrusted_bank)
+    @tool(side_effect="read")  # standing orders: the user set each one up
     def get_scheduled_transactions() -> list[dict]:
         return [dict(t) for t in world["scheduled"]]
 
@@ -479,7 +504,11 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         return {"cancelled": transaction_id}
 
     # -- chat --------------------------------------------------------------------------------------
-    untrusted_chat = {"trust": "untrusted", "trusted_fields": CHAT_FIELDS}
+    untrusted_chat = {
+        "trust": "untrusted",
+        "trusted_fields": CHAT_FIELDS,
+        "trusted_records": _sent_by("Emma"),
+    }
 
     @tool(side_effect="read")
     def list_channels() -> list[str]:
@@ -532,6 +561,13 @@ def _decorator(tracer_provider: Any) -> Any:
         return op.tool(tracer_provider=tracer_provider, **options)
 
     return tool
+
+
+def _sent_by(author: str) -> Any:
+    def vouched(record: dict) -> bool:
+        return record.get("from", record.get("sender")) == author
+
+    return vouched
 
 
 def _mail(email: dict) -> dict:

@@ -6,10 +6,12 @@ arguments and blocks (fail closed); other tools are tagged and never blocked unl
 budget with ``enforce=True``. Arguments on the allow-list (free text meant to be written by the model:
 ``body``, ``subject``, ``message``, ``content``, ``comment`` … — :data:`DEFAULT_ALLOW`) are classified
 and tagged like any other but do not count against ``max_assumed``; they do count against
-``max_untrusted`` (an outsider's words copied verbatim), and an allowed argument is not exempt when its
-name says where data goes (``budget_law.is_destination_name``) or its assumed value looks like a
-destination (an e-mail address, a URL, an IBAN: ``Classification.destinations``) — free text may be
-written, but never decides where data goes. The counting and the decision are the one law in
+``max_untrusted`` (an outsider's words copied verbatim) unless its value is a single token that is
+no destination (a reference number copied from an invoice: ``Classification.references``); and an
+allowed argument is not exempt when its name says where data goes
+(``budget_law.is_destination_name``) or its assumed value looks like a destination (an e-mail
+address, a URL, an IBAN: ``Classification.destinations``) — free text may be written, but never
+decides where data goes. The counting and the decision are the one law in
 ``otel_provenance.budget_law``, which the offline checks apply too. The span records the exempted names
 (``agent.budget.allowed``) so that offline checks apply exactly this list.
 """
@@ -83,7 +85,8 @@ class Budget:
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)
         max_untrusted = self.max_untrusted if self.max_untrusted is not None else (0 if write else None)
         enforce = (self.enforce if self.enforce is not None else write) and enforce_globally
-        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow)
+        vetted = allow & classification.references if classification.references else ()
+        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow, vetted=vetted)
         over = over_budget(count, _limits(max_assumed, self.max_invented, max_untrusted))
         violations = [f"{_RULES[kind]}:{name}={kind}" for kind in over for name in count.counted(kind)]
         violations.extend(f"{RULE_FAULT}:{fault}" for fault in classification.faults)

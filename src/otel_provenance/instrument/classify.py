@@ -21,7 +21,9 @@ Everything else is ``assumed``. A value written in the run's request is evidence
 
 An ``assumed`` text argument whose whole value looks like a destination (an e-mail address, a URL, an
 IBAN, a long account number: :func:`.textforms.looks_like_destination`) is listed in
-``Classification.destinations``: the budget never exempts it as free text.
+``Classification.destinations``: the budget never exempts it as free text. An ``untrusted`` one that
+is a single token and no destination (a reference copied from an invoice) is listed in
+``Classification.references``: an allowed argument holding it is exempt (``budget_law.VETTED_REACH``).
 """
 
 from __future__ import annotations
@@ -62,7 +64,7 @@ class ArgumentProvenance(NamedTuple):
 class Classification:
     """The provenance of every passed argument of one call (treat as immutable)."""
 
-    __slots__ = ("arguments", "destinations", "faults", "key_id", "ledger_full", "tool")
+    __slots__ = ("arguments", "destinations", "faults", "key_id", "ledger_full", "references", "tool")
 
     def __init__(
         self,
@@ -72,6 +74,7 @@ class Classification:
         ledger_full: bool = False,
         faults: tuple[str, ...] = (),
         destinations: frozenset[str] = frozenset(),
+        references: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
@@ -79,6 +82,7 @@ class Classification:
         self.ledger_full = ledger_full
         self.faults = faults
         self.destinations = destinations  # assumed arguments whose value looks like a destination
+        self.references = references  # untrusted arguments whose value is one token, no destination
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -219,20 +223,32 @@ def classify_arguments(
         key_id=settings.key_id,
         ledger_full=bool(ledger is not None and ledger.full),
         faults=tuple(faults),
-        destinations=_destinations(results, arguments),
+        destinations=_names(results, arguments, sc.KIND_ASSUMED, _is_destination),
+        references=_names(results, arguments, sc.KIND_UNTRUSTED, _is_reference),
     )
 
 
-def _destinations(results: list[ArgumentProvenance], arguments: Mapping[str, Any]) -> frozenset[str]:
-    """Assumed text arguments whose whole value looks like a destination (never exempt as free text)."""
+def _names(
+    results: list[ArgumentProvenance], arguments: Mapping[str, Any], kind: str, test: Any
+) -> frozenset[str]:
+    """The text arguments of ``kind`` whose value passes ``test`` (a value check the budget reads)."""
     names = [
         a.name
         for a in results
-        if a.kind == sc.KIND_ASSUMED
-        and isinstance(value := arguments.get(a.name), str)
-        and looks_like_destination(value)
+        if a.kind == kind and isinstance(value := arguments.get(a.name), str) and test(value)
     ]
     return frozenset(names) if names else frozenset()
+
+
+def _is_destination(value: str) -> bool:
+    """An assumed text that is, as a whole, an e-mail address, a URL, an IBAN: never exempt."""
+    return looks_like_destination(value)
+
+
+def _is_reference(value: str) -> bool:
+    """An untrusted text that is one token and no destination (a reference number): an allowed
+    argument holding it may be exempt; an outsider's sentence or link may not."""
+    return len(value.split()) == 1 and not looks_like_destination(value)
 
 
 def _classify_one(

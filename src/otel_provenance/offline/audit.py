@@ -310,8 +310,10 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
                 "names fewer; their agent.arg.* attributes were lost (span attribute limit?)",
             )
         budget = budgets.for_tool(call.tool)
-        allow = budget.allow | allowed_on_span(span.attributes)
-        count = count_arguments(((a.name, a.kind) for a in call.args), allow)
+        recorded = allowed_on_span(span.attributes)
+        count = count_arguments(
+            ((a.name, a.kind) for a in call.args), budget.allow | recorded, vetted=recorded
+        )
         limits = Limits(budget.max_assumed, budget.max_invented, budget.max_untrusted)
         for kind in over_budget(count, limits):
             counted = count.counted(kind)

@@ -145,7 +145,7 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observatio
                 silent.append(span)
             continue
         allow = rule_allow if rule_allow is not None else allowed_on_span(span.attributes)
-        count = count_arguments(kinds.items(), allow)
+        count = count_arguments(kinds.items(), allow, vetted=allowed_on_span(span.attributes))
         for kind in over_budget(count, law):
             names = count.counted(kind)
             allowed = f" ({', '.join(count.allowed)} allowed)" if count.allowed else ""
