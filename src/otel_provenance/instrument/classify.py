@@ -217,38 +217,45 @@ def classify_arguments(
         except Exception as exc:  # an object that cannot be examined: unsourced, fail closed
             faults.append(f"{name}={type(exc).__name__}")
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
+    destinations, references = _value_checks(results, arguments)
     return Classification(
         tool=tool,
         arguments=tuple(results),
         key_id=settings.key_id,
         ledger_full=bool(ledger is not None and ledger.full),
         faults=tuple(faults),
-        destinations=_names(results, arguments, sc.KIND_ASSUMED, _is_destination),
-        references=_names(results, arguments, sc.KIND_UNTRUSTED, _is_reference),
+        destinations=destinations,
+        references=references,
     )
 
 
-def _names(
-    results: list[ArgumentProvenance], arguments: Mapping[str, Any], kind: str, test: Any
-) -> frozenset[str]:
-    """The text arguments of ``kind`` whose value passes ``test`` (a value check the budget reads)."""
-    names = [
-        a.name
-        for a in results
-        if a.kind == kind and isinstance(value := arguments.get(a.name), str) and test(value)
-    ]
-    return frozenset(names) if names else frozenset()
+_NONE: frozenset[str] = frozenset()
 
 
-def _is_destination(value: str) -> bool:
-    """An assumed text that is, as a whole, an e-mail address, a URL, an IBAN: never exempt."""
-    return looks_like_destination(value)
-
-
-def _is_reference(value: str) -> bool:
-    """An untrusted text that is one token and no destination (a reference number): an allowed
-    argument holding it may be exempt; an outsider's sentence or link may not."""
-    return len(value.split()) == 1 and not looks_like_destination(value)
+def _value_checks(
+    results: list[ArgumentProvenance], arguments: Mapping[str, Any]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """What the budget reads of the values of unsourced text arguments: the assumed ones that are, as
+    a whole, an e-mail address, a URL, an IBAN (never exempt as free text); the untrusted ones that
+    are one token and no destination (a reference number: an allowed argument holding one may be
+    exempt; an outsider's sentence or link may not)."""
+    destinations: list[str] = []
+    references: list[str] = []
+    for a in results:
+        if a.kind == sc.KIND_OBSERVED or a.kind == sc.KIND_INVENTED:
+            continue
+        value = arguments.get(a.name)
+        if type(value) is not str:
+            continue
+        if a.kind == sc.KIND_ASSUMED:
+            if looks_like_destination(value):
+                destinations.append(a.name)
+        elif len(value.split()) == 1 and not looks_like_destination(value):
+            references.append(a.name)
+    return (
+        frozenset(destinations) if destinations else _NONE,
+        frozenset(references) if references else _NONE,
+    )
 
 
 def _classify_one(
@@ -338,7 +345,7 @@ def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
     """An unmatched text that carries a destination — an e-mail address, a URL, an IBAN, a long
     number, as a token — found only in untrusted results: the text is ``untrusted`` (projection
     ``embedded``), whatever the model wrote around it. Free text never decides where data goes."""
-    if ledger is None or len(text) > pj.MAX_TEXT_LENGTH:
+    if ledger is None or len(text) > pj.MAX_TEXT_LENGTH or not ledger.has_untrusted:
         return None
     for token in destinations_in(text):
         match = ledger.lookup(token, pj.TEXT)

@@ -63,6 +63,7 @@ _MISSING = object()
 KEY = 2  # the kind of a remembered dict key (TEXT = 0 and NUMBER = 1 are projections')
 # first characters of a text that may be a date or a number written in another form
 _FORM_STARTS = frozenset("0123456789$€£")
+_HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
 
 
 class Observation:
@@ -234,6 +235,7 @@ class Ledger:
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
         self._lock = threading.Lock()
         self._texts = TextIndex(max_entries)  # tokens and date/number forms, read lazily
+        self._scanned = 0  # how many main-index entries (in insertion order) the text index has read
         self._untrusted: Ledger | None = None  # results of tools declared untrusted
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
@@ -242,6 +244,16 @@ class Ledger:
     def full(self) -> bool:
         """True once entries were evicted: a value missing now may have been observed earlier."""
         return self.evicted > 0 or (self._untrusted is not None and self._untrusted.evicted > 0)
+
+    @property
+    def has_untrusted(self) -> bool:
+        """Whether this run or an enclosing one has remembered a result of an untrusted tool."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if ledger._untrusted is not None:
+                return True
+            ledger = ledger.parent
+        return False
 
     def untrusted(self) -> Ledger:
         """The ledger of this run's untrusted results (made on first use)."""
@@ -355,6 +367,7 @@ class Ledger:
                 self._index.pop(text, None)
             else:
                 self._index[text] = previous
+        self._scanned = min(self._scanned, len(self._index))
         for key, previous in flags.items():
             if previous is _MISSING:
                 self._flags.pop(key, None)
@@ -408,13 +421,10 @@ class Ledger:
         text_kind = pj.TEXT
         number_kind = pj.NUMBER
         max_len = pj.MAX_TEXT_LENGTH
-        note = self._texts.note
         for key, item in items:
             if keyed and type(key) is str and not key.isidentifier() and 0 < len(key) <= max_len:
                 norm = normalise(key)
                 index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY)
-                if key[0] in _FORM_STARTS:
-                    note(norm)
                 room -= 1
             ti = type(item)
             if ti is str:
@@ -426,15 +436,11 @@ class Ledger:
                     index[item] = (tool, span_id, path, key, None, text_kind)
                     if size >= 40 and pj.is_full_sha(item):
                         self._shas.setdefault(item[:7], []).append(item)
-                    if " " in item or item[0] in _FORM_STARTS:
-                        note(item)
                 else:
                     norm = normalise(item)
                     index[norm] = (tool, span_id, path, key, None if norm is item else item, text_kind)
                     if len(norm) >= 40 and pj.is_full_sha(norm):
                         self._shas.setdefault(norm[:7], []).append(norm)
-                    if " " in item or "\n" in item or item[0] in _FORM_STARTS:
-                        note(norm)
                 room -= 1
             elif ti is int:
                 index[str(item)] = (tool, span_id, path, key, None, number_kind)
@@ -464,11 +470,8 @@ class Ledger:
             return 0
         norm = pj.normalise(text)
         self._index[norm] = (tool, span_id, parent, key, None if norm == text else text, kind)
-        if kind == pj.TEXT:
-            if pj.is_full_sha(norm):
-                self._shas.setdefault(norm[:7], []).append(norm)
-            if " " in text or "\n" in text or text[0] in _FORM_STARTS:
-                self._texts.note(norm)
+        if kind == pj.TEXT and pj.is_full_sha(norm):
+            self._shas.setdefault(norm[:7], []).append(norm)
         return 1
 
     def _walk_fields(
@@ -500,7 +503,7 @@ class Ledger:
             joined = "\x00".join(values)
         except TypeError:
             return False
-        if not joined.isascii() or " " in joined:  # sentences: per leaf, so their tokens are noted
+        if not joined.isascii() or " " in joined:  # sentences: per leaf, so the text index reads them
             return False
         try:
             if _needs_normalising(values, joined):
@@ -508,7 +511,7 @@ class Ledger:
         except IndexError:  # an empty string in the list: per-leaf path (it skips empties)
             return False
         if not _FORM_STARTS.isdisjoint(map(itemgetter(0), values)):
-            return False  # dates or numbers written as text: per leaf, so their forms are noted
+            return False  # dates or numbers written as text: per leaf, so the text index reads them
         longest = max(map(len, values))
         if longest > pj.MAX_TEXT_LENGTH or (longest >= 40 and not {40, 64}.isdisjoint(map(len, values))):
             return False  # over-long values, or possible object ids (prefix index): per-leaf path
@@ -538,6 +541,7 @@ class Ledger:
             return
         index = self._index = dict(islice(self._index.items(), excess, None))
         self.evicted += excess
+        self._scanned = max(0, self._scanned - excess)
         self._shas = {p: kept for p, shas in self._shas.items() if (kept := [s for s in shas if s in index])}
 
     # -- reading --------------------------------------------------------------------------------------
@@ -598,11 +602,11 @@ class Ledger:
         steps = () if key is text else pj.normalise_steps(text)[1]
         found = self.observation(key)
         if found is not None:
-            how = pj.RESULT_KEY if found.kind == KEY else () if found.kind == kind else pj.NUMBER_AS_TEXT
+            how = "" if found.kind == kind else pj.RESULT_KEY if found.kind == KEY else pj.NUMBER_AS_TEXT
             if found.text == text:
-                projection = pj.combine(how)
+                projection = how or pj.EXACT
             else:
-                projection = pj.combine(steps, pj.normalise_steps(found.text)[1], how)
+                projection = pj.combine(steps, pj.normalise_steps(found.text)[1], how or ())
             return Match(found, projection)
         if kind == pj.TEXT:
             prefix = pj.sha_prefix(key)
@@ -618,15 +622,18 @@ class Ledger:
     def _in_texts(self, text: str, kind: int) -> Match | None:
         """The second index (:mod:`.textindex`): a number or a date written in another form, then a
         value written inside a longer text, on token boundaries."""
+        self._read_new_texts()
+        if self._texts.empty:
+            return None
         resolve = self._text_of
-        number = tf.number_form(text)
+        number = tf.number_form(text) if _HAS_DIGIT(text) else None
         if number is not None:
             plain = number[len(tf.NUMBER_KEY) :]
             if plain != text and (hit := self.observation(plain)) is not None:
                 return Match(hit, pj.NUMBER_NORMALISED)
             if (form := self._texts.find_form(number, resolve)) is not None:
                 return self._form_match(form, pj.NUMBER_NORMALISED)
-        if kind == pj.TEXT:
+        if kind == pj.TEXT and _HAS_DIGIT(text):
             dates = tf.date_forms(text)
             if dates and (form := self._texts.find_form(dates[-1], resolve)) is not None:
                 return self._form_match(form, pj.DATETIME_NORMALISED)
@@ -643,6 +650,20 @@ class Ledger:
         if hit is None:  # pragma: no cover - find_form() resolved the key a moment ago, under the lock
             return None
         return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else ()))
+
+    def _read_new_texts(self) -> None:
+        """Hand the text index the texts remembered since it last read (the main index keeps its
+        insertion order): sentences, and texts that start with a digit or a currency sign."""
+        index = self._index
+        if self._scanned >= len(index):
+            return
+        add = self._texts.add
+        for key, entry in islice(index.items(), self._scanned, None):
+            if type(entry) is tuple and entry[5] != pj.NUMBER:
+                text = key if entry[4] is None else entry[4]
+                if " " in text or "\n" in text or text[0] in _FORM_STARTS:
+                    add(key, text)
+        self._scanned = len(index)
 
     def _text_of(self, key: str) -> str | None:
         """The text a main-index key was remembered from, if it is still there as a text."""

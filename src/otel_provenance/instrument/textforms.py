@@ -91,10 +91,12 @@ _TIME_OF_DAY: Final = re.compile(
     re.IGNORECASE,
 )
 MAX_DATES_TIMES: Final = 16  # dates and times each, per text, combined into instants
-_EMAIL: Final = re.compile(r"[^@\s<>()\[\],;:\"']+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
-_URL: Final = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)\S+")
-_IBAN: Final = re.compile(r"[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}")
-_LONG_NUMBER: Final = re.compile(r"\+?\d(?:[ -]?\d){7,}")
+_DESTINATION: Final = re.compile(
+    r"[^@\s<>()\[\],;:\"']+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+"  # an e-mail address
+    r"|(?:[A-Za-z][A-Za-z0-9+.-]*://|www\.)\S+"  # a URL
+    r"|[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}"  # an IBAN
+    r"|\+?\d(?:[ -]?\d){7,}"  # a long account, card or phone number
+)
 
 
 def nfc(text: str) -> str:
@@ -236,19 +238,25 @@ def _zone(text: str) -> _dt.tzinfo:
 def looks_like_destination(value: str) -> bool:
     """Whether a whole value is an e-mail address, a URL, an IBAN or a long account/phone number."""
     text = value.strip()
-    if not text or len(text) > 2048:
+    if not text or len(text) > 2048 or not _may_be_destination(text):
         return False
-    return any(p.fullmatch(text) for p in (_EMAIL, _URL, _IBAN, _LONG_NUMBER))
+    return _DESTINATION.fullmatch(text) is not None
 
 
 def destinations_in(text: str) -> list[str]:
     """The tokens of a text that look like destinations (:func:`looks_like_destination`)."""
-    return [token for token in tokens(text) if _may_be_destination(token) and looks_like_destination(token)]
+    return [token for token in tokens(text) if looks_like_destination(token)]
 
 
 def _may_be_destination(token: str) -> bool:
-    """A cheap test before the patterns: an @, a scheme, www., or a long token ending in a digit."""
-    return "@" in token or "://" in token or token[:4] == "www." or (len(token) >= 8 and token[-1].isdigit())
+    """A cheap test before the pattern: an @, a scheme, www., or 8 characters or more that end in a
+    digit or have digits in third and fourth place (an IBAN)."""
+    return (
+        "@" in token
+        or "://" in token
+        or token[:4] == "www."
+        or (len(token) >= 8 and (token[-1].isdigit() or token[2:4].isdigit()))
+    )
 
 
 __all__ = [
