@@ -45,14 +45,14 @@ import threading
 from collections.abc import Mapping
 from itertools import islice
 from operator import itemgetter
-from typing import Any, Final
+from typing import Any
 
 from . import projections as pj
 from . import textforms as tf
+from .fieldpaths import MAX_DEPTH, argument_leaves, children, field_path, safe_names, safe_segment
 from .textindex import TextIndex
 from .trust import TRUSTED, SourceTrust
 
-MAX_DEPTH = 32
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
 ROOT_FIELDS = frozenset(
@@ -142,76 +142,6 @@ def _needs_normalising(values: Any, joined: str) -> bool:
         or "/.\x00" in joined
         or (joined.endswith("/."))
     )
-
-
-_NAME_LIKE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-
-
-def safe_segment(key: Any) -> str:
-    """A result key as it may appear in an exported field path: list indexes and identifier-like
-    names as they are, anything else — an email, a file name, an id with punctuation — as ``*``.
-    Keys of a result are part of the result: a dict keyed by data would otherwise export the data."""
-    if isinstance(key, int) and not isinstance(key, bool):
-        return str(key)
-    text = key if isinstance(key, str) else None
-    return text if text is not None and _NAME_LIKE.fullmatch(text) else "*"
-
-
-def safe_names(values: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
-    """Caller-chosen argument names (``**kwargs``, a foreign span's argument JSON) as they may be
-    exported: identifier-like names as they are, anything else as ``<prefix>.<position>``."""
-    return {
-        key if isinstance(key, str) and safe_segment(key) == key else f"{prefix}.{i}": value
-        for i, (key, value) in enumerate(values.items())
-    }
-
-
-_PLAIN_SCALARS: Final = frozenset((str, int, float, bool))
-
-
-def _leaves(name: str, value: Any, depth: int = 0) -> list[tuple[str, Any]]:
-    """(field name, scalar) pairs of an argument value: itself, or the leaves of a structure."""
-    if type(value) in _PLAIN_SCALARS:  # the common case, without the ABC checks below
-        return [(name, value)]
-    if depth > MAX_DEPTH:
-        return []
-    if isinstance(value, Mapping):
-        items: Any = value.items()
-    elif isinstance(value, list | tuple):  # by position, as ``remember`` names a list's flags
-        items = enumerate(value)
-    elif isinstance(value, set | frozenset):
-        items = (("*", item) for item in value)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        items = ((f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value))
-    elif (names := pj.model_fields(value)) is not None:
-        items = ((f, getattr(value, f, None)) for f in names)
-    else:
-        return [(name, value)]
-    out: list[tuple[str, Any]] = []
-    for key, item in islice(items, 4096):
-        out.extend(_leaves(str(key), item, depth + 1))
-    return out
-
-
-def _children(value: Any) -> Any:
-    """The (key, item) pairs of a container (mappings, lists, tuples, sets, dataclasses, pydantic
-    models), or None for a scalar."""
-    if isinstance(value, Mapping):
-        return value.items()
-    if isinstance(value, list | tuple):
-        return enumerate(value)
-    if isinstance(value, set | frozenset):
-        return (("*", item) for item in value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return ((f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value))
-    names = pj.model_fields(value)
-    if names is not None:
-        return ((name, getattr(value, name, None)) for name in names)
-    return None
-
-
-def _field(path: tuple, key: Any) -> str:
-    return ".".join([*map(safe_segment, path), safe_segment(key)])
 
 
 class Ledger:
@@ -349,7 +279,7 @@ class Ledger:
                     if norm != value:
                         index[norm] = self._index.get(norm, _MISSING)
                 continue
-            for leaf_name, leaf in _leaves(str(name), value):
+            for leaf_name, leaf in argument_leaves(str(name), value):
                 if leaf is True or leaf is False:
                     key = (leaf_name, leaf)
                     flags[key] = self._flags.get(key, _MISSING)
@@ -481,13 +411,13 @@ class Ledger:
         the system-set fields of an untrusted result."""
         if depth > MAX_DEPTH or room <= 0:
             return room
-        children = _children(value)
-        if children is None:
+        items = children(value)
+        if items is None:
             return room
         room -= 1
-        for key, item in children:
+        for key, item in items:
             if type(key) is str and key in fields:
-                if _children(item) is None:
+                if children(item) is None:
                     room -= self._leaf(tool, span_id, item, path, key)
                 else:
                     room = self._walk(tool, span_id, item, (*path, key), depth + 1, room)
@@ -553,7 +483,7 @@ class Ledger:
         if type(entry) is _ListSource:
             return entry.observation(key)
         tool, span_id, parent, leaf_key, text, kind = entry
-        return Observation(tool, span_id, _field(parent, leaf_key), key if text is None else text, kind)
+        return Observation(tool, span_id, field_path(parent, leaf_key), key if text is None else text, kind)
 
     def flag(self, name: str, value: bool) -> Observation | None:
         """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
@@ -561,7 +491,7 @@ class Ledger:
         if entry is None:
             return self.parent.flag(name, value) if self.parent is not None else None
         tool, span_id, parent, key = entry
-        return Observation(tool, span_id, _field(parent, key), "true" if value else "false", pj.TEXT)
+        return Observation(tool, span_id, field_path(parent, key), "true" if value else "false", pj.TEXT)
 
     def match_flag(self, name: str, value: bool) -> Match | None:
         """:meth:`flag` through the trusted sources, then the untrusted ones (``Match.trusted``)."""
@@ -695,4 +625,4 @@ class Ledger:
         return None
 
 
-__all__ = ["Ledger", "Match", "Observation"]
+__all__ = ["MAX_DEPTH", "Ledger", "Match", "Observation", "safe_names", "safe_segment"]
