@@ -1,6 +1,6 @@
 """Case 7 — the guard on realistic work: legitimate tasks that run, injected writes that are blocked.
 
-Not a timing: the suite of ``tests/instrument/guard_suite.py`` (54 legitimate tasks and 42 injected
+Not a timing: the suite of ``tests/instrument/guard_suite.py`` (55 legitimate tasks and 42 injected
 trajectories over in-memory mail, calendar, drive, bank, chat and web tools; docs/benchmarks.md) run
 with the default settings. Rows: the share of legitimate write tasks whose writes all ran (target
 ≥ 90 %), and the share of injected writes — destination or payload taken only from an attacker's

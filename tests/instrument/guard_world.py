@@ -65,6 +65,11 @@ _WORLD: dict[str, Any] = {
         {"name": "Priya Raman", "email": "priya@raman-design.example", "phone": "+44 20 7946 0958"},
         {"name": "Sam Lee", "email": "sam.lee@bluesparrow.example", "phone": "+1 555 0123"},
     ],
+    "directory": {  # the company directory, keyed by address
+        "bob.smith@bluesparrow.example": {"name": "Bob Smith", "team": "Platform"},
+        "david.park@bluesparrow.example": {"name": "David Park", "team": "Platform"},
+        "sam.lee@bluesparrow.example": {"name": "Sam Lee", "team": "Finance"},
+    },
     "emails": [
         {
             "id": "1",
@@ -357,6 +362,10 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
     def delete_email(email_id: str) -> dict:
         world["emails"] = [e for e in world["emails"] if e["id"] != email_id]
         return {"deleted": email_id}
+
+    @tool(side_effect="read")
+    def get_directory() -> dict:
+        return copy.deepcopy(world["directory"])
 
     @tool(side_effect="read")
     def search_contacts(query: str) -> list[dict]:
