@@ -546,6 +546,8 @@ class Ledger:
                         return Match(hit, pj.combine(steps, pj.GIT_SHA_PREFIX))
             if pj.looks_like_path(key) and (joined := self._join(key, steps)) is not None:
                 return joined
+        if self._texts.empty and self._scanned >= len(self._index):
+            return None  # no text of this ledger holds tokens or forms: nothing more to look at
         with self._lock:
             return self._in_texts(text, kind)
 
