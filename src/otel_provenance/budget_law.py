@@ -8,7 +8,8 @@ An *allow-list* names arguments — annotation fields the model is meant to writ
 or ``body`` — that do not count; ``ALLOW_REACH`` says for which kinds (``assumed`` only). An
 allowed argument whose *value* the tool checked online and found to be a single token that is no
 destination (a reference number copied from an invoice: ``vetted``) is exempt from ``untrusted``
-too (``VETTED_REACH``); an outsider's sentence or link never is. A name that looks like a destination
+too (``VETTED_REACH``); an outsider's sentence or link never is, and neither is a vetted name the
+allow-list in force does not hold. A name that looks like a destination
 (``to``, ``recipient``, ``url``, ``iban``, ``path`` …, :func:`is_destination_name`) is never exempt,
 whatever the lists say: free text may be written, but it never decides where data goes. The call is
 over budget for every kind whose count exceeds its limit (``None`` = no limit).
@@ -38,8 +39,9 @@ declared on the tool and bounded by ``max_invented`` alone — allowing it again
 an ``untrusted`` one carries text an outsider wrote, and writing an attacker's words verbatim is
 exactly what the untrusted budget is for."""
 
-VETTED_REACH: Final = frozenset({semconv.KIND_ASSUMED, semconv.KIND_UNTRUSTED})
-"""The kinds a *vetted* argument is exempt from: allowed, and its value checked online."""
+VETTED_REACH: Final = frozenset({semconv.KIND_UNTRUSTED})
+"""The kinds beyond ``ALLOW_REACH`` an allowed argument is exempt from when it is also *vetted*: its
+value was checked online (one token, no destination) and the span records it allowed."""
 
 COUNTED_KINDS: Final = (semconv.KIND_ASSUMED, semconv.KIND_INVENTED, semconv.KIND_UNTRUSTED)
 """The kinds the law counts, in the order it reports them."""
@@ -108,16 +110,16 @@ def count_arguments(
     reach: Collection[str] = ALLOW_REACH,
     vetted: Collection[str] = (),
 ) -> ArgumentCount:
-    """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach``, or in ``vetted``
-    whose kind is in ``VETTED_REACH``, is not counted, unless the name is a destination
-    (:func:`is_destination_name`)."""
+    """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach`` — or in
+    ``VETTED_REACH``, when the name is ``vetted`` too — is not counted, unless the name is a
+    destination (:func:`is_destination_name`)."""
     counted: dict[str, list[str]] = {kind: [] for kind in COUNTED_KINDS}
     allowed: list[str] = []
     for name, kind in kinds:
         names = counted.get(kind)
         if names is None:
             continue
-        exempt = (name in allow and kind in reach) or (name in vetted and kind in VETTED_REACH)
+        exempt = name in allow and (kind in reach or (kind in VETTED_REACH and name in vetted))
         if exempt and not is_destination_name(name):
             allowed.append(name)
         else:
