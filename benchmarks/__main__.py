@@ -28,6 +28,7 @@ CASES = {
     "5": "mine / fingerprint scaling",
     "6": "gate check on a 2-worker Dask LocalCluster (informational)",
     "7": "the guard: a run under its contract",
+    "8": "the guard on realistic work: legitimate tasks run, injected writes blocked",
 }
 
 
@@ -61,6 +62,10 @@ def run_case(case: str, quick: bool, workdir: Path) -> list[Result]:
         from . import case_dask
 
         return case_dask.run(quick, workdir, log=_log)
+    if case == "8":
+        from . import case_guard_suite
+
+        return case_guard_suite.run(quick, log=_log)
     from . import case_scaling
 
     return case_scaling.run(quick, log=_log)
@@ -90,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         choices=sorted(CASES),
         default=sorted(CASES),
         metavar="N",
-        help="cases to run (1-5, default all)",
+        help="cases to run (1-8, default all)",
     )
     parser.add_argument("--keep-data", metavar="DIR", help="write generated data here and keep it")
     parser.add_argument("--compare", metavar="FILE", help="show ratio changes against an earlier --json file")

@@ -2,20 +2,31 @@
 
 A tool call's arguments are counted by kind: ``assumed`` ones (a value the agent never saw) against
 ``max_assumed``, ``invented`` ones (a value the tool declared the model may propose) against
-``max_invented``. An *allow-list* names arguments — annotation fields the model is meant to write,
-such as ``comment`` or ``reason`` — that do not count; ``ALLOW_REACH`` says for which kinds. The
-call is over budget for every kind whose count exceeds its limit (``None`` = no limit).
+``max_invented``, ``untrusted`` ones (a value seen only in results of tools declared to return
+untrusted content: e-mail bodies, web pages, another agent's free text) against ``max_untrusted``.
+An *allow-list* names arguments — annotation fields the model is meant to write, such as ``comment``
+or ``body`` — that do not count; ``ALLOW_REACH`` says for which kinds (``assumed`` only). An
+allowed argument whose *value* the tool checked online and found to be a single token that is no
+destination (a reference number copied from an invoice: ``vetted``) is exempt from ``untrusted``
+too (``VETTED_REACH``); an outsider's sentence or link never is, and neither is a vetted name the
+allow-list in force does not hold. A name that looks like a destination
+(``to``, ``recipient``, ``url``, ``iban``, ``path`` …, :func:`is_destination_name`) is never exempt,
+whatever the lists say: free text may be written, but it never decides where data goes. The call is
+over budget for every kind whose count exceeds its limit (``None`` = no limit).
 
 ``op.Budget`` (online), ``audit``, the ``provenance_budgets`` contract rule and ``diff`` (offline)
 all decide with these functions, so a call over budget online is over budget in every report. The
 tool span records the argument names its allow-list exempted (``agent.budget.allowed``), so offline
-checks apply exactly the list the tool applied.
+checks apply exactly the list the tool applied (those names are the offline ``vetted`` names: the tool
+saw their values); a span without ``agent.budget.max_untrusted`` (a
+trace from before the kind existed) has no untrusted limit and no untrusted argument.
 
 Pure: imports nothing but ``semconv``.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -24,13 +35,56 @@ from . import semconv
 
 ALLOW_REACH: Final = frozenset({semconv.KIND_ASSUMED})
 """The kinds an allow-listed argument is exempt from. ``assumed`` only: an ``invented`` argument is
-declared on the tool and bounded by ``max_invented`` alone — allowing it again would double-exempt."""
+declared on the tool and bounded by ``max_invented`` alone — allowing it again would double-exempt;
+an ``untrusted`` one carries text an outsider wrote, and writing an attacker's words verbatim is
+exactly what the untrusted budget is for."""
+
+VETTED_REACH: Final = frozenset({semconv.KIND_UNTRUSTED})
+"""The kinds beyond ``ALLOW_REACH`` an allowed argument is exempt from when it is also *vetted*: its
+value was checked online (one token, no destination) and the span records it allowed."""
+
+COUNTED_KINDS: Final = (semconv.KIND_ASSUMED, semconv.KIND_INVENTED, semconv.KIND_UNTRUSTED)
+"""The kinds the law counts, in the order it reports them."""
+
+DESTINATION_WORDS: Final = frozenset(
+    {
+        "to", "cc", "bcc", "recipient", "recipients", "receiver", "email", "emails", "address",
+        "addresses", "url", "urls", "uri", "link", "links", "href", "endpoint", "webhook", "iban",
+        "bic", "swift", "account", "destination", "dest", "target", "channel", "phone", "host",
+        "domain", "path", "folder", "directory", "dir", "bucket",
+    }
+)  # fmt: skip
+"""The last word of an argument name (``reply_to``, ``recipient_email``, ``target_url``) that makes
+it a destination: where the call sends, stores or publishes data."""
+
+DESTINATION_NAMES: Final = frozenset({"account_number", "phone_number", "routing_number", "card_number"})
+"""Whole argument names that are destinations though their last word is not."""
+
+_WORDS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+
+def is_destination_name(name: str) -> bool:
+    """Whether an argument name says where data goes: its last word (snake_case or camelCase) is one
+    of ``DESTINATION_WORDS``, or the whole name is one of ``DESTINATION_NAMES``."""
+    lowered = name.lower()
+    if lowered in DESTINATION_NAMES:
+        return True
+    words = _WORDS.findall(name)
+    return bool(words) and words[-1].lower() in DESTINATION_WORDS
 
 
 @dataclass(frozen=True, slots=True)
 class Limits:
     max_assumed: int | None = None
     max_invented: int | None = None
+    max_untrusted: int | None = None
+
+    def limit(self, kind: str) -> int | None:
+        if kind == semconv.KIND_ASSUMED:
+            return self.max_assumed
+        if kind == semconv.KIND_INVENTED:
+            return self.max_invented
+        return self.max_untrusted
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,37 +94,52 @@ class ArgumentCount:
     assumed: tuple[str, ...] = ()  # counted against max_assumed
     invented: tuple[str, ...] = ()  # counted against max_invented
     allowed: tuple[str, ...] = ()  # of a kind in reach, exempted by the allow-list
+    untrusted: tuple[str, ...] = ()  # counted against max_untrusted
 
     def counted(self, kind: str) -> tuple[str, ...]:
-        return self.assumed if kind == semconv.KIND_ASSUMED else self.invented
+        if kind == semconv.KIND_ASSUMED:
+            return self.assumed
+        if kind == semconv.KIND_INVENTED:
+            return self.invented
+        return self.untrusted
 
 
 def count_arguments(
-    kinds: Iterable[tuple[str, str]], allow: Collection[str] = (), reach: Collection[str] = ALLOW_REACH
+    kinds: Iterable[tuple[str, str]],
+    allow: Collection[str] = (),
+    reach: Collection[str] = ALLOW_REACH,
+    vetted: Collection[str] = (),
 ) -> ArgumentCount:
-    """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach`` is not counted."""
-    assumed: list[str] = []
-    invented: list[str] = []
+    """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach`` — or in
+    ``VETTED_REACH``, when the name is ``vetted`` too — is not counted, unless the name is a
+    destination (:func:`is_destination_name`)."""
+    counted: dict[str, list[str]] = {kind: [] for kind in COUNTED_KINDS}
     allowed: list[str] = []
     for name, kind in kinds:
-        if kind not in (semconv.KIND_ASSUMED, semconv.KIND_INVENTED):
+        names = counted.get(kind)
+        if names is None:
             continue
-        if name in allow and kind in reach:
+        exempt = name in allow and (kind in reach or (kind in VETTED_REACH and name in vetted))
+        if exempt and not is_destination_name(name):
             allowed.append(name)
-        elif kind == semconv.KIND_ASSUMED:
-            assumed.append(name)
         else:
-            invented.append(name)
-    return ArgumentCount(tuple(sorted(assumed)), tuple(sorted(invented)), tuple(sorted(allowed)))
+            names.append(name)
+    return ArgumentCount(
+        tuple(sorted(counted[semconv.KIND_ASSUMED])),
+        tuple(sorted(counted[semconv.KIND_INVENTED])),
+        tuple(sorted(allowed)),
+        tuple(sorted(counted[semconv.KIND_UNTRUSTED])),
+    )
 
 
 def over_budget(count: ArgumentCount, limits: Limits) -> tuple[str, ...]:
-    """The kinds (``assumed``, ``invented``, in that order) whose count exceeds its limit."""
+    """The kinds (``assumed``, ``invented``, ``untrusted``, in that order) whose count exceeds its
+    limit."""
     over = []
-    if limits.max_assumed is not None and len(count.assumed) > limits.max_assumed:
-        over.append(semconv.KIND_ASSUMED)
-    if limits.max_invented is not None and len(count.invented) > limits.max_invented:
-        over.append(semconv.KIND_INVENTED)
+    for kind in COUNTED_KINDS:
+        limit = limits.limit(kind)
+        if limit is not None and len(count.counted(kind)) > limit:
+            over.append(kind)
     return tuple(over)
 
 
@@ -91,4 +160,8 @@ def limits_on_span(attributes: Mapping[str, object]) -> Limits:
         value = attributes.get(key)
         return value if isinstance(value, int) and not isinstance(value, bool) else None
 
-    return Limits(limit(semconv.BUDGET_MAX_ASSUMED), limit(semconv.BUDGET_MAX_INVENTED))
+    return Limits(
+        limit(semconv.BUDGET_MAX_ASSUMED),
+        limit(semconv.BUDGET_MAX_INVENTED),
+        limit(semconv.BUDGET_MAX_UNTRUSTED),
+    )

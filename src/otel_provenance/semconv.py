@@ -67,9 +67,17 @@ ARG_SUFFIXES: Final = (
 KIND_OBSERVED: Final = "observed"
 KIND_ASSUMED: Final = "assumed"
 KIND_INVENTED: Final = "invented"
-ARG_KINDS: Final = (KIND_OBSERVED, KIND_ASSUMED, KIND_INVENTED)
+# the value was found only in results of tools declared to return untrusted content (#34)
+KIND_UNTRUSTED: Final = "untrusted"
+ARG_KINDS: Final = (KIND_OBSERVED, KIND_ASSUMED, KIND_INVENTED, KIND_UNTRUSTED)
+
+# a tool's declared trust in its own results (``@op.tool(trust=...)``): not an attribute, an option
+TRUST_TRUSTED: Final = "trusted"
+TRUST_UNTRUSTED: Final = "untrusted"
+TRUST_LEVELS: Final = (TRUST_TRUSTED, TRUST_UNTRUSTED)
 
 SOURCE_INPUT: Final = "input"  # source_tool of a run's declared inputs
+SOURCE_REQUEST: Final = "request"  # source_field of the run's declared request text (op.run(request=...))
 PROJECTION_EXACT: Final = "exact"
 
 DIGEST_KEY_ID: Final = "agent.digest.key_id"
@@ -81,6 +89,8 @@ BUDGET_ASSUMED: Final = "agent.budget.assumed"
 BUDGET_MAX_ASSUMED: Final = "agent.budget.max_assumed"
 BUDGET_INVENTED: Final = "agent.budget.invented"
 BUDGET_MAX_INVENTED: Final = "agent.budget.max_invented"
+BUDGET_UNTRUSTED: Final = "agent.budget.untrusted"
+BUDGET_MAX_UNTRUSTED: Final = "agent.budget.max_untrusted"
 BUDGET_ALLOWED: Final = "agent.budget.allowed"  # argument names the budget's allow-list exempted (string[])
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call

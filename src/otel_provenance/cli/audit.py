@@ -29,6 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-assumed", type=_count, metavar="N", help="assumed arguments allowed per call")
     p.add_argument("--max-invented", type=_count, metavar="N", help="invented arguments allowed per call")
     p.add_argument(
+        "--max-untrusted",
+        type=_count,
+        metavar="N",
+        help="untrusted arguments (found only in results of tools declared untrusted) allowed per call",
+    )
+    p.add_argument(
         "--budget",
         action="append",
         default=[],
@@ -61,7 +67,7 @@ def _count(text: str) -> int:
 
 def budgets_from_args(args: argparse.Namespace) -> Budgets:
     allow = frozenset(args.allow)
-    default = ToolBudget(args.max_assumed, args.max_invented, allow)
+    default = ToolBudget(args.max_assumed, args.max_invented, allow, args.max_untrusted)
     tools: dict[str, ToolBudget] = {}
     for spec in args.budget:
         tool, sep, number = spec.rpartition("=")
@@ -71,7 +77,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
             limit = _count(number)
         except argparse.ArgumentTypeError as exc:
             raise UsageError(f"--budget {spec!r}: {exc}") from None
-        tools[tool] = ToolBudget(limit, args.max_invented, allow)
+        tools[tool] = ToolBudget(limit, args.max_invented, allow, args.max_untrusted)
     return Budgets(default, tools)
 
 

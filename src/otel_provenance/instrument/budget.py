@@ -1,12 +1,19 @@
-"""Provenance budgets: how many unsourced (assumed) and proposed (invented) arguments a tool accepts.
+"""Provenance budgets: how many unsourced (assumed), proposed (invented) and untrusted arguments a
+tool accepts.
 
-Defaults follow the side effect: a ``side_effect="write"`` tool allows zero assumed arguments and blocks
-(fail closed); other tools are tagged and never blocked unless given an explicit budget with
-``enforce=True``. Arguments on the allow-list (annotation fields meant to be written by the model:
-``comment``, ``reason``, ``commit_message``, ``title``, ``body`` by default) are classified and tagged
-like any other but do not count against ``max_assumed`` — the counting and the decision are the one
-law in ``otel_provenance.budget_law``, which the offline checks apply too. The span records the
-exempted names (``agent.budget.allowed``) so that offline checks apply exactly this list.
+Defaults follow the side effect: a ``side_effect="write"`` tool allows zero assumed and zero untrusted
+arguments and blocks (fail closed); other tools are tagged and never blocked unless given an explicit
+budget with ``enforce=True``. Arguments on the allow-list (free text meant to be written by the model:
+``body``, ``subject``, ``message``, ``content``, ``comment`` … — :data:`DEFAULT_ALLOW`) are classified
+and tagged like any other but do not count against ``max_assumed``; they do count against
+``max_untrusted`` (an outsider's words copied verbatim) unless its value is a single token that is
+no destination (a reference number copied from an invoice: ``Classification.references``); and an
+allowed argument is not exempt when its name says where data goes
+(``budget_law.is_destination_name``) or its assumed value looks like a destination (an e-mail
+address, a URL, an IBAN: ``Classification.destinations``) — free text may be written, but never
+decides where data goes. The counting and the decision are the one law in
+``otel_provenance.budget_law``, which the offline checks apply too. The span records the exempted names
+(``agent.budget.allowed``) so that offline checks apply exactly this list.
 """
 
 from __future__ import annotations
@@ -20,28 +27,40 @@ from ..budget_law import Limits, count_arguments, over_budget
 from ..errors import ConfigurationError
 from .classify import Classification
 
-DEFAULT_ALLOW: frozenset[str] = frozenset({"comment", "reason", "commit_message", "title", "body"})
+DEFAULT_ALLOW: frozenset[str] = frozenset(
+    {
+        "body", "comment", "commit_message", "content", "description", "message", "reason", "subject",
+        "summary", "text", "title",
+    }
+)  # fmt: skip
 RULE_MAX_ASSUMED = "max_assumed"
 RULE_MAX_INVENTED = "max_invented"
+RULE_MAX_UNTRUSTED = "max_untrusted"
 RULE_FAULT = "provenance_fault"
+_RULES = {
+    sc.KIND_ASSUMED: RULE_MAX_ASSUMED,
+    sc.KIND_INVENTED: RULE_MAX_INVENTED,
+    sc.KIND_UNTRUSTED: RULE_MAX_UNTRUSTED,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
-    """``op.Budget(max_assumed=, max_invented=, allow=, enforce=)``.
+    """``op.Budget(max_assumed=, max_invented=, allow=, enforce=, max_untrusted=)``.
 
-    ``None`` means "default for the tool's side effect": ``max_assumed`` 0 for write tools and no limit
-    otherwise; ``max_invented`` no limit; ``enforce`` True for write tools, False (advisory) otherwise.
-    ``allow`` replaces the default allow-list when given.
+    ``None`` means "default for the tool's side effect": ``max_assumed`` and ``max_untrusted`` 0 for
+    write tools and no limit otherwise; ``max_invented`` no limit; ``enforce`` True for write tools,
+    False (advisory) otherwise. ``allow`` replaces the default allow-list when given.
     """
 
     max_assumed: int | None = None
     max_invented: int | None = None
     allow: frozenset[str] | Iterable[str] | None = field(default=DEFAULT_ALLOW)
     enforce: bool | None = None
+    max_untrusted: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_assumed", "max_invented"):
+        for name in ("max_assumed", "max_invented", "max_untrusted"):
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
                 raise ConfigurationError(f"Budget.{name}: must be None or an integer >= 0")
@@ -61,15 +80,15 @@ class Budget:
         """Count the call's arguments against this budget and decide whether to block it."""
         write = side_effect == "write"
         allow: frozenset[str] = self.allow  # type: ignore[assignment]  # normalised in __post_init__
+        if classification.destinations:  # free text whose value looks like a destination: not exempt
+            allow = allow - classification.destinations
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)
+        max_untrusted = self.max_untrusted if self.max_untrusted is not None else (0 if write else None)
         enforce = (self.enforce if self.enforce is not None else write) and enforce_globally
-        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow)
-        over = over_budget(count, _limits(max_assumed, self.max_invented))
-        violations: list[str] = []
-        if sc.KIND_ASSUMED in over:
-            violations.extend(f"{RULE_MAX_ASSUMED}:{name}={sc.KIND_ASSUMED}" for name in count.assumed)
-        if sc.KIND_INVENTED in over:
-            violations.extend(f"{RULE_MAX_INVENTED}:{name}={sc.KIND_INVENTED}" for name in count.invented)
+        vetted = allow & classification.references if classification.references else ()
+        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow, vetted=vetted)
+        over = over_budget(count, _limits(max_assumed, self.max_invented, max_untrusted))
+        violations = [f"{_RULES[kind]}:{name}={kind}" for kind in over for name in count.counted(kind)]
         violations.extend(f"{RULE_FAULT}:{fault}" for fault in classification.faults)
         return Verdict(
             assumed=len(count.assumed),
@@ -79,18 +98,20 @@ class Budget:
             violations=tuple(violations),
             blocked=bool(violations) and enforce,
             allowed=count.allowed,
+            untrusted=len(count.untrusted),
+            max_untrusted=max_untrusted,
         )
 
 
-_LIMITS: dict[tuple[int | None, int | None], Limits] = {}
+_LIMITS: dict[tuple[int | None, int | None, int | None], Limits] = {}
 
 
-def _limits(max_assumed: int | None, max_invented: int | None) -> Limits:
-    """One immutable ``Limits`` per pair (a few per process): not rebuilt on every call."""
-    key = (max_assumed, max_invented)
+def _limits(max_assumed: int | None, max_invented: int | None, max_untrusted: int | None) -> Limits:
+    """One immutable ``Limits`` per triple (a few per process): not rebuilt on every call."""
+    key = (max_assumed, max_invented, max_untrusted)
     limits = _LIMITS.get(key)
     if limits is None:
-        limits = Limits(max_assumed, max_invented)
+        limits = Limits(max_assumed, max_invented, max_untrusted)
         if len(_LIMITS) < 256:
             _LIMITS[key] = limits
     return limits
@@ -106,15 +127,23 @@ class Verdict(NamedTuple):
     violations: tuple[str, ...]
     blocked: bool
     allowed: tuple[str, ...] = ()  # argument names the allow-list exempted from counting
+    untrusted: int = 0
+    max_untrusted: int | None = None
 
     def attributes(self) -> dict[str, Any]:
-        out: dict[str, Any] = {sc.BUDGET_ASSUMED: self.assumed, sc.BUDGET_INVENTED: self.invented}
+        out: dict[str, Any] = {
+            sc.BUDGET_ASSUMED: self.assumed,
+            sc.BUDGET_INVENTED: self.invented,
+            sc.BUDGET_UNTRUSTED: self.untrusted,
+        }
         if self.allowed:
             out[sc.BUDGET_ALLOWED] = list(self.allowed)
         if self.max_assumed is not None:
             out[sc.BUDGET_MAX_ASSUMED] = self.max_assumed
         if self.max_invented is not None:
             out[sc.BUDGET_MAX_INVENTED] = self.max_invented
+        if self.max_untrusted is not None:
+            out[sc.BUDGET_MAX_UNTRUSTED] = self.max_untrusted
         if self.violations:
             out[sc.VIOLATIONS] = list(self.violations)
         return out

@@ -1,4 +1,5 @@
-"""Classify a call's arguments against a run's ledger: observed / assumed / invented, and span attributes.
+"""Classify a call's arguments against a run's ledger: observed / assumed / invented / untrusted, and
+span attributes.
 
 This is the one place that decides an argument's kind; the ``@op.tool`` decorator and the span processor
 for third-party GenAI tool spans both call :func:`classify_arguments`. It never raises for odd values
@@ -8,10 +9,21 @@ for third-party GenAI tool spans both call :func:`classify_arguments`. It never 
 Rules, in order: an argument declared ``invented`` is ``invented`` (never looked up, never silently
 observed). A scalar is ``observed`` when the ledger matches it (exactly or through a named projection)
 and either its text reaches the short-value floor or the observed field has the argument's own name
-(``limit=5`` matches ``{"limit": 5}``, not any 5). Booleans and None are never evidence by value alone.
-A dict/list/tuple/dataclass/pydantic-model argument is ``observed`` when every one of its leaves is
-(projection ``structure``; source fields are the first leaf's), each leaf matched by its own field name
-(field by field). Everything else is ``assumed``.
+(``limit=5`` matches ``{"limit": 5}``, not any 5; ``event_id="7"`` matches ``{"id": "7"}``, projection
+``id_alias``; a value found inside a longer text never matches by field name). Booleans and None are
+never evidence by value alone. A dict/list/tuple/dataclass/pydantic-model argument is ``observed``
+when every one of its leaves is (projection ``structure``; source fields are the first leaf's), each
+leaf matched by its own field name (field by field). A value the ledger found only in results of
+tools declared untrusted is ``untrusted`` instead of ``observed`` (a structure, when any leaf is; its
+source is then the first untrusted leaf's), and so is an unmatched text that carries, as a token, a
+destination found only there (projection ``embedded``: ``"Verify at https://evil.example/login"``).
+Everything else is ``assumed``. A value written in the run's request is evidence at any length.
+
+An ``assumed`` text argument whose whole value looks like a destination (an e-mail address, a URL, an
+IBAN, a long account number: :func:`.textforms.looks_like_destination`) is listed in
+``Classification.destinations``: the budget never exempts it as free text. An ``untrusted`` one that
+is a single token and no destination (a reference copied from an invoice) is listed in
+``Classification.references``: an allowed argument holding it is exempt (``budget_law.VETTED_REACH``).
 """
 
 from __future__ import annotations
@@ -26,6 +38,7 @@ from . import projections as pj
 from .digest import keyed_digest
 from .ledger import Ledger, Match
 from .settings import Settings, get_settings
+from .textforms import destinations_in, looks_like_destination
 
 STRUCTURE = pj.STRUCTURE
 MAX_STRUCTURE_LEAVES = 256
@@ -33,6 +46,7 @@ MAX_STRUCTURE_DEPTH = 16
 _NONE_TEXT = "\x00null"
 _TRUE_TEXT = "\x00true"
 _FALSE_TEXT = "\x00false"
+_ID_FIELDS = frozenset({"id", "id_"})
 
 
 class ArgumentProvenance(NamedTuple):
@@ -50,7 +64,7 @@ class ArgumentProvenance(NamedTuple):
 class Classification:
     """The provenance of every passed argument of one call (treat as immutable)."""
 
-    __slots__ = ("arguments", "faults", "key_id", "ledger_full", "tool")
+    __slots__ = ("arguments", "destinations", "faults", "key_id", "ledger_full", "references", "tool")
 
     def __init__(
         self,
@@ -59,12 +73,16 @@ class Classification:
         key_id: str,
         ledger_full: bool = False,
         faults: tuple[str, ...] = (),
+        destinations: frozenset[str] = frozenset(),
+        references: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
         self.key_id = key_id
         self.ledger_full = ledger_full
         self.faults = faults
+        self.destinations = destinations  # assumed arguments whose value looks like a destination
+        self.references = references  # untrusted arguments whose value is one token, no destination
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -77,11 +95,17 @@ class Classification:
     def invented(self) -> int:
         return sum(1 for a in self.arguments if a.kind == sc.KIND_INVENTED)
 
+    @property
+    def untrusted(self) -> int:
+        return sum(1 for a in self.arguments if a.kind == sc.KIND_UNTRUSTED)
+
     def kinds(self) -> dict[str, str]:
         return {a.name: a.kind for a in self.arguments}
 
     def unsourced(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """The values of arguments that are not ``observed`` (for :meth:`Ledger.remember`'s echo rule)."""
+        """The values of arguments that are not ``observed`` — assumed, invented or untrusted — for
+        :meth:`Ledger.remember`'s echo rule: a trusted tool echoing an untrusted value does not make
+        it trusted."""
         return {
             a.name: arguments[a.name]
             for a in self.arguments
@@ -106,7 +130,7 @@ class Classification:
             for arg in arguments:
                 kind_key, tool_key, field_key, span_key, projection_key, digest_key = _keys(arg.name)
                 out[kind_key] = arg.kind
-                if arg.kind == sc.KIND_OBSERVED:
+                if arg.source_tool is not None:
                     out[tool_key] = arg.source_tool
                     out[field_key] = arg.source_field
                     if arg.source_span_id:
@@ -118,7 +142,7 @@ class Classification:
         for arg in sorted(arguments, key=lambda a: a.kind == sc.KIND_OBSERVED):
             kind_key, tool_key, field_key, span_key, projection_key, digest_key = _keys(arg.name)
             layers[0].append((kind_key, arg.kind))
-            if arg.kind == sc.KIND_OBSERVED:
+            if arg.source_tool is not None:
                 if arg.source_span_id:
                     layers[1].append((span_key, arg.source_span_id))
                 layers[1].append((tool_key, arg.source_tool))
@@ -178,7 +202,7 @@ def classify_arguments(
             if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
                 # fast path for the most common argument: a plain string
                 digest = keyed_digest(pj.normalise(value), key)
-                match = _match_scalar(name, value, pj.TEXT, ledger, floor)
+                match = _match_scalar(name, value, pj.TEXT, ledger, floor) or _embedded(value, ledger, floor)
                 results.append(_provenance(name, digest, match, match.projection if match else None))
                 continue
             if type(value) is int and name not in invented:
@@ -193,12 +217,44 @@ def classify_arguments(
         except Exception as exc:  # an object that cannot be examined: unsourced, fail closed
             faults.append(f"{name}={type(exc).__name__}")
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
+    destinations, references = _value_checks(results, arguments)
     return Classification(
         tool=tool,
         arguments=tuple(results),
         key_id=settings.key_id,
         ledger_full=bool(ledger is not None and ledger.full),
         faults=tuple(faults),
+        destinations=destinations,
+        references=references,
+    )
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def _value_checks(
+    results: list[ArgumentProvenance], arguments: Mapping[str, Any]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """What the budget reads of the values of unsourced text arguments: the assumed ones that are, as
+    a whole, an e-mail address, a URL, an IBAN (never exempt as free text); the untrusted ones that
+    are one token and no destination (a reference number: an allowed argument holding one may be
+    exempt; an outsider's sentence or link may not)."""
+    destinations: list[str] = []
+    references: list[str] = []
+    for a in results:
+        if a.kind == sc.KIND_OBSERVED or a.kind == sc.KIND_INVENTED:
+            continue
+        value = arguments.get(a.name)
+        if type(value) is not str:
+            continue
+        if a.kind == sc.KIND_ASSUMED:
+            if looks_like_destination(value):
+                destinations.append(a.name)
+        elif len(value.split()) == 1 and not looks_like_destination(value):
+            references.append(a.name)
+    return (
+        frozenset(destinations) if destinations else _NONE,
+        frozenset(references) if references else _NONE,
     )
 
 
@@ -212,8 +268,10 @@ def _classify_one(
         if is_invented:
             return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
         match = _match_scalar(name, text, kind, ledger, floor)
+        if match is None and kind == pj.TEXT:
+            match = _embedded(text, ledger, floor)
         return _provenance(name, digest, match, match.projection if match else None)
-    leaves = _structure_leaves(value)
+    leaves = _structure_leaves(value, name)
     digest = keyed_digest(_digest_text(value, leaves), key)
     if is_invented:
         return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
@@ -222,16 +280,17 @@ def _classify_one(
             return _provenance(name, digest, _match_flag(name, value, ledger), None)
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     first: Match | None = None
-    for leaf_name, leaf_value in leaves:
+    for leaf_name, leaf_value, container in leaves:
         leaf = pj.leaf_text(leaf_value)
         match = (
             _match_flag(leaf_name, leaf_value, ledger)
             if leaf is None
-            else _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor)
+            else _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
         )
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
-        first = first or match
+        if first is None or (first.trusted and not match.trusted):
+            first = match  # the source recorded: the first leaf's, or the first untrusted leaf's
     return _provenance(name, digest, first, STRUCTURE)
 
 
@@ -240,18 +299,59 @@ def _provenance(name: str, digest: str, match: Match | None, projection: str | N
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     obs = match.observation
     return ArgumentProvenance(
-        name, sc.KIND_OBSERVED, digest, obs.tool, obs.field, obs.span_id or None, projection
+        name,
+        sc.KIND_OBSERVED if match.trusted else sc.KIND_UNTRUSTED,
+        digest,
+        obs.tool,
+        obs.field,
+        obs.span_id or None,
+        projection,
     )
 
 
-def _match_scalar(name: str, text: str, kind: int, ledger: Ledger | None, floor: int) -> Match | None:
+def _match_scalar(
+    name: str, text: str, kind: int, ledger: Ledger | None, floor: int, container: str = ""
+) -> Match | None:
+    """The ledger's match for one scalar, if it is evidence: long enough, or matched by field name
+    (``container``: the name of the list the scalar is an item of, for the ``id_alias`` of
+    ``file_ids=["3"]``), or written in the run's request (the user's own words: no floor)."""
     if ledger is None or not text:
         return None
     match = ledger.lookup(text, kind)
     if match is None:
         return None
-    if len(text) >= floor or (match.observation.field_name == name and not name.isdigit()):
+    obs = match.observation
+    if len(text) >= floor or (obs.tool == sc.SOURCE_INPUT and obs.field == sc.SOURCE_REQUEST):
         return match
+    if not match.by_field:  # a short value inside a text: not evidence
+        return None
+    field_name = obs.field_name
+    if field_name == name and not name.isdigit():
+        return match
+    if field_name in _ID_FIELDS and (_names_an_id(name) or _names_an_id(container)):
+        match.projection = pj.combine(match.projection, pj.ID_ALIAS)
+        return match
+    return None
+
+
+def _names_an_id(name: str) -> bool:
+    """``file_id``, ``event_id``, ``fileId`` (or a list of them: ``file_ids``, ``fileIds``): an
+    argument naming the id of some thing."""
+    stem = name[:-1] if name.endswith(("_ids", "Ids")) else name
+    return (stem.endswith("_id") and len(stem) > 3) or (stem.endswith("Id") and stem[-3:-2].islower())
+
+
+def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
+    """An unmatched text that carries a destination — an e-mail address, a URL, an IBAN, a long
+    number, as a token — found only in untrusted results: the text is ``untrusted`` (projection
+    ``embedded``), whatever the model wrote around it. Free text never decides where data goes."""
+    if ledger is None or len(text) > pj.MAX_TEXT_LENGTH or not ledger.has_untrusted:
+        return None
+    for token in destinations_in(text):
+        match = ledger.lookup(token, pj.TEXT)
+        if match is not None and not match.trusted and len(token) >= floor:
+            match.projection = pj.combine(match.projection, pj.EMBEDDED)
+            return match
     return None
 
 
@@ -259,31 +359,32 @@ def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
     """Booleans are evidence only as a field of the same name (``dry_run`` in the run's inputs)."""
     if ledger is None or not isinstance(value, bool):
         return None
-    obs = ledger.flag(name, value)
-    return Match(obs, pj.EXACT) if obs is not None else None
+    return ledger.match_flag(name, value)
 
 
 _TOO_BIG: list = []
 
 
-def _structure_leaves(value: Any) -> list[tuple[str, Any]]:
-    """Scalar leaves of a dict/list/tuple/dataclass as (own field name, value); [] if not a structure."""
-    leaves: list[tuple[str, Any]] = []
-    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+def _structure_leaves(value: Any, root: str = "") -> list[tuple[str, Any, str]]:
+    """Scalar leaves of a dict/list/tuple/dataclass as (own field name, value, name of the list it
+    is an item of — ``root`` for the argument itself — or ""); [] if not a structure."""
+    leaves: list[tuple[str, Any, str]] = []
+    stack: list[tuple[str, Any, int, str]] = [(root, value, 0, "")]
     seen: set[int] = set()
     while stack:
-        name, item, depth = stack.pop()
+        name, item, depth, container = stack.pop()
         children = _children(item)
         if children is None:
             if item is not value:
-                leaves.append((name, item))
+                leaves.append((name, item, container))
                 if len(leaves) > MAX_STRUCTURE_LEAVES:
                     return _TOO_BIG
             continue
         if depth >= MAX_STRUCTURE_DEPTH or id(item) in seen:
             return _TOO_BIG
         seen.add(id(item))
-        stack.extend((str(k), v, depth + 1) for k, v in reversed(children))
+        holder = name if isinstance(item, list | tuple) else ""
+        stack.extend((str(k), v, depth + 1, holder) for k, v in reversed(children))
     return leaves
 
 
@@ -300,7 +401,7 @@ def _children(item: Any) -> list[tuple[Any, Any]] | None:
     return None
 
 
-def _digest_text(value: Any, leaves: list[tuple[str, Any]]) -> str:
+def _digest_text(value: Any, leaves: list[tuple[str, Any, str]]) -> str:
     """Text digested for a non-scalar argument: canonical JSON of its normalised leaves."""
     if value is None:
         return _NONE_TEXT

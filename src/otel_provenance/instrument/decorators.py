@@ -43,6 +43,9 @@ def tool(
     blocked_error: type[Exception] | None = None,
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
     policy: Policy | Sequence[Policy] | None = None,
+    trust: str = "trusted",
+    trusted_fields: Iterable[str] = (),
+    trusted_records: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -57,6 +60,12 @@ def tool(
     explicit ``True`` lets the call run, and a denial is a block like any other (docs/guard.md).
     ``policy`` is an :class:`~.policy.Policy` (or a list of them) on the arguments' values, judged
     before each call; the arguments it names must be parameters.
+    ``trust="untrusted"`` declares that the tool returns content someone outside wrote (e-mail
+    bodies, web pages, shared documents, another agent's free text): a later argument found only in
+    such results is ``untrusted``, which a write tool does not accept by default (``max_untrusted``).
+    ``trusted_fields`` names the fields of its results the system sets rather than the content's
+    author (``{"id", "date"}``), and ``trusted_records`` is a predicate over each record (each item of
+    a list result, or the result) that the user or the system wrote: those count as trusted.
     """
     options = dict(
         name=name,
@@ -69,6 +78,9 @@ def tool(
         blocked_error=blocked_error,
         needs_approval=needs_approval,
         policy=policy,
+        trust=trust,
+        trusted_fields=trusted_fields,
+        trusted_records=trusted_records,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -98,6 +110,9 @@ class _DecoratedTool:
         blocked_error: type[Exception] | None = None,
         needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
         policy: Policy | Sequence[Policy] | None = None,
+        trust: str = "trusted",
+        trusted_fields: Iterable[str] = (),
+        trusted_records: Callable[[Any], Any] | None = None,
     ) -> None:
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         tool_name = name if name is not None else getattr(inner, "__name__", None)
@@ -112,6 +127,9 @@ class _DecoratedTool:
             idempotency_key=idempotency_key,
             tracer_provider=tracer_provider,
             checks=(*policy_checks(policies), *((approval,) if approval is not None else ())),
+            trust=trust,
+            trusted_fields=trusted_fields,
+            trusted_records=trusted_records,
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)

@@ -16,6 +16,20 @@ A nested ``op.run`` gives its ledger the enclosing run's as ``parent``: lookups 
 ask the parent, so values observed by the enclosing run count inside the nested one (not the
 other way round: what the nested run observes stays in its own ledger).
 
+Trust. Results of a tool declared ``trust="untrusted"`` (e-mail bodies, web pages, another agent's
+free text) go to a second ledger of their own (``remember(..., trust=...)``, :mod:`.trust`), except
+the records the tool vouches for (``trusted_records``) and the fields it names as set by the system
+rather than the content's author (``trusted_fields``: an ``id``, a ``date``). A lookup asks every
+trusted source first — this ledger, then its parents — and only then the untrusted ones, and marks
+what it found there (``Match.trusted``): a value found in both a trusted and an untrusted result is
+observed from the trusted one.
+
+Beyond equal values (and the projections of :mod:`.projections`), a lookup that misses finds a value
+written inside a longer text on token boundaries (``in_text``), a date or number written in another
+form (``datetime_normalised``, ``number_normalised``) — :mod:`.textindex`, built lazily — and a
+string key of a result dict that is data rather than a field name (an e-mail address, a file name:
+``result_key``).
+
 The ledger is bounded: past ``max_entries`` the oldest entries are dropped (down to three quarters of
 the bound, so the cost stays amortised O(1)) and ``full`` turns true, which tool spans report as
 ``agent.ledger.full``.
@@ -31,11 +45,14 @@ import threading
 from collections.abc import Mapping
 from itertools import islice
 from operator import itemgetter
-from typing import Any, Final
+from typing import Any
 
 from . import projections as pj
+from . import textforms as tf
+from .fieldpaths import MAX_DEPTH, argument_leaves, children, field_path, safe_names, safe_segment
+from .textindex import TextIndex
+from .trust import TRUSTED, SourceTrust
 
-MAX_DEPTH = 32
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
 ROOT_FIELDS = frozenset(
@@ -43,6 +60,10 @@ ROOT_FIELDS = frozenset(
 )
 _BULK_MIN = 32  # lists shorter than this take the per-leaf path
 _MISSING = object()
+KEY = 2  # the kind of a remembered dict key (TEXT = 0 and NUMBER = 1 are projections')
+# first characters of a text that may be a date or a number written in another form
+_FORM_STARTS = frozenset("0123456789$€£")
+_HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
 
 
 class Observation:
@@ -64,13 +85,21 @@ class Observation:
 
 
 class Match:
-    """A lookup hit: the observation and the projection that matched it (``exact`` if byte-equal)."""
+    """A lookup hit: the observation, the projection that matched it (``exact`` if byte-equal), and
+    whether the source is trusted (False: found only in results of tools declared untrusted)."""
 
-    __slots__ = ("observation", "projection")
+    __slots__ = ("observation", "projection", "trusted")
 
-    def __init__(self, observation: Observation, projection: str) -> None:
+    def __init__(self, observation: Observation, projection: str, trusted: bool = True) -> None:
         self.observation = observation
         self.projection = projection
+        self.trusted = trusted
+
+    @property
+    def by_field(self) -> bool:
+        """Whether the observation's field name describes the matched value itself (not so for a
+        value found inside a text): only then may a short value match by field name."""
+        return pj.IN_TEXT not in self.projection
 
 
 class _ListSource:
@@ -115,59 +144,6 @@ def _needs_normalising(values: Any, joined: str) -> bool:
     )
 
 
-_NAME_LIKE: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
-
-
-def safe_segment(key: Any) -> str:
-    """A result key as it may appear in an exported field path: list indexes and identifier-like
-    names as they are, anything else — an email, a file name, an id with punctuation — as ``*``.
-    Keys of a result are part of the result: a dict keyed by data would otherwise export the data."""
-    if isinstance(key, int) and not isinstance(key, bool):
-        return str(key)
-    text = key if isinstance(key, str) else None
-    return text if text is not None and _NAME_LIKE.fullmatch(text) else "*"
-
-
-def safe_names(values: Mapping[Any, Any], prefix: str) -> dict[str, Any]:
-    """Caller-chosen argument names (``**kwargs``, a foreign span's argument JSON) as they may be
-    exported: identifier-like names as they are, anything else as ``<prefix>.<position>``."""
-    return {
-        key if isinstance(key, str) and safe_segment(key) == key else f"{prefix}.{i}": value
-        for i, (key, value) in enumerate(values.items())
-    }
-
-
-_PLAIN_SCALARS: Final = frozenset((str, int, float, bool))
-
-
-def _leaves(name: str, value: Any, depth: int = 0) -> list[tuple[str, Any]]:
-    """(field name, scalar) pairs of an argument value: itself, or the leaves of a structure."""
-    if type(value) in _PLAIN_SCALARS:  # the common case, without the ABC checks below
-        return [(name, value)]
-    if depth > MAX_DEPTH:
-        return []
-    if isinstance(value, Mapping):
-        items: Any = value.items()
-    elif isinstance(value, list | tuple):  # by position, as ``remember`` names a list's flags
-        items = enumerate(value)
-    elif isinstance(value, set | frozenset):
-        items = (("*", item) for item in value)
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        items = ((f.name, getattr(value, f.name, None)) for f in dataclasses.fields(value))
-    elif (names := pj.model_fields(value)) is not None:
-        items = ((f, getattr(value, f, None)) for f in names)
-    else:
-        return [(name, value)]
-    out: list[tuple[str, Any]] = []
-    for key, item in islice(items, 4096):
-        out.extend(_leaves(str(key), item, depth + 1))
-    return out
-
-
-def _field(path: tuple, key: Any) -> str:
-    return ".".join([*map(safe_segment, path), safe_segment(key)])
-
-
 class Ledger:
     """What one run has observed. Safe to share between the threads of one run."""
 
@@ -188,13 +164,36 @@ class Ledger:
         self._attempts: dict[tuple, int] = {}
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
         self._lock = threading.Lock()
+        self._texts = TextIndex(max_entries)  # tokens and date/number forms, read lazily
+        self._scanned = 0  # how many main-index entries (in insertion order) the text index has read
+        self._untrusted: Ledger | None = None  # results of tools declared untrusted
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
     # -- state ----------------------------------------------------------------------------------------
     @property
     def full(self) -> bool:
         """True once entries were evicted: a value missing now may have been observed earlier."""
-        return self.evicted > 0
+        return self.evicted > 0 or (self._untrusted is not None and self._untrusted.evicted > 0)
+
+    @property
+    def has_untrusted(self) -> bool:
+        """Whether this run or an enclosing one has remembered a result of an untrusted tool."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if ledger._untrusted is not None:
+                return True
+            ledger = ledger.parent
+        return False
+
+    def untrusted(self) -> Ledger:
+        """The ledger of this run's untrusted results (made on first use)."""
+        ledger = self._untrusted
+        if ledger is None:
+            with self._lock:
+                ledger = self._untrusted
+                if ledger is None:
+                    ledger = self._untrusted = Ledger(self.max_entries)
+        return ledger
 
     def __len__(self) -> int:
         return len(self._index)
@@ -209,19 +208,49 @@ class Ledger:
         field_prefix: tuple = (),
         call_arguments: Mapping[str, Any] | None = None,
         unsourced: Mapping[str, Any] | None = None,
+        trust: SourceTrust = TRUSTED,
     ) -> None:
         """Index every non-empty scalar leaf of ``result``. Never raises for odd values.
 
         ``call_arguments`` (the arguments of the call that produced ``result``) enable the ``path_join``
         projection: a listing's root argument joined with one of its entries. ``unsourced`` (name ->
-        value of the call's assumed or invented arguments): echoes of these values are not evidence.
+        value of the call's unsourced arguments: not observed): echoes of these values are not
+        evidence. An untrusted ``trust``: the result goes to the untrusted ledger, but for the records
+        it vouches for and the fields it names (by their own name, anywhere), which stay here.
         """
+        if not trust.trusted:
+            if trust.records is not None:
+                for prefix, record, vouched in trust.records_of(result, field_prefix):
+                    self.remember(
+                        tool,
+                        record,
+                        span_id,
+                        field_prefix=prefix,
+                        call_arguments=call_arguments,
+                        unsourced=unsourced,
+                        trust=TRUSTED if vouched else trust._replace(records=None),
+                    )
+                return
+            self.untrusted().remember(
+                tool,
+                result,
+                span_id,
+                field_prefix=field_prefix,
+                call_arguments=call_arguments,
+                unsourced=unsourced,
+            )
+            if not trust.fields:
+                return
+        trusted_fields = trust.fields
         with self._lock:
             before = len(self._index)
             room = self.max_entries
             echoes = self._echo_snapshot(unsourced) if unsourced else None
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
-                room = self._walk(tool, span_id, result, field_prefix, 0, room)
+                if trust.trusted:
+                    room = self._walk(tool, span_id, result, field_prefix, 0, room)
+                else:
+                    room = self._walk_fields(tool, span_id, result, field_prefix, 0, room, trusted_fields)
             if echoes is not None:
                 self._undo_echoes(*echoes)
             added = len(self._index) != before or room < self.max_entries - 1
@@ -250,7 +279,7 @@ class Ledger:
                     if norm != value:
                         index[norm] = self._index.get(norm, _MISSING)
                 continue
-            for leaf_name, leaf in _leaves(str(name), value):
+            for leaf_name, leaf in argument_leaves(str(name), value):
                 if leaf is True or leaf is False:
                     key = (leaf_name, leaf)
                     flags[key] = self._flags.get(key, _MISSING)
@@ -268,6 +297,7 @@ class Ledger:
                 self._index.pop(text, None)
             else:
                 self._index[text] = previous
+        self._scanned = min(self._scanned, len(self._index))
         for key, previous in flags.items():
             if previous is _MISSING:
                 self._flags.pop(key, None)
@@ -294,8 +324,10 @@ class Ledger:
         if depth > MAX_DEPTH or room <= 0:
             return room
         t = type(value)
+        keyed = False  # a mapping: its string keys that are data are values too (result_key)
         if t is dict:
             items: Any = value.items()
+            keyed = True
         elif t is list or t is tuple:
             if len(value) >= _BULK_MIN and len(value) < room and self._bulk(tool, span_id, value, path):
                 return room - len(value) - 1  # as the per-leaf path charges it: the list, then each item
@@ -304,6 +336,7 @@ class Ledger:
             return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
         elif isinstance(value, Mapping):
             items = value.items()
+            keyed = True
         elif t is set or t is frozenset:
             items = (("*", item) for item in value)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -319,6 +352,10 @@ class Ledger:
         number_kind = pj.NUMBER
         max_len = pj.MAX_TEXT_LENGTH
         for key, item in items:
+            if keyed and type(key) is str and not key.isidentifier() and 0 < len(key) <= max_len:
+                norm = normalise(key)
+                index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY)
+                room -= 1
             ti = type(item)
             if ti is str:
                 size = len(item)
@@ -367,19 +404,44 @@ class Ledger:
             self._shas.setdefault(norm[:7], []).append(norm)
         return 1
 
+    def _walk_fields(
+        self, tool: str, span_id: str, value: Any, path: tuple, depth: int, room: int, fields: frozenset[str]
+    ) -> int:
+        """Index only the fields named in ``fields`` (and all they hold), wherever they are in ``value``:
+        the system-set fields of an untrusted result."""
+        if depth > MAX_DEPTH or room <= 0:
+            return room
+        items = children(value)
+        if items is None:
+            return room
+        room -= 1
+        for key, item in items:
+            if type(key) is str and key in fields:
+                if children(item) is None:
+                    room -= self._leaf(tool, span_id, item, path, key)
+                else:
+                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room)
+            else:
+                room = self._walk_fields(tool, span_id, item, (*path, key), depth + 1, room, fields)
+            if room <= 0:
+                break
+        return room
+
     def _bulk(self, tool: str, span_id: str, values: Any, path: tuple) -> bool:
         """Index a flat list of plain ASCII strings that need no normalisation in one C-level pass."""
         try:
             joined = "\x00".join(values)
         except TypeError:
             return False
-        if not joined.isascii():
+        if not joined.isascii() or " " in joined:  # sentences: per leaf, so the text index reads them
             return False
         try:
             if _needs_normalising(values, joined):
                 return False
         except IndexError:  # an empty string in the list: per-leaf path (it skips empties)
             return False
+        if not _FORM_STARTS.isdisjoint(map(itemgetter(0), values)):
+            return False  # dates or numbers written as text: per leaf, so the text index reads them
         longest = max(map(len, values))
         if longest > pj.MAX_TEXT_LENGTH or (longest >= 40 and not {40, 64}.isdisjoint(map(len, values))):
             return False  # over-long values, or possible object ids (prefix index): per-leaf path
@@ -409,6 +471,7 @@ class Ledger:
             return
         index = self._index = dict(islice(self._index.items(), excess, None))
         self.evicted += excess
+        self._scanned = max(0, self._scanned - excess)
         self._shas = {p: kept for p, shas in self._shas.items() if (kept := [s for s in shas if s in index])}
 
     # -- reading --------------------------------------------------------------------------------------
@@ -420,7 +483,7 @@ class Ledger:
         if type(entry) is _ListSource:
             return entry.observation(key)
         tool, span_id, parent, leaf_key, text, kind = entry
-        return Observation(tool, span_id, _field(parent, leaf_key), key if text is None else text, kind)
+        return Observation(tool, span_id, field_path(parent, leaf_key), key if text is None else text, kind)
 
     def flag(self, name: str, value: bool) -> Observation | None:
         """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
@@ -428,17 +491,39 @@ class Ledger:
         if entry is None:
             return self.parent.flag(name, value) if self.parent is not None else None
         tool, span_id, parent, key = entry
-        return Observation(tool, span_id, _field(parent, key), "true" if value else "false", pj.TEXT)
+        return Observation(tool, span_id, field_path(parent, key), "true" if value else "false", pj.TEXT)
+
+    def match_flag(self, name: str, value: bool) -> Match | None:
+        """:meth:`flag` through the trusted sources, then the untrusted ones (``Match.trusted``)."""
+        found = self.flag(name, value)
+        if found is not None:
+            return Match(found, pj.EXACT)
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if ledger._untrusted is not None and (found := ledger._untrusted.flag(name, value)) is not None:
+                return Match(found, pj.EXACT, trusted=False)
+            ledger = ledger.parent
+        return None
 
     def lookup(self, text: str, kind: int = pj.TEXT) -> Match | None:
         """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER.
 
-        A miss asks the enclosing run's ledger (``parent``) when there is one.
+        Trusted sources first: this ledger, then the enclosing runs' (``parent``); only then the
+        untrusted results of each, in the same order — a match there has ``trusted=False``.
         """
-        found = self._lookup(text, kind)
-        if found is None and self.parent is not None:
-            return self.parent.lookup(text, kind)
-        return found
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if (found := ledger._lookup(text, kind)) is not None:
+                return found
+            ledger = ledger.parent
+        ledger = self
+        while ledger is not None:
+            untrusted = ledger._untrusted
+            if untrusted is not None and (found := untrusted._lookup(text, kind)) is not None:
+                found.trusted = False
+                return found
+            ledger = ledger.parent
+        return None
 
     def _lookup(self, text: str, kind: int) -> Match | None:
         if not text or len(text) > pj.MAX_TEXT_LENGTH:
@@ -447,22 +532,77 @@ class Ledger:
         steps = () if key is text else pj.normalise_steps(text)[1]
         found = self.observation(key)
         if found is not None:
+            how = "" if found.kind == kind else pj.RESULT_KEY if found.kind == KEY else pj.NUMBER_AS_TEXT
             if found.text == text:
-                projection = pj.EXACT if found.kind == kind else pj.NUMBER_AS_TEXT
+                projection = how or pj.EXACT
             else:
-                stored_steps = pj.normalise_steps(found.text)[1]
-                projection = pj.combine(steps, stored_steps, () if found.kind == kind else pj.NUMBER_AS_TEXT)
+                projection = pj.combine(steps, pj.normalise_steps(found.text)[1], how or ())
             return Match(found, projection)
-        if kind != pj.TEXT:
+        if kind == pj.TEXT:
+            prefix = pj.sha_prefix(key)
+            if prefix is not None:
+                for full in reversed(self._shas.get(prefix[:7], ())):
+                    if full.startswith(prefix) and (hit := self.observation(full)) is not None:
+                        return Match(hit, pj.combine(steps, pj.GIT_SHA_PREFIX))
+            if pj.looks_like_path(key) and (joined := self._join(key, steps)) is not None:
+                return joined
+        if self._texts.empty and self._scanned >= len(self._index):
+            return None  # no text of this ledger holds tokens or forms: nothing more to look at
+        with self._lock:
+            return self._in_texts(text, kind)
+
+    def _in_texts(self, text: str, kind: int) -> Match | None:
+        """The second index (:mod:`.textindex`): a number or a date written in another form, then a
+        value written inside a longer text, on token boundaries."""
+        self._read_new_texts()
+        if self._texts.empty:
             return None
-        prefix = pj.sha_prefix(key)
-        if prefix is not None:
-            for full in reversed(self._shas.get(prefix[:7], ())):
-                if full.startswith(prefix) and (hit := self.observation(full)) is not None:
-                    return Match(hit, pj.combine(steps, pj.GIT_SHA_PREFIX))
-        if pj.looks_like_path(key):
-            return self._join(key, steps)
-        return None
+        resolve = self._text_of
+        number = tf.number_form(text) if _HAS_DIGIT(text) else None
+        if number is not None:
+            plain = number[len(tf.NUMBER_KEY) :]
+            if plain != text and (hit := self.observation(plain)) is not None:
+                return Match(hit, pj.NUMBER_NORMALISED)
+            if (form := self._texts.find_form(number, resolve)) is not None:
+                return self._form_match(form, pj.NUMBER_NORMALISED)
+        if kind == pj.TEXT and _HAS_DIGIT(text):
+            dates = tf.date_forms(text)
+            if dates and (form := self._texts.find_form(dates[-1], resolve)) is not None:
+                return self._form_match(form, pj.DATETIME_NORMALISED)
+        found = self._texts.find_in_text(text, resolve)
+        if found is None:
+            return None
+        hit = self.observation(found)
+        if hit is None:  # pragma: no cover - resolve() saw the key a moment ago, under the lock
+            return None
+        return Match(hit, pj.combine(pj.IN_TEXT, () if kind == pj.TEXT else pj.NUMBER_AS_TEXT))
+
+    def _form_match(self, form: tuple[str, bool], projection: str) -> Match | None:
+        hit = self.observation(form[0])
+        if hit is None:  # pragma: no cover - find_form() resolved the key a moment ago, under the lock
+            return None
+        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else ()))
+
+    def _read_new_texts(self) -> None:
+        """Hand the text index the texts remembered since it last read (the main index keeps its
+        insertion order): sentences, and texts that start with a digit or a currency sign."""
+        index = self._index
+        if self._scanned >= len(index):
+            return
+        add = self._texts.add
+        for key, entry in islice(index.items(), self._scanned, None):
+            if type(entry) is tuple and entry[5] != pj.NUMBER:
+                text = key if entry[4] is None else entry[4]
+                if " " in text or "\n" in text or text[0] in _FORM_STARTS:
+                    add(key, text)
+        self._scanned = len(index)
+
+    def _text_of(self, key: str) -> str | None:
+        """The text a main-index key was remembered from, if it is still there as a text."""
+        entry = self._index.get(key)
+        if type(entry) is not tuple or entry[5] == pj.NUMBER:
+            return None
+        return key if entry[4] is None else entry[4]
 
     def _join(self, key: str, steps: tuple[str, ...]) -> Match | None:
         start = 0  # an absolute path's first cut is at 0: root "/" (a listing of the filesystem root)
@@ -487,4 +627,4 @@ class Ledger:
         return None
 
 
-__all__ = ["Ledger", "Match", "Observation"]
+__all__ = ["MAX_DEPTH", "Ledger", "Match", "Observation", "safe_names", "safe_segment"]

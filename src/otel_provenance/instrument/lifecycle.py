@@ -5,7 +5,8 @@ wrapper and any other client gate make a :class:`ToolCall` per call and drive th
 
 1. **bind** — name the passed arguments (the driver knows how: a signature, a JSON object); an agent
    framework's context object is never an argument (:mod:`.frameworks`);
-2. **classify** — each argument against the current run's ledger: observed, assumed or invented;
+2. **classify** — each argument against the current run's ledger: observed, assumed, invented or
+   untrusted;
 3. **decide** — one decision, :func:`.decision.decide`: may the call run? The tool's own checks
    (``ToolSpec.checks``) and the run's contract (:mod:`.guard`) add their objections to it
    (:func:`.decision.join`). Steps 1–3 run when the ``ToolCall`` is made, inside one guard: if any
@@ -24,7 +25,7 @@ wrapper and any other client gate make a :class:`ToolCall` per call and drive th
 7. **run** — the driver's body: :meth:`ToolCall.run` / :meth:`ToolCall.run_async`, or step by step
    for a generator (:meth:`ToolCall.attach` / :meth:`ToolCall.detach` around each step);
 8. **remember** — the result (or each item) into the run's ledger under the span's id, so later calls
-   can be observed from it;
+   can be observed from it (as untrusted evidence when the tool is declared ``trust="untrusted"``);
 9. **finish** — status, the essential attributes back if the body evicted some, end, metrics.
 
 A client gate for a new kind of client imports :class:`ToolSpec` (what a tool is, made once per
@@ -319,6 +320,7 @@ class ToolCall:
                 field_prefix=prefix,
                 call_arguments=self.arguments,
                 unsourced=self.unsourced,
+                trust=self.spec.trust,
             )
         except Exception as exc:
             reraise_own_bug_under_pytest(exc)

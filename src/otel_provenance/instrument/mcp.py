@@ -47,6 +47,7 @@ from .decision import RULE_APPROVAL
 from .ledger import safe_names
 from .lifecycle import ToolCall, ToolSpec
 from .policy import Policy, as_policies, policy_checks
+from .trust import source_trust
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
@@ -61,7 +62,9 @@ class ToolPolicy:
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
     what they mean on ``@op.tool`` (``needs_approval``'s function gets the arguments by the names the
     span gives them; ``policy``: an ``op.Policy`` or a list of them on the values of the arguments,
-    judged before the request is sent).
+    judged before the request is sent; ``trust="untrusted"``: the tool returns content someone outside
+    wrote; ``trusted_fields``: the fields of its results the server sets, not that content's author;
+    ``trusted_records``: a predicate over each record that says the user or the server wrote it).
     """
 
     side_effect: str | None = None
@@ -71,12 +74,17 @@ class ToolPolicy:
     idempotency_key: str | None = None
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False
     policy: Policy | tuple[Policy, ...] | None = None
+    trust: str = sc.TRUST_TRUSTED
+    trusted_fields: frozenset[str] | Iterable[str] = field(default=frozenset())
+    trusted_records: Callable[[Any], Any] | None = None
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
             raise ConfigurationError(
                 f"ToolPolicy.side_effect: must be None or one of {', '.join(sc.SIDE_EFFECTS)}"
             )
+        checked = source_trust("ToolPolicy", self.trust, self.trusted_fields, self.trusted_records)
+        object.__setattr__(self, "trusted_fields", checked.fields)
         invented = () if self.invented is None else self.invented  # None: none, as on op.tool
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
@@ -224,6 +232,9 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                     *policy_checks(policy.policy),  # type: ignore[arg-type]
                     *((approval,) if approval is not None else ()),
                 ),
+                trust=policy.trust,
+                trusted_fields=policy.trusted_fields,
+                trusted_records=policy.trusted_records,
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec

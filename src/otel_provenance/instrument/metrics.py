@@ -77,7 +77,15 @@ BUDGET_RULE: Final = "agent.budget.rule"
 
 #: Budget rules recorded by name; any other tag counts as ``other`` (a tag may name an argument).
 KNOWN_RULES: Final = frozenset(
-    {"max_assumed", "max_invented", "provenance_fault", "needs_approval", "approval", "contract"}
+    {
+        "max_assumed",
+        "max_invented",
+        "max_untrusted",
+        "provenance_fault",
+        "needs_approval",
+        "approval",
+        "contract",
+    }
 )
 OTHER_RULE: Final = "other"
 

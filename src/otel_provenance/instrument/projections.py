@@ -14,6 +14,16 @@ chosen so it cannot turn a guess into "observed" (docs/provenance.md gives the a
 ``path_join``        ``root/entry``: entry observed in one tool result, root from the arguments of that
                      same tool call (a listing's root) or a root-naming field of that same result.
 ``git_sha_prefix``   a prefix of >= 7 hex digits of an observed 40- or 64-digit hex object id.
+``number_normalised``  the same decimal written with a currency sign, thousands commas and a decimal
+                     point, or trailing zeros (``1250`` and ``$1,250.00``; :mod:`.textforms`).
+``datetime_normalised``  the same date, or the same instant, written in another recognised form
+                     (``2026-05-10T14:00:00`` and ``May 10, 2026 at 2 pm``; :mod:`.textforms`).
+``result_key``       a string key of a result dict that is data, not a field name (an e-mail address).
+``in_text``          the value written inside a longer text of a result, on token boundaries.
+``id_alias``         a value under the short-value floor matched by field name, where the argument is
+                     ``<thing>_id`` (or a list ``<thing>_ids``) and the field is ``id`` (:mod:`.classify`).
+``embedded``         only ever ``untrusted``: a text that carries, as a token, a destination (an e-mail
+                     address, a URL, an IBAN) found only in untrusted results (:mod:`.classify`).
 ``structure``        a dict/list argument every leaf of which is observed (see :mod:`.classify`).
 """
 
@@ -38,6 +48,12 @@ PATH_NORMALISED = "path_normalised"
 NUMBER_AS_TEXT = "number_as_text"
 PATH_JOIN = "path_join"
 GIT_SHA_PREFIX = "git_sha_prefix"
+NUMBER_NORMALISED = "number_normalised"
+DATETIME_NORMALISED = "datetime_normalised"
+RESULT_KEY = "result_key"
+IN_TEXT = "in_text"
+ID_ALIAS = "id_alias"
+EMBEDDED = "embedded"
 STRUCTURE = "structure"
 
 PROJECTIONS = (
@@ -48,8 +64,14 @@ PROJECTIONS = (
     URL_NORMALISED,
     PATH_NORMALISED,
     NUMBER_AS_TEXT,
+    NUMBER_NORMALISED,
+    DATETIME_NORMALISED,
     PATH_JOIN,
     GIT_SHA_PREFIX,
+    RESULT_KEY,
+    IN_TEXT,
+    ID_ALIAS,
+    EMBEDDED,
 )
 
 MAX_TEXT_LENGTH = 8192  # longer leaves are not remembered and longer arguments are not looked up
@@ -219,14 +241,20 @@ def _normalise_path(text: str) -> str:
 
 __all__ = [
     "CANONICAL_JSON",
+    "DATETIME_NORMALISED",
+    "EMBEDDED",
     "EXACT",
     "GIT_SHA_PREFIX",
+    "ID_ALIAS",
+    "IN_TEXT",
     "MAX_TEXT_LENGTH",
     "NFC",
     "NUMBER_AS_TEXT",
+    "NUMBER_NORMALISED",
     "PATH_JOIN",
     "PATH_NORMALISED",
     "PROJECTIONS",
+    "RESULT_KEY",
     "STRUCTURE",
     "URL_NORMALISED",
     "combine",

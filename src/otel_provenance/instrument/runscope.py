@@ -11,6 +11,11 @@ its own binding. Code started inside a run (tasks, ``contextvars.copy_context().
 a thread started with plain ``threading.Thread`` does not (Python does not copy contexts into threads),
 so tool calls there run outside the run unless the thread's target is wrapped in the run's context.
 
+The run's declared inputs are trusted evidence, and so is the user's request text
+(``op.run(request="Send the report to bob@example.com by Friday")``): remembered as the input field
+``request``, its values count as observed wherever they sit in the sentence, on token boundaries
+(projection ``in_text``), as in any text of the inputs or of a trusted tool's results.
+
 A run entered inside another inherits the enclosing run's observations: a value the outer run observed
 (its declared inputs, its tools' results) counts as observed in the nested run. The nested run's own
 observations stay in its ledger and are not seen by the enclosing run after it ends. It also asks the
@@ -80,9 +85,17 @@ class RunScope:
         contract: Any = None,
         approver: Any = None,
         approval_timeout: float | None = None,
+        request: str | None = None,
     ) -> None:
         if inputs is not None and not isinstance(inputs, Mapping):
             raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
+        if request is not None:
+            if not isinstance(request, str):
+                raise ConfigurationError("op.run(request=...): expected the request's text")
+            if inputs is not None and sc.SOURCE_REQUEST in inputs:
+                raise ConfigurationError(
+                    f"op.run(...): give the request either as request= or as inputs[{sc.SOURCE_REQUEST!r}]"
+                )
         if run_id is not None and (not isinstance(run_id, str) or not run_id):
             raise ConfigurationError("op.run(run_id=...): expected a non-empty string")
         if agent_name is not None and (not isinstance(agent_name, str) or not agent_name):
@@ -108,8 +121,11 @@ class RunScope:
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
         self.inputs: Mapping[str, Any] = dict(inputs) if inputs else {}  # op.Input limits read them
         self.policy_totals: Any = None  # what argument-value policies counted (.policy), on first use
-        if inputs:
-            self.ledger.remember(sc.SOURCE_INPUT, dict(inputs), "")
+        declared = dict(inputs) if inputs else {}
+        if request:
+            declared[sc.SOURCE_REQUEST] = request
+        if declared:
+            self.ledger.remember(sc.SOURCE_INPUT, declared, "")
         self._tokens: list[contextvars.Token] = []
         self._spans: list[tuple[trace.Span, object] | None] = []
 
@@ -213,8 +229,12 @@ def run(
     contract: Any = None,
     approver: Any = None,
     approval_timeout: float | None = None,
+    request: str | None = None,
 ) -> RunScope:
     """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
+
+    ``request`` is the user's request text: a value written in it counts as observed (source field
+    ``request``, projection ``in_text`` when it sits inside the sentence).
 
     ``run_id`` becomes ``agent.run.id`` on every tool span of the run (a random id if omitted).
     ``ledger_max_entries`` overrides the configured ledger bound for this run. With no span active,
@@ -235,6 +255,7 @@ def run(
         contract=contract,
         approver=approver,
         approval_timeout=approval_timeout,
+        request=request,
     )
 
 

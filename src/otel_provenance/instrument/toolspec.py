@@ -23,6 +23,7 @@ from .. import semconv as sc
 from ..errors import ConfigurationError
 from .budget import Budget
 from .decision import Objection
+from .trust import SourceTrust, source_trust
 
 _SCOPE = "otel_provenance"
 _RESERVED_ATTRIBUTES = 4  # room kept for attributes set after the call (status, error.type, ...)
@@ -37,7 +38,8 @@ class ToolSpec:
     provenance attributes (the MCP wrapper's ``mcp.*`` keys). ``checks`` are this tool's own checks
     before each call (argument-value policies, approval): each takes the
     :class:`.lifecycle.ToolCall`, bound, classified and budgeted, and yields its
-    :class:`.decision.Objection` values.
+    :class:`.decision.Objection` values. ``trust``, ``trusted_fields`` and ``trusted_records`` say
+    what the tool's results are worth as evidence (:mod:`.trust`).
     """
 
     __slots__ = (
@@ -53,6 +55,7 @@ class ToolSpec:
         "span_attributes",
         "span_name",
         "tracer_provider",
+        "trust",
     )
 
     def __init__(
@@ -68,6 +71,9 @@ class ToolSpec:
         tool_type: str = "function",
         span_attributes: Mapping[str, Any] | None = None,
         checks: Iterable[Callable[[Any], Iterable[Objection]]] = (),
+        trust: str = sc.TRUST_TRUSTED,
+        trusted_fields: Iterable[str] | None = (),
+        trusted_records: Callable[[Any], Any] | None = None,
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
@@ -84,6 +90,7 @@ class ToolSpec:
             raise ConfigurationError(f"op.tool({name}): invented must be a collection of argument names")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise ConfigurationError(f"op.tool({name}): idempotency_key must be an argument name")
+        self.trust: SourceTrust = source_trust(f"op.tool({name})", trust, trusted_fields, trusted_records)
         self.name: str = name
         self.side_effect = side_effect
         self.budget = budget or _DEFAULT_BUDGET

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Final
 
 from .. import semconv
 from .model import Span
@@ -34,15 +35,25 @@ def argument_kinds(span: Span) -> dict[str, str] | None:
     return kinds
 
 
-def lost_kinds(span: Span, kinds: Iterable[str]) -> tuple[int, int] | None:
-    """``(assumed, invented)`` as counted on the span when that is more than its ``agent.arg.*.kind``
-    attributes name — they were lost (the SDK's attribute limit evicts the oldest keys) — else None.
+COUNTERS: Final = (
+    (semconv.KIND_ASSUMED, semconv.BUDGET_ASSUMED),
+    (semconv.KIND_INVENTED, semconv.BUDGET_INVENTED),
+    (semconv.KIND_UNTRUSTED, semconv.BUDGET_UNTRUSTED),
+)
+"""Each counted kind and the span attribute that counts it (a trace from before ``untrusted`` existed
+has no ``agent.budget.untrusted``: zero)."""
+
+
+def lost_kinds(span: Span, kinds: Iterable[str]) -> dict[str, int] | None:
+    """``{kind: count}`` as counted on the span (assumed, invented, untrusted) when that is more than
+    its ``agent.arg.*.kind`` attributes name — they were lost (the SDK's attribute limit evicts the
+    oldest keys) — else None.
 
     The online half counts assumed arguments outside the tool's allow-list, so with nothing lost the
     counter is never above the named assumed arguments."""
     named = Counter(kinds)
-    counted = (_count(span, semconv.BUDGET_ASSUMED), _count(span, semconv.BUDGET_INVENTED))
-    if counted[0] > named[semconv.KIND_ASSUMED] or counted[1] > named[semconv.KIND_INVENTED]:
+    counted = {kind: _count(span, key) for kind, key in COUNTERS}
+    if any(counted[kind] > named[kind] for kind in counted):
         return counted
     return None
 

@@ -12,8 +12,10 @@ dangling_source       fail    a ``source_span_id`` not in the run, malformed, or
                               before the call started
 assumed_over_budget   fail    more assumed arguments than the budget allows
 invented_over_budget  fail    more invented arguments than the budget allows
+untrusted_over_budget fail    more untrusted arguments than the budget allows
 no_provenance         insuff. a tool span with no provenance attributes at all (uninstrumented)
-unknown_kind          insuff. an argument whose ``kind`` is missing or not observed/assumed/invented
+unknown_kind          insuff. an argument whose ``kind`` is missing or not observed/assumed/invented/
+                              untrusted
 no_tool_calls         insuff. (whole audit only) not one tool call in any run
 no_runs               insuff. (whole audit only) the input held no run
 ===================== ======= ==================================================================
@@ -26,7 +28,7 @@ Budgets are per call (like ``op.Budget``): ``Budgets(default=ToolBudget(...), to
 ``None`` means unlimited. Counting and deciding is the one law of ``otel_provenance.budget_law``
 (shared with ``op.Budget`` and the ``provenance_budgets`` rule): the names a tool span records as
 allowed (``agent.budget.allowed``) plus ``ToolBudget.allow`` are exempt, for the kinds in
-``ALLOW_REACH`` (assumed only).
+``ALLOW_REACH`` (assumed only). A trace from before the ``untrusted`` kind existed simply has none.
 """
 
 from __future__ import annotations
@@ -49,6 +51,12 @@ BLOCKED_CALL: Final = "blocked_call"
 DANGLING_SOURCE: Final = "dangling_source"
 ASSUMED_OVER_BUDGET: Final = "assumed_over_budget"
 INVENTED_OVER_BUDGET: Final = "invented_over_budget"
+UNTRUSTED_OVER_BUDGET: Final = "untrusted_over_budget"
+OVER_BUDGET: Final = {
+    semconv.KIND_ASSUMED: ASSUMED_OVER_BUDGET,
+    semconv.KIND_INVENTED: INVENTED_OVER_BUDGET,
+    semconv.KIND_UNTRUSTED: UNTRUSTED_OVER_BUDGET,
+}
 NO_PROVENANCE: Final = "no_provenance"
 UNKNOWN_KIND_FINDING: Final = "unknown_kind"
 NO_TOOL_CALLS: Final = "no_tool_calls"
@@ -61,6 +69,8 @@ _EVIDENCE_KEYS: Final = (  # agent.tool.status alone is not provenance: a span c
     semconv.BUDGET_MAX_ASSUMED,
     semconv.BUDGET_INVENTED,
     semconv.BUDGET_MAX_INVENTED,
+    semconv.BUDGET_UNTRUSTED,
+    semconv.BUDGET_MAX_UNTRUSTED,
 )
 
 
@@ -72,6 +82,7 @@ class ToolBudget:
     max_assumed: int | None = None
     max_invented: int | None = None
     allow: frozenset[str] = frozenset()
+    max_untrusted: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +106,7 @@ def _budgets(default: ToolBudget, tools: dict[str, ToolBudget]) -> Budgets:
 @dataclass(frozen=True, slots=True)
 class ArgEvidence:
     name: str
-    kind: str  # observed | assumed | invented | unknown
+    kind: str  # observed | assumed | invented | untrusted | unknown
     source_tool: str | None = None
     source_field: str | None = None
     source_span_id: str | None = None
@@ -294,20 +305,19 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
                 Outcome.INSUFFICIENT,
                 call,
                 (),
-                f"{call.tool}: the span counts {lost[0]} assumed and {lost[1]} invented argument(s) but "
+                f"{call.tool}: the span counts "
+                f"{' and '.join(f'{n} {kind}' for kind, n in lost.items() if n)} argument(s) but "
                 "names fewer; their agent.arg.* attributes were lost (span attribute limit?)",
             )
         budget = budgets.for_tool(call.tool)
-        allow = budget.allow | allowed_on_span(span.attributes)
-        count = count_arguments(((a.name, a.kind) for a in call.args), allow)
-        limits = Limits(budget.max_assumed, budget.max_invented)
+        recorded = allowed_on_span(span.attributes)
+        count = count_arguments(
+            ((a.name, a.kind) for a in call.args), budget.allow | recorded, vetted=recorded
+        )
+        limits = Limits(budget.max_assumed, budget.max_invented, budget.max_untrusted)
         for kind in over_budget(count, limits):
             counted = count.counted(kind)
-            code, limit = (
-                (ASSUMED_OVER_BUDGET, limits.max_assumed)
-                if kind == semconv.KIND_ASSUMED
-                else (INVENTED_OVER_BUDGET, limits.max_invented)
-            )
+            code, limit = OVER_BUDGET[kind], limits.limit(kind)
             allowed = f"; allowed: {', '.join(count.allowed)}" if count.allowed else ""
             finding(
                 code,

@@ -37,7 +37,8 @@ class Call:
     def of(cls, span: Span) -> Call:
         status = span.attributes.get(semconv.TOOL_STATUS)
         kinds = {a.name: a.kind for a in arguments(span)}
-        count = count_arguments(kinds.items(), allowed_on_span(span.attributes))
+        recorded = allowed_on_span(span.attributes)
+        count = count_arguments(kinds.items(), recorded, vetted=recorded)
         return cls(
             tool=span.tool_name or span.name,
             span_id=span.span_id,

@@ -215,6 +215,7 @@ def propose_rules(runs: list[Run], writes: Iterable[str] = ()) -> list[dict[str,
                 "select": select,
                 "max_assumed": max(len(p.assumed) for p in provenance if p is not None),
                 "max_invented": max(len(p.invented) for p in provenance if p is not None),
+                "max_untrusted": max(len(p.untrusted) for p in provenance if p is not None),
             }
             if allow:
                 rule["allow"] = allow
@@ -292,7 +293,8 @@ def _kind_counts(span: Span) -> ArgumentCount | None:
     kinds = argument_kinds(span)
     if kinds is None:
         return None
-    return count_arguments(sorted(kinds.items()), allowed_on_span(span.attributes))  # type: ignore[arg-type]
+    recorded = allowed_on_span(span.attributes)
+    return count_arguments(sorted(kinds.items()), recorded, vetted=recorded)  # type: ignore[arg-type]
 
 
 def _routes_rule(families: list[Family], approved: Family, similarity: Fraction) -> dict[str, Any]:

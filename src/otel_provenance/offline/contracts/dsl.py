@@ -216,6 +216,7 @@ _RULE_ORDER = (
     "max_retries",
     "max_assumed",
     "max_invented",
+    "max_untrusted",
     "allow",
     "similarity",
     "thresholds",

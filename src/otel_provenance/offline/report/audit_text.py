@@ -86,6 +86,8 @@ def _run_text(run: RunAudit, totals: dict[str, int], review: list[str], can_pass
             totals[arg.kind] += 1
             if arg.kind == semconv.KIND_OBSERVED:
                 lines.append(f"    {arg.name}: observed from {_source_text(arg)}")
+            elif arg.kind == semconv.KIND_UNTRUSTED:
+                lines.append(f"    {arg.name}: untrusted, from {_source_text(arg)}")
             elif arg.kind == semconv.KIND_INVENTED:
                 lines.append(f"    {arg.name}: invented (review)")
                 review.append(f"{call.tool}.{arg.name} (run {run.run_id} span {call.span_id})")

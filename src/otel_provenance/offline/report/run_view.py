@@ -248,7 +248,7 @@ def _view(run: Run, ref: _RefTree | None) -> RunView:
             tuple(
                 (a.name, a.kind)
                 for a in arguments(s)
-                if a.kind in (semconv.KIND_ASSUMED, semconv.KIND_INVENTED)
+                if a.kind in (semconv.KIND_ASSUMED, semconv.KIND_INVENTED, semconv.KIND_UNTRUSTED)
             ),
             _standings(s),
         )

@@ -7,7 +7,7 @@ from fractions import Fraction
 from typing import Any
 
 from .... import semconv
-from ....budget_law import Limits, allowed_on_span, count_arguments, over_budget
+from ....budget_law import COUNTED_KINDS, Limits, allowed_on_span, count_arguments, over_budget
 from ...arguments import lost_kinds
 from ...model import ABSENT, Span
 from ..evidence import RunEvidence
@@ -114,12 +114,15 @@ def _measure(span: Span, attr: str | None, unit: str | None) -> Fraction | None:
 
 
 def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
-    """Per selected tool call: how many arguments were ``assumed`` / ``invented`` (never sourced),
-    counted and decided by ``budget_law``. The allow-list is the rule's ``allow`` when it has one
-    (the miner writes the names the approved runs' tools allowed), else the names the span records
-    as allowed by its own budget (``agent.budget.allowed``) — what the tool applied online."""
-    law = Limits(rule.params.get("max_assumed"), rule.params.get("max_invented"))
-    limits = {semconv.KIND_ASSUMED: law.max_assumed, semconv.KIND_INVENTED: law.max_invented}
+    """Per selected tool call: how many arguments were ``assumed`` / ``invented`` (never sourced) /
+    ``untrusted`` (found only in untrusted results), counted and decided by ``budget_law``. The
+    allow-list is the rule's ``allow`` when it has one (the miner writes the names the approved runs'
+    tools allowed), else the names the span records as allowed by its own budget
+    (``agent.budget.allowed``) — what the tool applied online."""
+    law = Limits(
+        rule.params.get("max_assumed"), rule.params.get("max_invented"), rule.params.get("max_untrusted")
+    )
+    limits = {kind: law.limit(kind) for kind in COUNTED_KINDS}
     rule_allow: frozenset[str] | None = frozenset(rule.params["allow"]) if "allow" in rule.params else None
     matched, undecided = ev.select(rule.params["select"])
     silent: list[Span] = []
@@ -130,7 +133,7 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observatio
             continue
         lost = lost_kinds(span, kinds.values())
         if lost is not None:  # attributes evicted: the span's own counters are the evidence left
-            counted = dict(zip((semconv.KIND_ASSUMED, semconv.KIND_INVENTED), lost, strict=True))
+            counted = lost
             over = [k for k, limit in sorted(limits.items()) if limit is not None and counted[k] > limit]
             if over:
                 yield Violation(
@@ -142,7 +145,7 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observatio
                 silent.append(span)
             continue
         allow = rule_allow if rule_allow is not None else allowed_on_span(span.attributes)
-        count = count_arguments(kinds.items(), allow)
+        count = count_arguments(kinds.items(), allow, vetted=allowed_on_span(span.attributes))
         for kind in over_budget(count, law):
             names = count.counted(kind)
             allowed = f" ({', '.join(count.allowed)} allowed)" if count.allowed else ""
