@@ -744,3 +744,21 @@ def test_a_source_whose_span_was_not_recorded_is_named_without_a_span_id():
     attrs = arg_attrs(t.span("close"), "ticket")
     assert (attrs["kind"], attrs["source_tool"]) == ("observed", "lookup")
     assert "source_span_id" not in attrs
+
+
+def test_a_block_the_short_value_floor_decided_says_so_and_never_the_value(traced):
+    """#37: a value the run did see, shorter than the floor and not found under the argument's own
+    name, is assumed — and the violation says the floor decided it (no value)."""
+
+    @op.tool(name="refund", side_effect="write", tracer_provider=traced.provider)
+    def refund(order_id: str, amount: int) -> None:
+        raise AssertionError("a blocked call never runs")
+
+    with op.run(inputs={"order": {"order_id": "ORD-7701", "total": 120}}):
+        with pytest.raises(op.ProvenanceError) as seen_but_short:
+            refund(order_id="ORD-7701", amount=120)
+        with pytest.raises(op.ProvenanceError) as never_seen:
+            refund(order_id="ORD-7701", amount=987)
+    assert seen_but_short.value.violations == ("max_assumed:amount=assumed:short_value",)
+    assert never_seen.value.violations == ("max_assumed:amount=assumed",)
+    assert "120" not in str(seen_but_short.value)

@@ -34,6 +34,9 @@ DEFAULT_ALLOW: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 RULE_MAX_ASSUMED = "max_assumed"
+#: After an assumed argument's violation when the short-value floor decided it: the run did see the
+#: value, but it is shorter than the floor and was not found under the argument's own name.
+SHORT_VALUE_HINT = ":short_value"
 RULE_MAX_INVENTED = "max_invented"
 RULE_MAX_UNTRUSTED = "max_untrusted"
 RULE_FAULT = "provenance_fault"
@@ -88,7 +91,12 @@ class Budget:
         vetted = allow & classification.references if classification.references else ()
         count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow, vetted=vetted)
         over = over_budget(count, _limits(max_assumed, self.max_invented, max_untrusted))
-        violations = [f"{_RULES[kind]}:{name}={kind}" for kind in over for name in count.counted(kind)]
+        short = classification.short
+        violations = [
+            f"{_RULES[kind]}:{name}={kind}{SHORT_VALUE_HINT if name in short else ''}"
+            for kind in over
+            for name in count.counted(kind)
+        ]
         violations.extend(f"{RULE_FAULT}:{fault}" for fault in classification.faults)
         return Verdict(
             assumed=len(count.assumed),

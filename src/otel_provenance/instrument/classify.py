@@ -64,7 +64,16 @@ class ArgumentProvenance(NamedTuple):
 class Classification:
     """The provenance of every passed argument of one call (treat as immutable)."""
 
-    __slots__ = ("arguments", "destinations", "faults", "key_id", "ledger_full", "references", "tool")
+    __slots__ = (
+        "arguments",
+        "destinations",
+        "faults",
+        "key_id",
+        "ledger_full",
+        "references",
+        "short",
+        "tool",
+    )
 
     def __init__(
         self,
@@ -75,6 +84,7 @@ class Classification:
         faults: tuple[str, ...] = (),
         destinations: frozenset[str] = frozenset(),
         references: frozenset[str] = frozenset(),
+        short: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
@@ -83,6 +93,7 @@ class Classification:
         self.faults = faults
         self.destinations = destinations  # assumed arguments whose value looks like a destination
         self.references = references  # untrusted arguments whose value is one token, no destination
+        self.short = short  # assumed arguments the run did see, too short to count by value alone
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -218,6 +229,7 @@ def classify_arguments(
             faults.append(f"{name}={type(exc).__name__}")
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
     destinations, references = _value_checks(results, arguments)
+    short = _below_the_floor(results, arguments, ledger, floor)
     return Classification(
         tool=tool,
         arguments=tuple(results),
@@ -226,10 +238,29 @@ def classify_arguments(
         faults=tuple(faults),
         destinations=destinations,
         references=references,
+        short=short,
     )
 
 
 _NONE: frozenset[str] = frozenset()
+
+
+def _below_the_floor(
+    results: list[ArgumentProvenance], arguments: Mapping[str, Any], ledger: Ledger | None, floor: int
+) -> frozenset[str]:
+    """The assumed scalar arguments whose value the run did see, but which are shorter than the
+    short-value floor and were not found under their own name: the floor decided them (a violation
+    says so, ``…=assumed:short_value``; never the value)."""
+    if ledger is None or floor <= 0:
+        return _NONE
+    short: set[str] = set()
+    for argument in results:
+        if argument.kind != sc.KIND_ASSUMED or argument.name not in arguments:
+            continue
+        found = pj.leaf_text(arguments[argument.name])
+        if found is not None and 0 < len(found[0]) < floor and ledger.lookup(found[0], found[1]) is not None:
+            short.add(argument.name)
+    return frozenset(short) if short else _NONE
 
 
 def _value_checks(
