@@ -109,3 +109,56 @@ def test_ctrl_c_stops_gate_check_jobs_2_at_once_and_leaves_nothing(tmp_path: Pat
     contract, traces = make_input(tmp_path)
     for attempt in range(3):
         interrupt_once(contract, traces, tmp_path / f"out{attempt}", group=attempt != 1)
+
+
+_CLUSTER = """
+import sys, distributed
+if __name__ == "__main__":
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None, silence_logs=40) as cluster:
+        print(cluster.scheduler_address, flush=True)
+        sys.stdin.read()  # the test closes our stdin to stop us
+"""
+
+
+def test_ctrl_c_stops_gate_check_on_a_dask_cluster_at_once_and_leaves_the_cluster_alone(
+    tmp_path: Path,
+) -> None:
+    """#37: with ``--dask-scheduler`` the command is a client of a cluster the user runs: Ctrl-C stops
+    the command within seconds (exit 1, no report), and the cluster lives on."""
+    pytest.importorskip("distributed")
+    contract, traces = make_input(tmp_path)
+    cluster = subprocess.Popen(
+        [sys.executable, "-c", _CLUSTER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        address = cluster.stdout.readline().strip()
+        assert address.startswith("tcp://"), address
+        report = tmp_path / "dask-out"
+        report.mkdir()
+        argv = [*CLI, "gate", "check", "--contract", contract, "--release", "v1", "--dask-scheduler", address]
+        argv += [traces, "--report-json", report / "gate.json"]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        try:
+            time.sleep(2.0)  # connected and submitting
+            assert proc.poll() is None, proc.communicate()
+            os.killpg(proc.pid, signal.SIGINT)
+            sent = time.monotonic()
+            _, err = proc.communicate(timeout=30)
+            took = time.monotonic() - sent
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        assert proc.returncode == 1, err.decode()
+        assert "interrupted" in err.decode() and "Traceback" not in err.decode()
+        assert took < STOP_SECONDS, f"stopped {took:.1f} s after Ctrl-C"
+        assert not _group(proc.pid)
+        assert list(report.iterdir()) == []
+        assert cluster.poll() is None, "the user's cluster went down with the command"
+    finally:
+        cluster.stdin.close()
+        try:
+            cluster.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            cluster.kill()
