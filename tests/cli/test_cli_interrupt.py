@@ -140,7 +140,7 @@ def test_ctrl_c_stops_gate_check_on_a_dask_cluster_at_once_and_leaves_the_cluste
         argv += [traces, "--report-json", report / "gate.json"]
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         try:
-            time.sleep(2.0)  # connected and submitting
+            _wait_for_tasks(address, proc)  # connected, and its tasks on the cluster
             assert proc.poll() is None, proc.communicate()
             os.killpg(proc.pid, signal.SIGINT)
             sent = time.monotonic()
@@ -162,3 +162,15 @@ def test_ctrl_c_stops_gate_check_on_a_dask_cluster_at_once_and_leaves_the_cluste
             cluster.wait(timeout=30)
         except subprocess.TimeoutExpired:
             cluster.kill()
+
+
+def _wait_for_tasks(address: str, proc: subprocess.Popen) -> None:
+    """Until the command's tasks are on the cluster (asked of the scheduler by a client of our own)."""
+    import distributed
+
+    with distributed.Client(address, set_as_default=False) as monitor:
+        deadline = time.monotonic() + 60
+        while not monitor.run_on_scheduler(lambda dask_scheduler: len(dask_scheduler.tasks)):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the command never submitted a task"
+            time.sleep(0.05)

@@ -762,3 +762,22 @@ def test_a_block_the_short_value_floor_decided_says_so_and_never_the_value(trace
     assert seen_but_short.value.violations == ("max_assumed:amount=assumed:short_value",)
     assert never_seen.value.violations == ("max_assumed:amount=assumed",)
     assert "120" not in str(seen_but_short.value)
+
+
+def test_a_bare_tool_says_once_at_decoration_that_it_never_blocks(caplog):
+    """#37: a bare ``@op.tool`` tags and never blocks — it says so where it is written (INFO)."""
+    with caplog.at_level("INFO", logger="otel_provenance"):
+
+        @op.tool
+        def lookup(order_id: str) -> dict:
+            return {}
+
+        @op.tool(side_effect="write")
+        def refund(order_id: str) -> None:
+            return None
+
+    notes = [r.getMessage() for r in caplog.records if "never blocked" in r.getMessage()]
+    assert notes == [
+        "op.tool(lookup): no side effect and no budget declared: its arguments are tagged, never "
+        "blocked (side_effect='write', or budget=op.Budget(enforce=True), blocks)"
+    ]

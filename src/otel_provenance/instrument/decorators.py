@@ -15,6 +15,7 @@ before the function's own generator exists.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,8 @@ from .budget import Budget
 from .lifecycle import ToolCall
 from .policy import Policy, as_policies, policy_checks
 from .toolspec import ToolSpec
+
+_log = logging.getLogger("otel_provenance")
 
 
 def tool(
@@ -145,6 +148,12 @@ class _DecoratedTool:
                 policy_arguments=frozenset().union(*(p.argument_names for p in policies)),
             )
         self.blocked_error = blocked_error
+        if side_effect == "none" and budget is None and not self.spec.checks and inner is not None:
+            _log.info(  # a bare @op.tool: say once, where it is written, what it does not do
+                "op.tool(%s): no side effect and no budget declared: its arguments are tagged, never "
+                "blocked (side_effect='write', or budget=op.Budget(enforce=True), blocks)",
+                self.spec.name,
+            )
         self.binder = ArgumentBinder()
         self.flavour = (
             "asyncgen"

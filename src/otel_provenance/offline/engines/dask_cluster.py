@@ -181,9 +181,11 @@ class DaskSource:
         distributed = import_distributed()
         try:
             # the connect timeout is Dask's own: distributed.comm.timeouts.connect (default 30 s)
-            return distributed.Client(self.address, set_as_default=False)
+            client = distributed.Client(self.address, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {self.address} ({exc})") from None
+        _quiet_abandoned_gathers(client)
+        return client
 
     def _submit(self, client: Any, stage: str, function: Callable[..., Any], *args: Any) -> Any:
         """One task, named by its stage (``otel-provenance-<stage>-…``), retried on failure."""
@@ -327,3 +329,20 @@ def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int, i
     if isinstance(split, Failed):
         return split
     return (split.missed, split.spans, split.unknown_values, split.beside)
+
+
+def _quiet_abandoned_gathers(client: Any) -> None:
+    """Ctrl-C during a gather closes the client with the gather's task still pending on the client's
+    event loop; Dask then fails that task with ``AllExit`` and asyncio logs "Task exception was never
+    retrieved" with a traceback — after the command said ``interrupted``. That one exception is
+    expected there and is dropped; any other goes to the loop's default handler."""
+    loop = getattr(getattr(client, "loop", None), "asyncio_loop", None)
+    if loop is None:
+        return
+
+    def handler(loop: Any, context: dict[str, Any]) -> None:
+        if type(context.get("exception")).__name__ == "AllExit":
+            return
+        loop.default_exception_handler(context)
+
+    loop.call_soon_threadsafe(loop.set_exception_handler, handler)
