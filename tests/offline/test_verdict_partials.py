@@ -99,7 +99,7 @@ def _broken(edit) -> str:
 
 def test_a_file_that_is_not_a_partial_result_is_refused_with_the_reason():
     assert _broken(lambda d: d.update(format="otel-provenance/gate-partial/v1")) == (
-        "p.json: not a valid partial gate result (ValueError: not a otel-provenance/gate-partial/v2 file)"
+        "p.json: not a valid partial gate result (ValueError: not a otel-provenance/gate-partial/v3 file)"
     )
     assert _broken(lambda d: d.pop("tool_spans")) == (
         "p.json: not a valid partial gate result (KeyError: 'tool_spans')"

@@ -4,15 +4,16 @@ The spans come from any trace source (``cli/_sources.py``): SigNoz's query API (
 or trace files (paths, globs, fsspec URLs such as ``s3://…``) read here or on a Dask cluster.
 
 The API key comes from ``$SIGNOZ_API_KEY`` only (a flag would leak it into shell history and process
-lists) and is never printed. The file is written to a temporary name beside ``-o`` and renamed when
-the read finished, so a failed fetch never leaves a partial file that a later check could read.
+lists) and is never printed. A regular file is written to a temporary name beside ``-o`` and renamed
+when the read finished, so a failed fetch never leaves a partial file that a later check could read;
+a device or FIFO (``-o /dev/stdout``) is written in place and a symlink's target is written, never
+replaced (``cli/_writefile.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from ..offline.readers.signoz import API_KEY_ENV
 from ._common import EXIT_PASS, IO, UsageError
 from ._sources import add_source_arguments
 from ._traces import TraceInput
+from ._writefile import open_output
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -56,15 +58,8 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
 
 
 def _write_atomically(path: Path, spans: Iterable[Span]) -> int:
-    directory = path.parent if str(path.parent) else Path(".")
+    directory = Path(os.path.realpath(path)).parent
     if not directory.is_dir():
         raise UsageError(f"-o {path}: directory {directory} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
-            count = write_jsonl(spans, out)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return count
+    with open_output(str(path)) as out:  # a regular file atomically; a device, FIFO or link kept
+        return write_jsonl(spans, out)

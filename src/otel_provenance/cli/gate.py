@@ -3,7 +3,8 @@
 ``gate check --contract C --release R TRACES…`` exits 0 pass · 2 fail · 3 insufficient data ·
 1 error. With ``--shard I/N --partial OUT`` it evaluates only its shard of the runs and writes a
 partial result (exit 0 once written: a partial is not a verdict); ``gate merge --contract C
-PARTIAL…`` combines partials into exactly the reports and exit code one unsharded check gives.
+PARTIAL…`` combines partials into exactly the reports and exit code one unsharded check gives. A
+partial records its shard: a merge with a shard missing or given twice is exit 1, never a decision.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from ._writefile import write_text
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
+
+_RERUN = "give one partial of every shard 1/N … N/N (gate check --shard I/N --partial OUT)"
 
 _GATE_EXIT_CODES = """exit codes:
   0  pass: every rule within its threshold
@@ -130,8 +133,8 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     aggregate = source.fold(fold)
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
-    if args.partial is not None:
-        write_text(args.partial, aggregate.to_json())
+    if shard is not None:
+        write_text(args.partial, aggregate.for_shard(shard.index, shard.count).to_json())
         io.out(
             f"PARTIAL: shard {args.shard} of release {args.release}: {aggregate.evaluated} run(s) evaluated; "
             f"no decision until `otel-provenance gate merge` combines every shard."
@@ -167,13 +170,23 @@ def _merge(args: argparse.Namespace, io: IO) -> int:
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"gate merge: cannot read {path} ({type(exc).__name__})") from None
-        partials.append(Aggregate.from_json(text, path))
+        partial = Aggregate.from_json(text, path)
+        if not partial.shard_count:
+            raise UsageError(f"gate merge: {path} is not a shard's partial result: {_RERUN}")
+        partials.append(partial)
     merged = partials[0]
     try:
         for partial in partials[1:]:
             merged = merged.merge(partial)
     except ValueError as exc:
         raise UsageError(f"gate merge: {exc}") from None
+    if merged.missing_shards:  # a missing shard may hold the failing run: never decide without it
+        n = merged.shard_count
+        raise UsageError(
+            f"gate merge: incomplete set of partial results: missing shard(s) "
+            f"{', '.join(f'{i}/{n}' for i in merged.missing_shards)} "
+            f"(given: {', '.join(f'{i}/{n}' for i in merged.shards)}); {_RERUN}"
+        )
     if merged.contract_digest != contract.digest:
         raise UsageError(
             f"gate merge: the partials were produced with a different contract than {args.contract}"

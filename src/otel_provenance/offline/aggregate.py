@@ -3,6 +3,11 @@
 ``Aggregate.of(results)`` tallies run results; ``a.merge(b)`` adds two tallies. Findings are kept
 in one canonical order and run ids are kept to refuse counting a run twice, so merging shards in
 any grouping or order gives the same value — and the same bytes from ``to_json``.
+
+A partial result of ``gate check --shard I/N`` records its shard (``for_shard``): merging refuses a
+shard given twice or partials of different shard counts, and ``missing_shards`` names the shards a
+merged value still lacks, so a merge can never decide without the shard that held a failing run.
+Partials of format v2 (before shards were recorded, #36) are refused with what to re-run.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from .contracts.outcomes import Witness
 from .evaluate import RunResult
 from .outcome import Outcome
 
-PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v2"
+PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v3"
+_UNSHARDED_FORMATS: Final = ("otel-provenance/gate-partial/v2",)  # partials that did not record their shard
 RUN_STATUSES: Final = tuple(o.decision for o in Outcome)  # a run's status, as reports spell it
 RULE_STATUSES: Final = tuple(s.value for s in Outcome)
 
@@ -62,6 +68,8 @@ class Aggregate:
     incomplete_inputs: tuple[str, ...] = ()  # inputs read only up to a cut ("file:line: problem"), sorted
     steps_seen: tuple[str, ...] = ()  # step keys present in the evaluated runs, sorted
     tool_spans: int = 0  # tool spans (execute_tool) in the evaluated runs: none means nothing to judge
+    shard_count: int = 0  # N of `--shard I/N` for a shard's partial result; 0: not a shard's result
+    shards: tuple[int, ...] = ()  # the shard indexes (1-based) merged into this value, sorted
 
     @classmethod
     def empty(
@@ -110,6 +118,8 @@ class Aggregate:
             self.incomplete_inputs,
             self.steps_seen,
             self.tool_spans,
+            self.shard_count,
+            self.shards,
         )
 
     def with_other_releases(self, counts: Mapping[str, int]) -> Aggregate:
@@ -131,10 +141,34 @@ class Aggregate:
         """Record inputs that were cut off: such evidence has a known gap and can never pass."""
         return replace(self, incomplete_inputs=tuple(sorted(set(self.incomplete_inputs) | set(inputs))))
 
+    def for_shard(self, index: int, count: int) -> Aggregate:
+        """This value as the partial result of shard ``index`` of ``count``."""
+        if not 1 <= index <= count:
+            raise ValueError(f"shard {index}/{count}: I must be between 1 and N")
+        return replace(self, shard_count=count, shards=(index,))
+
+    @property
+    def missing_shards(self) -> tuple[int, ...]:
+        """The shards of ``shard_count`` not merged into this value (none for an unsharded value)."""
+        return tuple(i for i in range(1, self.shard_count + 1) if i not in self.shards)
+
     def merge(self, other: Aggregate) -> Aggregate:
         for name in ("contract_digest", "release", "completed_at"):
             if getattr(self, name) != getattr(other, name):
                 raise ValueError(f"cannot merge partial results with different {name.replace('_', ' ')}")
+        if self.shard_count != other.shard_count:
+            counts = sorted((self.shard_count, other.shard_count))
+            raise ValueError(
+                f"cannot merge partial results of different shard counts ({counts[0]} and {counts[1]})"
+                if counts[0]
+                else "cannot merge a shard's partial result with a value that records no shard"
+            )
+        repeated = set(self.shards) & set(other.shards)
+        if repeated:
+            raise ValueError(
+                f"shard {min(repeated)}/{self.shard_count} occurs in two partial results; "
+                "give each shard's partial once"
+            )
         if set(self.rules) != set(other.rules) and self.rules and other.rules:
             raise ValueError("cannot merge partial results of different rule sets")
         overlap = set(self.run_ids) & set(other.run_ids)
@@ -163,6 +197,8 @@ class Aggregate:
             tuple(sorted(set(self.incomplete_inputs) | set(other.incomplete_inputs))),
             tuple(sorted(set(self.steps_seen) | set(other.steps_seen))),
             self.tool_spans + other.tool_spans,
+            self.shard_count,
+            tuple(sorted(self.shards + other.shards)),
         )
 
     @property
@@ -182,6 +218,7 @@ class Aggregate:
             "incomplete_inputs": list(self.incomplete_inputs),
             "steps_seen": list(self.steps_seen),
             "tool_spans": self.tool_spans,
+            "shard": {"count": self.shard_count, "indexes": list(self.shards)},
             "runs": dict(self.run_counts),
             "rules": {
                 rid: {"counts": dict(t.counts), "findings": [finding_json(f) for f in t.findings]}
@@ -194,8 +231,16 @@ class Aggregate:
     def from_json(cls, text: str, source: str) -> Aggregate:
         try:
             data = json.loads(text)
+            if data.get("format") in _UNSHARDED_FORMATS:
+                raise TraceReadError(
+                    source,
+                    f"a {data['format']} partial result records neither its shard index nor the shard "
+                    "count, so a missing shard could not be noticed; re-run every shard with this "
+                    "version (gate check --shard I/N --partial OUT)",
+                )
             if data.get("format") != PARTIAL_FORMAT:
                 raise ValueError(f"not a {PARTIAL_FORMAT} file")
+            shard_count, shards = _shard_from_json(data["shard"])
             rules = {
                 rid: RuleTally(
                     tuple((s, int(t["counts"][s])) for s in RULE_STATUSES),
@@ -214,11 +259,24 @@ class Aggregate:
                 tuple(sorted(str(i) for i in data["incomplete_inputs"])),
                 tuple(sorted(str(i) for i in data["steps_seen"])),
                 int(data["tool_spans"]),
+                shard_count,
+                shards,
             )
+        except TraceReadError:
+            raise
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise TraceReadError(
                 source, f"not a valid partial gate result ({type(exc).__name__}: {exc})"
             ) from None
+
+
+def _shard_from_json(data: dict[str, Any]) -> tuple[int, tuple[int, ...]]:
+    count, indexes = data["count"], data["indexes"]
+    if type(count) is not int or not isinstance(indexes, list) or any(type(i) is not int for i in indexes):
+        raise ValueError("shard count and indexes must be integers")
+    if count < 0 or indexes != sorted(set(indexes)) or any(not 1 <= i <= count for i in indexes):
+        raise ValueError(f"shard indexes {indexes} do not fit a shard count of {count}")
+    return count, tuple(indexes)
 
 
 def _add_counts(a: Iterable[tuple[str, int]], b: Iterable[tuple[str, int]]) -> tuple[tuple[str, int], ...]:

@@ -452,12 +452,12 @@ def test_a_retry_after_wait_counts_as_an_attempt_for_the_backoff(caplog: pytest.
     ):
         assert _query(client) == []
     url = f"{server.url}/api/v5/query_range"
-    assert _waits(caplog) == [
-        f"SigNoz {url}: HTTP 429 too many requests; retrying in 0.00 s",
-        f"SigNoz {url}: HTTP 429 too many requests; retrying in 0.00 s",
+    assert _waits(caplog) == [  # Retry-After: 0 never waits less than the back-off (#36)
+        f"SigNoz {url}: HTTP 429 too many requests; retrying in 0.25 s",
+        f"SigNoz {url}: HTTP 429 too many requests; retrying in 0.50 s",
         f"SigNoz {url}: HTTP 503; retrying in 1.00 s",
     ]
-    assert clock.sleeps == [0.0, 0.0, 1.0]
+    assert clock.sleeps == [0.25, 0.5, 1.0]
 
 
 def test_a_repeated_500_stops_after_three_tries_and_says_why() -> None:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from dataclasses import field as _field
 from datetime import UTC, datetime
@@ -38,7 +38,7 @@ from typing import Any, Final
 from ... import environment, semconv
 from ...errors import ConfigurationError, QueryError, TraceReadError
 from ..model import Attributes, Span, SpanKind, Status, StatusCode, Value
-from .signoz_http import MAX_RESPONSE_BYTES, REAL_CLOCK, Clock, ResponseTooLargeError
+from .signoz_http import MAX_RESPONSE_BYTES, REAL_CLOCK, Clock, ResponseTooLargeError, without_credentials
 from .signoz_query import (
     MAX_LIMIT,
     NULL_FOR_ABSENT_SINCE,
@@ -146,7 +146,7 @@ def read_signoz(
         max_response_bytes=max_response_bytes,
         clock=clock,
     )
-    reader = _Reader(client, url, start_ms, end_ms, page_size, report or SigNozReport())
+    reader = _Reader(client, without_credentials(url), start_ms, end_ms, page_size, report or SigNozReport())
     with client:
         yield from reader.read(release, service, trace_batch)
     reader.warn()
@@ -163,7 +163,7 @@ class _Reader:
 
     def warn(self) -> None:
         if self.report.defaults_dropped:
-            names = ", ".join(repr(n) for n in sorted(self.report.unfilterable_keys)[:5])
+            names = ", ".join(f"'{self.client.show(n)}'" for n in sorted(self.report.unfilterable_keys)[:5])
             _log.warning(
                 "%s: %d value(s) of %d key(s) SigNoz's filter grammar cannot name (%s%s) were left out as "
                 'absent: before v0.134 SigNoz answers ""/0/false for a key a span lacks, and these keys '
@@ -186,7 +186,7 @@ class _Reader:
         expression = eq(_RELEASE_KEY, release) + (f" AND {eq(_SERVICE_KEY, service)}" if service else "")
         rows = self._all(expression, _SPAN_ID_ONLY)
         trace_ids = list(dict.fromkeys(str(row.get("trace_id", "")) for row in rows))
-        layers = _layers(keys)
+        layers = _layers(keys, self.client.show)
         for i in range(0, len(trace_ids), trace_batch):
             batch = trace_ids[i : i + trace_batch]
             yield from self._read_batch(batch, layers, defaults_suspect)
@@ -238,7 +238,7 @@ class _Reader:
         if suspect:
             self._drop_defaults(expression, rows)
         for (trace_id, span_id), data in rows.items():
-            yield _span(self.url, trace_id, span_id, data)
+            yield _span(self.url, trace_id, span_id, data, self.client.show)
 
     def _drop_defaults(self, expression: str, rows: dict[tuple[str, str], dict[FieldKey | str, Any]]) -> None:
         """Old servers answer ``""``/``0``/``false`` for an absent key: keep a default only if it EXISTS."""
@@ -272,14 +272,14 @@ def _is_default(field: FieldKey, value: Any) -> bool:
     return value is not None and type(value) is type(default) and value == default
 
 
-def _layers(keys: Sequence[FieldKey]) -> list[list[FieldKey]]:
+def _layers(keys: Sequence[FieldKey], show: Callable[[str], str] = str) -> list[list[FieldKey]]:
     """Split keys into query layers in which every name occurs once and no name shadows an intrinsic."""
     layers: list[list[FieldKey]] = [[]]
     taken: list[set[str]] = [{k.name for k in _INTRINSICS} | _ALWAYS_IN_ROW]
     for key in keys:
         if key.name in _ALWAYS_IN_ROW:
             _log.warning(
-                "attribute %r shares its name with a column SigNoz always returns; not read", key.name
+                "attribute '%s' shares its name with a column SigNoz always returns; not read", show(key.name)
             )
             continue
         for layer, names in zip(layers, taken, strict=True):
@@ -293,9 +293,11 @@ def _layers(keys: Sequence[FieldKey]) -> list[list[FieldKey]]:
     return layers
 
 
-def _span(url: str, trace_id: str, span_id: str, data: dict[FieldKey | str, Any]) -> Span:
-    def bad(problem: str) -> TraceReadError:
-        return TraceReadError(url, f"span {trace_id or '?'}/{span_id or '?'}: {problem}")
+def _span(
+    url: str, trace_id: str, span_id: str, data: dict[FieldKey | str, Any], show: Callable[[str], str] = str
+) -> Span:
+    def bad(problem: str) -> TraceReadError:  # the ids are the server's: shown filtered
+        return TraceReadError(url, f"span {show(trace_id) or '?'}/{show(span_id) or '?'}: {problem}")
 
     if not _is_hex(trace_id, 32) or not _is_hex(span_id, 16):
         raise bad("trace_id must be 32 and span_id 16 lowercase hex digits")

@@ -26,6 +26,11 @@ Error texts: SigNoz renders ``{"status": "error", "error": {"type", "code", "mes
 "errors": [{"message"}]}}`` (``pkg/http/render/render.go``, ``pkg/errors/http.go`` in v0.129.0) and
 puts the cause of a refused filter in ``errors``; warnings ride on a 200 as ``{"message":
 "Encountered warnings", "url", "warnings": [{"message"}]}`` (``pkg/querier/querier.go``).
+
+What is printed (#36): a URL without its ``user:password@`` (:func:`without_credentials`; the request
+still sends them), and any text the server chose — a message, a field-key name, an id — through
+:func:`printable`: control and invisible format characters escaped, cut to a length, and withheld
+when it shows the API key (:func:`echoes_secret`).
 """
 
 from __future__ import annotations
@@ -101,19 +106,22 @@ def exchange(
     budget: float,
     max_bytes: int,
     clock: Clock = REAL_CLOCK,
+    shown: str | None = None,
     **kwargs: Any,
 ) -> Answer:
     """Status, headers and whole body of one request; or :class:`AnswerTimeoutError` once ``budget``
     seconds have passed on ``clock``, the request cut and its thread ended; or
     :class:`ResponseTooLargeError` past ``max_bytes``. httpx's own exceptions (connection errors, a
-    connect timeout) are raised as they are. ``http`` must keep no idle connection (module docstring)."""
+    connect timeout) are raised as they are. ``http`` must keep no idle connection (module docstring).
+    Messages name ``shown`` (the URL without credentials), never ``url``."""
+    shown = without_credentials(url) if shown is None else shown
     box: dict[str, Any] = {}
     done = threading.Event()
     line = _Line()
 
     def work() -> None:
         try:
-            box["answer"] = _receive(http, method, url, headers, budget, max_bytes, line, kwargs)
+            box["answer"] = _receive(http, method, url, shown, headers, budget, max_bytes, line, kwargs)
         except BaseException as exc:  # handed to the waiting thread
             box["error"] = exc
         finally:
@@ -173,6 +181,7 @@ def _receive(
     http: httpx.Client,
     method: str,
     url: str,
+    shown: str,
     headers: dict[str, str],
     budget: float,
     max_bytes: int,
@@ -188,23 +197,24 @@ def _receive(
     ) as response:
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > max_bytes:
-            raise _too_large(url, max_bytes)
+            raise _too_large(shown, max_bytes)
         encoding = response.headers.get("Content-Encoding", "identity").lower()
         if encoding not in ("identity", "gzip"):
-            raise QueryError(f"{url}: answered with Content-Encoding {encoding!r}; expected identity")
+            named = printable(encoding, "", limit=40)
+            raise QueryError(f"{shown}: answered with Content-Encoding {named!r}; expected identity")
         inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
         parts: list[bytes] = []
         size = 0
         for raw in response.iter_raw():
             if line.cut_off:
                 break  # nobody waits for this answer any more
-            chunk = _inflate(url, inflate, raw, max_bytes + 1 - size) if inflate else raw
+            chunk = _inflate(shown, inflate, raw, max_bytes + 1 - size) if inflate else raw
             size += len(chunk)
             if size > max_bytes or (inflate is not None and inflate.unconsumed_tail):
-                raise _too_large(url, max_bytes)
+                raise _too_large(shown, max_bytes)
             parts.append(chunk)
         if inflate is not None and not inflate.eof and not line.cut_off:
-            raise QueryError(f"{url}: the gzip answer ends early; nothing of it was read")
+            raise QueryError(f"{shown}: the gzip answer ends early; nothing of it was read")
         return Answer(response.status_code, response.headers, b"".join(parts))
 
 
@@ -220,6 +230,28 @@ def _too_large(url: str, max_bytes: int) -> ResponseTooLargeError:
     return ResponseTooLargeError(
         f"{url}: SigNoz's answer is larger than {max_bytes / 2**20:g} MiB; not read into memory"
     )
+
+
+_CREDENTIALS: Final = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without the ``user:password@`` of its authority: what messages show of a URL."""
+    return _CREDENTIALS.sub(r"\1", url)
+
+
+def printable(
+    text: str, secret: str, *, limit: int = 200, withheld: str = "(withheld: it echoed the credential)"
+) -> str:
+    """``text`` as it may be printed: ``withheld`` when it shows ``secret`` (:func:`echoes_secret`),
+    else each control or invisible format character as an escape (``\\x1b``, ``\\u202e``) and at most
+    ``limit`` characters (``…`` marks a cut)."""
+    if echoes_secret(text, secret):
+        return withheld
+    shown = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    if len(shown) > limit:
+        shown = shown[: limit - 1] + "…"
+    return withheld if echoes_secret(shown, secret) else shown
 
 
 def error_text(body: bytes) -> str:

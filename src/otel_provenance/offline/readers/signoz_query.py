@@ -4,12 +4,15 @@ Only this module and :mod:`.signoz_http` (one bounded exchange) talk to the netw
 reader. The API key is held in a private slot and sent only in the ``SIGNOZ-API-KEY`` header of each
 request (the only header SigNoz reads an API key from: ``pkg/identn/config.go``); it is never put on the
 shared ``httpx`` client, in a repr, a log record or an exception message (a server message that echoes
-it, in any case or common encoding, is withheld).
+it, in any case or common encoding, is withheld). Messages show the URL without its ``user:password@``
+and every server-chosen text (messages, field-key names) through :meth:`SigNozClient.show` (#36).
 
 Time and size are bounded per answer, not per socket read: each request gets at most
 ``min(timeout, what is left of the deadline)`` for its *whole* answer, and is cut there; the body is
 refused past ``max_response_bytes`` (see :mod:`.signoz_http`). The deadline, each request's time and
 every back-off are read from the client's :class:`~.signoz_http.Clock` (the real one unless given).
+A retry never comes sooner than the exponential back-off (0.25 s, doubling to 8 s), whatever a
+``Retry-After`` says: ``Retry-After: 0`` cannot make the client hammer the server until the deadline.
 
 Request shapes follow SigNoz's v5 ``query_range`` strictly: every field sent is one SigNoz decodes, and
 every ``selectFields`` / ``order`` key carries ``fieldContext`` and ``fieldDataType`` so that names
@@ -21,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -36,7 +39,9 @@ from .signoz_http import (
     echoes_secret,
     error_text,
     exchange,
+    printable,
     warning_text,
+    without_credentials,
 )
 
 _log = logging.getLogger(__name__)
@@ -127,6 +132,7 @@ class SigNozClient:
         "_http",
         "_key",
         "_max_bytes",
+        "_shown",
         "_timeout_s",
     )
 
@@ -141,12 +147,22 @@ class SigNozClient:
         clock: Clock = REAL_CLOCK,
     ) -> None:
         if not base_url.startswith(("http://", "https://")):
-            raise QueryError(f"SigNoz URL must start with http:// or https://, got {base_url!r}")
+            shown = printable(without_credentials(base_url), api_key)
+            raise QueryError(f"SigNoz URL must start with http:// or https://, got {shown!r}")
         if not (timeout_s > 0 and deadline_s > 0):
             raise QueryError(
                 f"timeout and deadline must be positive, got {timeout_s:g} s and {deadline_s:g} s"
             )
-        self._base = base_url.rstrip("/")
+        # Credentials in the URL go as Basic auth, never in a URL a log record or a message could show.
+        try:
+            given = httpx.URL(base_url)
+            auth = (
+                httpx.BasicAuth(given.username, given.password) if given.username or given.password else None
+            )
+        except (httpx.InvalidURL, TypeError, ValueError):
+            auth = None
+        self._base = without_credentials(base_url).rstrip("/")
+        self._shown = printable(without_credentials(self._base), api_key, limit=500)  # what messages say
         self._key = api_key
         self._timeout_s = timeout_s
         self._max_bytes = max_response_bytes
@@ -156,11 +172,14 @@ class SigNozClient:
         # No idle connection is kept: each request connects anew, and learns its socket as it connects,
         # so that its deadline can cut it (signoz_http).
         self._http = httpx.Client(
-            follow_redirects=False, trust_env=False, limits=httpx.Limits(max_keepalive_connections=0)
+            follow_redirects=False,
+            trust_env=False,
+            limits=httpx.Limits(max_keepalive_connections=0),
+            auth=auth,
         )
 
     def __repr__(self) -> str:
-        return f"SigNozClient({self._base!r})"
+        return f"SigNozClient({self._shown!r})"
 
     def close(self) -> None:
         self._http.close()
@@ -203,14 +222,14 @@ class SigNozClient:
             data = body.get("data") if isinstance(body, dict) else None
             if not isinstance(data, dict) or not isinstance(data.get("keys"), dict):
                 raise QueryError(
-                    f"{self._base}/api/v1/fields/keys answered without data.keys; is this SigNoz?"
+                    f"{self._shown}/api/v1/fields/keys answered without data.keys; is this SigNoz?"
                 )
             if data.get("complete", True) is False and limit < 1_000_000:
                 limit *= 10
                 continue
             if data.get("complete", True) is False:
-                raise QueryError(f"{self._base}: more than {limit} attribute keys; narrow the time window")
-            return _parse_keys(data["keys"])
+                raise QueryError(f"{self._shown}: more than {limit} attribute keys; narrow the time window")
+            return _parse_keys(data["keys"], self.show)
 
     def query_raw(
         self,
@@ -250,7 +269,7 @@ class SigNozClient:
         try:
             results = body["data"]["data"]["results"]
         except (KeyError, TypeError):
-            raise QueryError(f"{self._base}/api/v5/query_range answered without data.data.results") from None
+            raise QueryError(f"{self._shown}/api/v5/query_range answered without data.data.results") from None
         warning = body["data"].get("warning")
         if warning:
             _log.warning("SigNoz warned: %s", self.withhold_echo(warning_text(warning)))
@@ -259,21 +278,21 @@ class SigNozClient:
             for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
                 data = row.get("data") if isinstance(row, dict) else None
                 if not isinstance(data, dict):
-                    raise QueryError(f"{self._base}/api/v5/query_range returned a row without data")
+                    raise QueryError(f"{self._shown}/api/v5/query_range returned a row without data")
                 rows.append(data)
         return rows
 
     # --- transport ---------------------------------------------------------------------------------
 
     def _request(self, method: str, path: str, **kwargs: Any) -> Any:
-        url = self._base + path
+        url, shown = self._base + path, self._shown + path  # shown: without credentials, for messages
         attempt = failures_500 = 0
         last = ""
         while True:
             remaining = self._deadline_at - self._clock.monotonic()
             if remaining <= 0:
                 raise QueryError(
-                    f"{url}: no answer within the {self._deadline_s:g} s deadline ({last or 'timed out'}); "
+                    f"{shown}: no answer within the {self._deadline_s:g} s deadline ({last or 'timed out'}); "
                     "check that SigNoz is up, or raise --deadline"
                 )
             budget = min(self._timeout_s, remaining)
@@ -286,6 +305,7 @@ class SigNozClient:
                     budget=budget,
                     max_bytes=self._max_bytes,
                     clock=self._clock,
+                    shown=shown,
                     **kwargs,
                 )
             except (AnswerTimeoutError, httpx.TimeoutException):  # httpx's own: the connect timeout
@@ -295,24 +315,24 @@ class SigNozClient:
             else:
                 status = answer.status
                 if status < 300:
-                    return self._json(url, status, answer.body)
+                    return self._json(shown, status, answer.body)
                 message = self.withhold_echo(error_text(answer.body))
                 if status not in _RETRY_STATUSES:
-                    raise _RefusedError(self._explain(url, status, message))
+                    raise _RefusedError(self._explain(shown, status, message))
                 last = f"HTTP {status} {message}".rstrip()
                 if status == 500:
                     failures_500 += 1
                     if failures_500 >= MAX_500_ATTEMPTS:
                         raise QueryError(
-                            f"{url}: SigNoz failed the query {failures_500} times ({last}); a ClickHouse "
+                            f"{shown}: SigNoz failed the query {failures_500} times ({last}); a ClickHouse "
                             "error repeats on retry: check SigNoz's logs, or narrow the time window"
                         )
                 retry_after = _retry_after(answer.headers)
-                if retry_after is not None:
-                    self._wait(retry_after, url, last)
+                if retry_after is not None:  # honoured when longer than the back-off, never sooner
+                    self._wait(max(retry_after, _backoff(attempt)), shown, last)
                     attempt += 1
                     continue
-            self._wait(min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2**attempt), url, last)
+            self._wait(_backoff(attempt), shown, last)
             attempt += 1
 
     def _wait(self, seconds: float, url: str, last: str) -> None:
@@ -348,14 +368,26 @@ class SigNozClient:
         return f"{url}: HTTP {status} {message}".rstrip()
 
     def withhold_echo(self, text: str) -> str:
-        """``text``, or a notice in its place when it echoes the API key in any case or usual encoding."""
+        """``text``, or a notice in its place when it echoes the API key in any case or usual encoding;
+        control characters escaped."""
         if echoes_secret(text, self._key):
             return "(server message withheld: it echoed the credential)"
-        return text
+        return printable(
+            text, self._key, limit=500, withheld="(server message withheld: it echoed the credential)"
+        )
+
+    def show(self, text: object) -> str:
+        """A server-chosen name (a field key, a type, an id) as it may be printed: see ``printable``."""
+        return printable(str(text), self._key, limit=120)
 
 
 class _RefusedError(QueryError):
     """The server answered with a status that retrying cannot fix (4xx other than 429)."""
+
+
+def _backoff(attempt: int) -> float:
+    """The wait before try ``attempt + 1``: 0.25 s doubling to 8 s; also the least a Retry-After gets."""
+    return min(_BACKOFF_MAX_S, _BACKOFF_FIRST_S * 2**attempt)
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -366,8 +398,10 @@ def _retry_after(headers: httpx.Headers) -> float | None:
         return None
 
 
-def _parse_keys(raw: dict[str, Any]) -> list[FieldKey]:
-    """Attribute and resource keys of the traces signal, typed ``string``/``bool``/``number``."""
+def _parse_keys(raw: dict[str, Any], show: Callable[[str], str] | None = None) -> list[FieldKey]:
+    """Attribute and resource keys of the traces signal, typed ``string``/``bool``/``number``.
+    ``show`` renders a server-chosen name for a message (``SigNozClient.show``)."""
+    show = show or (lambda text: printable(text, "", limit=120))
     keys: set[FieldKey] = set()
     for entries in raw.values():
         for entry in entries or ():
@@ -382,7 +416,9 @@ def _parse_keys(raw: dict[str, Any]) -> list[FieldKey]:
             if data_type in NUMBER_TYPES:
                 data_type = "number"
             elif data_type not in ("string", "bool"):
-                _log.warning("skipping SigNoz key %r of unsupported type %r", entry["name"], data_type)
+                _log.warning(
+                    "skipping SigNoz key '%s' of unsupported type '%s'", show(entry["name"]), show(data_type)
+                )
                 continue
             keys.add(FieldKey(entry["name"], context, data_type))
     return sorted(keys, key=lambda k: (k.context, k.name, k.data_type))
