@@ -5,7 +5,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY constraints ./constraints
 COPY src ./src
-RUN pip install -c constraints/newest.txt ".[cli]"
+RUN pip install -c constraints/newest.txt ".[cli,otlp]"
 COPY examples ./examples
 RUN useradd --create-home --uid 10001 agent && mkdir -p /app/out && chown agent /app/out  # the demo writes out/
 USER agent

@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/newest.txt -e ".[cli]"
+.venv/bin/python -m pip install -q --disable-pip-version-check -c constraints/newest.txt -e ".[cli,otlp]"
 exec .venv/bin/python examples/refund_agent/demo.py "$@"

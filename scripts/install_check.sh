@@ -1,59 +1,97 @@
 #!/usr/bin/env bash
 # Install otel-provenance into an application's existing environment, as a user would, and prove it
-# leaves the application's OpenTelemetry alone:
-#   1. a fresh venv gets the app's pins first: an older SDK and the instrumentation package released
-#      with it (APP_PINS overrides; default: the oldest supported SDK, constraints/oldest.txt);
-#   2. `pip install <this repo> <the same pins>` (as with the app's requirements file) must resolve;
+# leaves the application's OpenTelemetry alone. For each case:
+#   1. a fresh venv gets the application first;
+#   2. otel-provenance is installed into it — with the app's pins repeated on the command line (as
+#      with the app's requirements file), or as a bare `pip install .` (pip does not weigh what the
+#      installed app requires, so this is the case that moved an app's SDK before #35);
 #   3. every package installed in step 1 keeps its version, and `pip check` is clean;
-#   4. the base install brings no YAML library, HTTP client or template engine, and the CLI names its extra;
+#   4. the base install brings no YAML library, HTTP client or template engine, and the CLI names its
+#      extra; without an OTLP exporter, op.configure(exporter="otlp") names the extra that installs it;
 #   5. an instrumented run works there: one trace per op.run, written to an OTLP JSON Lines file.
+# Cases (APP_PINS overrides the first one's pins):
+#   pinned  — the oldest supported SDK, the instrumentation released with it and the library it
+#             instruments, pins repeated;
+#   bare    — the same app, pins NOT repeated: `pip install .` alone;
+#   adk     — Google ADK 2.13.0 (requires opentelemetry-api/sdk <= 1.44), pins NOT repeated.
+# INSTALL_CHECK_CASES="pinned bare adk" (the default) chooses among them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-APP_PINS="${APP_PINS:-opentelemetry-sdk==1.33.0 opentelemetry-instrumentation-requests==0.54b0}"
+APP_PINS="${APP_PINS:-opentelemetry-sdk==1.33.0 opentelemetry-instrumentation-requests==0.54b0 requests==2.32.3}"
+CASES="${INSTALL_CHECK_CASES:-pinned bare adk}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-venv="$work/app"
 pip_q=(-q --disable-pip-version-check)
 
-python3 -m venv "$venv"
-read -r -a pins <<<"$APP_PINS"
-"$venv/bin/python" -m pip install "${pip_q[@]}" "${pins[@]}"
-"$venv/bin/python" -m pip freeze --all | sort >"$work/before.txt"
+# check_case NAME "APP PINS" repeat|bare APP_MODULE
+check_case() {
+  local name="$1" app="$2" mode="$3" module="$4"
+  local venv="$work/$name"
+  local -a pins
+  read -r -a pins <<<"$app"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install "${pip_q[@]}" "${pins[@]}"
+  "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.before.txt"
 
-"$venv/bin/python" -m pip install "${pip_q[@]}" . "${pins[@]}"
-"$venv/bin/python" -m pip freeze --all | sort >"$work/after.txt"
+  if [ "$mode" = repeat ]; then
+    "$venv/bin/python" -m pip install "${pip_q[@]}" . "${pins[@]}"
+  else
+    "$venv/bin/python" -m pip install "${pip_q[@]}" .
+  fi
+  "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.after.txt"
 
-changed="$(comm -23 "$work/before.txt" "$work/after.txt")"
-if [ -n "$changed" ]; then
-  echo "install_check: installing otel-provenance changed the application's packages:" >&2
-  echo "$changed" | sed 's/^/  was: /' >&2
-  exit 1
-fi
-"$venv/bin/python" -m pip check
-echo "install_check: kept $(wc -l <"$work/before.txt") preinstalled packages unchanged ($APP_PINS); pip check clean"
-
-for module in yaml httpx jinja2; do
-  if "$venv/bin/python" -c "import $module" 2>/dev/null; then
-    echo "install_check: the base install brought '$module' (it belongs in the cli extra)" >&2
+  local changed
+  changed="$(comm -23 "$work/$name.before.txt" "$work/$name.after.txt")"
+  if [ -n "$changed" ]; then
+    echo "install_check[$name]: installing otel-provenance changed the application's packages:" >&2
+    echo "$changed" | sed 's/^/  was: /' >&2
+    comm -13 "$work/$name.before.txt" "$work/$name.after.txt" | sed 's/^/  now: /' >&2
     exit 1
   fi
-done
-status=0
-"$venv/bin/otel-provenance" gate check --help >"$work/cli.out" 2>"$work/cli.err" || status=$?
-if [ "$status" -ne 1 ] || ! grep -q "pip install 'otel-provenance\[cli\]'" "$work/cli.err"; then
-  echo "install_check: without the cli extra the CLI should exit 1 naming the extra; got $status:" >&2
-  cat "$work/cli.err" >&2
-  exit 1
-fi
-echo "install_check: base install has no YAML/HTTP client/Jinja2; the CLI names the cli extra"
+  "$venv/bin/python" -m pip check
+  echo "install_check[$name]: kept $(wc -l <"$work/$name.before.txt") preinstalled packages unchanged ($app; $mode); pip check clean"
 
-(cd "$work" && "$venv/bin/python" - <<'PY'
+  # The app may bring the CLI's libraries itself (ADK brings PyYAML, httpx and jsonschema): checked only
+  # where it does not.
+  if [ "$name" != adk ]; then
+  for lib in yaml httpx jinja2; do
+    if "$venv/bin/python" -c "import $lib" 2>/dev/null; then
+      echo "install_check[$name]: the base install brought '$lib' (it belongs in the cli extra)" >&2
+      exit 1
+    fi
+  done
+  local status=0
+  "$venv/bin/otel-provenance" gate check --help >"$work/cli.out" 2>"$work/cli.err" || status=$?
+  if [ "$status" -ne 1 ] || ! grep -q "pip install 'otel-provenance\[cli\]'" "$work/cli.err"; then
+    echo "install_check[$name]: without the cli extra the CLI should exit 1 naming the extra; got $status:" >&2
+    cat "$work/cli.err" >&2
+    exit 1
+  fi
+  echo "install_check[$name]: the CLI names the cli extra"
+  fi
+
+  (cd "$work" && APP_MODULE="$module" SPANS="$name.spans.jsonl" CASE="$name" "$venv/bin/python" - <<'PY'
+import importlib
+import importlib.util
 import json
+import os
 
-import opentelemetry.instrumentation.requests  # the app's instrumentation still imports
 import otel_provenance as op
 
-provider = op.configure(exporter="file", file="spans.jsonl", batch=False, set_global=False)
+importlib.import_module(os.environ["APP_MODULE"])  # the app still imports
+case = os.environ["CASE"]
+
+if importlib.util.find_spec("opentelemetry.exporter.otlp.proto.http") is None:
+    try:
+        op.configure(exporter="otlp", endpoint="http://127.0.0.1:4318", set_global=False, metrics=False)
+    except op.ConfigurationError as error:
+        assert "pip install 'otel-provenance[otlp]'" in str(error), error
+        print(f"install_check[{case}]: no OTLP exporter installed; op.configure names the otlp extra")
+    else:
+        raise AssertionError("op.configure(exporter='otlp') without the exporter should name the extra")
+
+path = os.environ["SPANS"]
+provider = op.configure(exporter="file", file=path, batch=False, set_global=False, metrics=False)
 
 
 @op.tool(side_effect="read", tracer_provider=provider)
@@ -67,7 +105,7 @@ for order in ("o-1", "o-2"):
 provider.shutdown()
 spans = [
     s
-    for line in open("spans.jsonl", encoding="utf-8")
+    for line in open(path, encoding="utf-8")
     for rs in json.loads(line)["resourceSpans"]
     for ss in rs["scopeSpans"]
     for s in ss["spans"]
@@ -75,6 +113,17 @@ spans = [
 names = sorted(s["name"] for s in spans)
 assert names == ["execute_tool lookup"] * 2 + ["invoke_agent check"] * 2, names
 assert len({s["traceId"] for s in spans}) == 2, "one trace per run"
-print("install_check: instrumented run OK (2 runs, 2 traces, 4 spans)")
+print(f"install_check[{case}]: instrumented run OK (2 runs, 2 traces, 4 spans)")
 PY
-)
+  )
+  rm -rf "$venv"
+}
+
+for case in $CASES; do
+  case "$case" in
+    pinned) check_case pinned "$APP_PINS" repeat opentelemetry.instrumentation.requests ;;
+    bare) check_case bare "$APP_PINS" bare opentelemetry.instrumentation.requests ;;
+    adk) check_case adk "google-adk==2.13.0" bare google.adk ;;
+    *) echo "install_check: unknown case '$case' (pinned, bare, adk)" >&2; exit 2 ;;
+  esac
+done

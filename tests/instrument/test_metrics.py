@@ -106,7 +106,8 @@ def test_op_tool_calls_record_every_instrument(reader):
     assert m[tool_metrics.TOOL_RETRIES] == {key(**{TOOL: "refund"}): 1}
 
     durations = m[tool_metrics.TOOL_DURATION]
-    execute = {sc.GEN_AI_OPERATION_NAME: "execute_tool"}
+    # the newest GenAI conventions: no gen_ai.operation.name, gen_ai.tool.type (no agent name: none set)
+    execute = {sc.GEN_AI_TOOL_TYPE: "function"}
     expected_counts = {
         key(**execute, **{TOOL: "find_order"}): 1,
         key(**execute, **{TOOL: "refund"}): 2,

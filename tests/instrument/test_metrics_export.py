@@ -129,7 +129,7 @@ def test_metrics_reach_an_otlp_http_receiver(clean_env, metrics_receiver):
         sums[
             (
                 "gen_ai.execute_tool.duration",
-                (("gen_ai.operation.name", "execute_tool"), ("gen_ai.tool.name", "lookup")),
+                (("gen_ai.tool.name", "lookup"), ("gen_ai.tool.type", "function")),
             )
         ]
         == 1

@@ -67,7 +67,8 @@ def test_demo_is_built_here_and_sends_to_the_collector(compose: dict) -> None:
     assert demo["command"] == ["python", "examples/refund_agent/demo.py"]
     dockerfile = (ROOT / "Dockerfile").read_text()
     assert "FROM python:3.11" in dockerfile
-    assert 'pip install -c constraints/newest.txt ".[cli]"' in dockerfile  # the demo needs the CLI
+    # the demo needs the CLI, and the OTLP/HTTP exporter for the collector (not in the base install, #35)
+    assert 'pip install -c constraints/newest.txt ".[cli,otlp]"' in dockerfile
     assert "examples/refund_agent/demo.py" in dockerfile
 
 

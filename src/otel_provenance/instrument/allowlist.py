@@ -78,7 +78,9 @@ def _origin(value: Any) -> Any:
 ID, IDS, NUMBER, FLAG, ORIGIN = _identifier, _identifiers, _number, _flag, _origin
 Rule = Callable[[Any], Any]
 
-#: GenAI conventions: identity, request parameters that are numbers, usage, status.
+#: GenAI conventions: identity, request parameters that are numbers, usage, status. The first block
+#: and the next follow semantic-conventions v1.41.1 (the last release that held the GenAI registry);
+#: the last the content-free keys added since in open-telemetry/semantic-conventions-genai.
 GENAI_KEYS: Final[Mapping[str, Rule]] = {
     "gen_ai.operation.name": ID,
     "gen_ai.provider.name": ID,
@@ -113,6 +115,28 @@ GENAI_KEYS: Final[Mapping[str, Rule]] = {
     "gen_ai.evaluation.name": ID,
     "gen_ai.evaluation.score.value": NUMBER,
     "gen_ai.evaluation.score.label": ID,
+    # in v1.41.1 too, but missing here before #35
+    "gen_ai.agent.version": ID,
+    "gen_ai.workflow.name": ID,
+    "gen_ai.request.stream": FLAG,
+    "gen_ai.response.time_to_first_chunk": NUMBER,
+    "gen_ai.usage.reasoning.output_tokens": NUMBER,
+    # open-telemetry/semantic-conventions-genai only: content-free keys newer than v1.41.1
+    "gen_ai.conversation.compacted": FLAG,
+    "gen_ai.request.reasoning.level": ID,
+    "gen_ai.request.previous_response.id": ID,
+    "gen_ai.request.stream_cursor": ID,
+    "gen_ai.response.status": ID,
+    "gen_ai.retrieval.top_k": NUMBER,
+    "gen_ai.memory.store.id": ID,
+    "gen_ai.memory.record.id": ID,
+    "gen_ai.memory.record.count": NUMBER,
+    "gen_ai.usage.cache_write.input_tokens": NUMBER,
+    **{
+        f"gen_ai.usage.{modality}.{count}": NUMBER
+        for modality in ("text", "image", "audio")
+        for count in ("input_tokens", "output_tokens", "cache_read.input_tokens")
+    },
     # the span-kind markers of OpenInference and OpenLLMetry (enumerations)
     "openinference.span.kind": ID,
     "traceloop.span.kind": ID,

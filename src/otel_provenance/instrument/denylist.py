@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Final
 
-#: GenAI semantic conventions: opt-in content attributes and their deprecated forms.
+#: GenAI semantic conventions: opt-in content attributes and their deprecated forms. The names follow
+#: semantic-conventions v1.41.1 (the last release that held the GenAI registry) plus the memory keys of
+#: open-telemetry/semantic-conventions-genai, where the GenAI conventions have lived since (see
+#: docs/stripping.md). ``gen_ai.prompt`` also covers that registry's ``gen_ai.prompt.variable.<key>``.
 GENAI_CONTENT_KEYS: Final = frozenset(
     {
         "gen_ai.tool.call.arguments",
@@ -23,6 +26,8 @@ GENAI_CONTENT_KEYS: Final = frozenset(
         "gen_ai.system_instructions",
         "gen_ai.retrieval.query.text",
         "gen_ai.retrieval.documents",
+        "gen_ai.memory.query.text",  # the search query used to retrieve memories
+        "gen_ai.memory.records",  # the memory records stored or retrieved
         "gen_ai.evaluation.explanation",
         # deprecated, still emitted; as names they also cover OpenLLMetry's flattened
         # gen_ai.prompt.{i}.content / gen_ai.completion.{i}.content (and gen_ai.prompt.name).

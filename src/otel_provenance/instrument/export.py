@@ -28,7 +28,6 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.metrics_encoder import encode_metrics
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult, MetricsData
@@ -157,6 +156,11 @@ class JsonLinesLogExporter(_JsonLinesFile, LogRecordExporter):
     """OTLP JSON Lines log file, one ``ExportLogsServiceRequest`` per batch."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
+        # Imported here, not at module level: the base install does not pin the OTLP encoder to the
+        # application's SDK (#35), and a newer encoder's logs part needs a newer SDK's log types than
+        # the spans and metrics parts do (its 1.45 log encoder fails to import beside SDK 1.33).
+        from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
+
         super().__init__(path, encode_logs, "logs")
 
     def export(self, batch: Sequence[Any]) -> LogRecordExportResult:
@@ -224,9 +228,34 @@ def _otlp_exporter(
     if headers is not None:
         kwargs["headers"] = dict(headers)
     if protocol == PROTOCOL_GRPC:
-        return getattr(importlib.import_module(grpc_module), name)(endpoint=endpoint, **kwargs)
+        return getattr(_exporter_module(grpc_module, protocol), name)(endpoint=endpoint, **kwargs)
     url = _signal_url(endpoint, path) if endpoint else None
-    return getattr(importlib.import_module(http_module), name)(endpoint=url, **kwargs)
+    return getattr(_exporter_module(http_module, protocol), name)(endpoint=url, **kwargs)
+
+
+#: Per protocol: the package of its OTLP exporter and the extra that installs it (pyproject.toml).
+EXPORTER_EXTRAS: Final = {
+    PROTOCOL_HTTP: ("opentelemetry-exporter-otlp-proto-http", "otlp"),
+    PROTOCOL_GRPC: ("opentelemetry-exporter-otlp-proto-grpc", "grpc"),
+}
+
+
+def _exporter_module(module: str, protocol: str) -> Any:
+    """The exporter's module; if its package is not installed, a ConfigurationError naming the extra.
+
+    The base install has no OTLP exporter (each release requires its own SDK release, which would move
+    an application's SDK), so an application that lacks one gets it from the extra."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as error:
+        missing = error.name or ""
+        if not (module == missing or module.startswith(missing + ".")):
+            raise  # the exporter is there but something it imports is not: not ours to rename
+        package, extra = EXPORTER_EXTRAS[protocol]
+        raise ConfigurationError(
+            f"OTLP protocol {protocol!r} needs {package}, which is not installed: "
+            f"pip install 'otel-provenance[{extra}]'"
+        ) from None
 
 
 def otlp_span_exporter(

@@ -152,6 +152,8 @@ class ToolCall:
         essential.update(spec.span_attributes)
         essential[sc.GEN_AI_TOOL_NAME] = spec.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
+        if scope is not None and scope.agent_name is not None:  # the conventions put it on tool spans
+            essential.setdefault(sc.GEN_AI_AGENT_NAME, scope.agent_name)
         per_argument.update(essential)  # essentials last: the SDK evicts the oldest keys first
         self.essential: Mapping[str, Any] = essential
         self.attributes: Mapping[str, Any] = per_argument
@@ -383,6 +385,8 @@ class ToolCall:
             duration=_metrics.now() - self.started,
             error_type=error_type,
             context=trace.set_span_in_context(self.span),
+            tool_type=self.essential.get(sc.GEN_AI_TOOL_TYPE),
+            agent_name=self.essential.get(sc.GEN_AI_AGENT_NAME),
         )
 
 

@@ -13,8 +13,9 @@ own MeterProvider gets the instruments through the global provider, or through
 Instruments (the list, with the question each answers, is in ``docs/metrics.md``):
 
 =============================  =========  ==========  ==============================================
-``gen_ai.execute_tool.duration``  histogram  ``s``     ``gen_ai.operation.name``, ``gen_ai.tool.name``,
-                                                       ``error.type`` (only when the call failed)
+``gen_ai.execute_tool.duration``  histogram  ``s``     ``gen_ai.tool.name``, ``gen_ai.tool.type`` and
+                                                       ``gen_ai.agent.name`` (when known), ``error.type``
+                                                       (only when the call failed)
 ``agent.tool.calls``           counter    ``{call}``  ``gen_ai.tool.name``, ``agent.side_effect``,
                                                        ``agent.tool.status`` (ok | error | blocked)
 ``agent.tool.arguments``       counter    ``{argument}``  ``gen_ai.tool.name``, ``agent.arg.kind``
@@ -25,8 +26,9 @@ Instruments (the list, with the question each answers, is in ``docs/metrics.md``
                                                        (approved | denied | timeout | error)
 =============================  =========  ==========  ==============================================
 
-The duration histogram follows the GenAI semantic conventions' tool metric
-(``gen_ai.execute_tool.duration``, unit ``s``, the buckets ``opentelemetry-util-genai`` uses). It is
+The duration histogram follows the GenAI semantic conventions' tool metric as
+open-telemetry/semantic-conventions-genai defines it (``gen_ai.execute_tool.duration``, unit ``s``,
+no ``gen_ai.operation.name``; the buckets ``opentelemetry-util-genai`` uses). It is
 not recorded here for spans made by ``opentelemetry-util-genai``, which records it itself.
 
 Attributes are low-cardinality by construction: tool names (capped at :data:`MAX_TOOL_NAMES`
@@ -98,6 +100,8 @@ DURATION_BUCKETS: Final = (
 #: tools are named in code; a third-party span's tool name may come from a model and be unbounded.
 MAX_TOOL_NAMES: Final = 200
 OTHER_TOOL: Final = "_other"
+#: Distinct agent names recorded on the duration before further names become :data:`OTHER_TOOL`.
+MAX_AGENT_NAMES: Final = 200
 
 
 class _Instruments:
@@ -156,6 +160,8 @@ _lock = threading.Lock()
 _provider: metrics.MeterProvider | None = None
 _instruments: _Instruments | None = None
 _tool_names: set[str] = set()
+_tool_types: set[str] = set()
+_agent_names: set[str] = set()
 
 
 def use_meter_provider(provider: metrics.MeterProvider | None) -> None:
@@ -180,12 +186,16 @@ def _get() -> _Instruments:
 
 
 def _tool_label(name: str) -> str:
-    if name in _tool_names:
+    return _bounded_label(name, _tool_names, MAX_TOOL_NAMES)
+
+
+def _bounded_label(name: str, seen: set[str], limit: int) -> str:
+    if name in seen:
         return name
     with _lock:
-        if len(_tool_names) >= MAX_TOOL_NAMES:
+        if len(seen) >= limit:
             return OTHER_TOOL
-        _tool_names.add(name)
+        seen.add(name)
     return name
 
 
@@ -211,12 +221,15 @@ def record_tool_call(
     duration: float | None = None,
     error_type: str | None = None,
     context: Any = None,
+    tool_type: str | None = None,
+    agent_name: str | None = None,
 ) -> None:
     """Record one finished (or blocked) tool call. Never raises into the tool's caller.
 
     ``kinds`` is one kind per classified argument; ``violations`` are the budget's violation tags
     (``rule:detail``), of which only the rule is kept. ``duration`` in seconds, or ``None`` to
-    leave the histogram alone (a library that records it itself).
+    leave the histogram alone (a library that records it itself). ``tool_type`` and ``agent_name``
+    (``gen_ai.tool.type``, ``gen_ai.agent.name``) go on the duration when known.
     """
     try:
         instruments = _get()
@@ -230,7 +243,11 @@ def record_tool_call(
             },
         )
         if duration is not None:
-            attributes = {sc.GEN_AI_OPERATION_NAME: sc.EXECUTE_TOOL, sc.GEN_AI_TOOL_NAME: label}
+            attributes = {sc.GEN_AI_TOOL_NAME: label}
+            if isinstance(tool_type, str) and tool_type:
+                attributes[sc.GEN_AI_TOOL_TYPE] = _bounded_label(tool_type, _tool_types, MAX_TOOL_NAMES)
+            if isinstance(agent_name, str) and agent_name:
+                attributes[sc.GEN_AI_AGENT_NAME] = _bounded_label(agent_name, _agent_names, MAX_AGENT_NAMES)
             if error_type is not None:
                 attributes[sc.ERROR_TYPE] = error_type
             instruments.duration.record(max(duration, 0.0), attributes, context=context)

@@ -419,6 +419,8 @@ class ForeignToolClassifier:
         if scope is not None:
             ledger = scope.ledger
             attributes[semconv.RUN_ID] = scope.run_id
+            if scope.agent_name is not None and semconv.GEN_AI_AGENT_NAME not in (span.attributes or {}):
+                attributes[semconv.GEN_AI_AGENT_NAME] = scope.agent_name
         elif span.context is not None:
             trace_id = span.context.trace_id
             ledger = self._trace_ledger(trace_id)
@@ -481,7 +483,10 @@ def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, class
     duration = None
     if call.library != GENAI and span.start_time is not None and span.end_time is not None:
         duration = (span.end_time - span.start_time) / 1e9
-    error_type = (span.attributes or {}).get(semconv.ERROR_TYPE)
+    span_attributes = span.attributes or {}
+    error_type = span_attributes.get(semconv.ERROR_TYPE)
+    tool_type = span_attributes.get(semconv.GEN_AI_TOOL_TYPE)
+    agent_name = span_attributes.get(semconv.GEN_AI_AGENT_NAME, attributes.get(semconv.GEN_AI_AGENT_NAME))
     record_tool_call(
         call.tool,
         status=attributes[semconv.TOOL_STATUS],
@@ -492,4 +497,6 @@ def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, class
         ledger_full=classification is not None and classification.ledger_full,
         duration=duration,
         error_type=error_type if isinstance(error_type, str) else None,
+        tool_type=tool_type if isinstance(tool_type, str) else None,
+        agent_name=agent_name if isinstance(agent_name, str) else None,
     )
