@@ -161,20 +161,16 @@ class ContractGuard:
         self._keep = _mentioned(contract)  # volatile keys a rule of this contract reads after all
         self._dropped: dict[str, bool] = {}  # attribute key -> whether project() leaves it out
         self._memo: dict[tuple, Any] = {}  # judgements of calls and runs alike in what rules read
+        # per step, the pairs that can name a call of it, in contract order: worked out once here
         self._for_any = tuple(pair for pair in at_call if _selected_step(pair[1]) is None)
-        self._by_step: dict[str, tuple[tuple[Rule, Rule], ...]] = {}
-        for pair in at_call:
-            step = _selected_step(pair[1])
-            if step is not None:
-                self._by_step[step] = (*self._by_step.get(step, ()), pair)
+        steps = {step for _, view in at_call if (step := _selected_step(view)) is not None}
+        self._by_step: dict[str, tuple[tuple[Rule, Rule], ...]] = {
+            step: tuple(pair for pair in at_call if _selected_step(pair[1]) in (step, None)) for step in steps
+        }
 
     def rules_for(self, step: str | None) -> tuple[tuple[Rule, Rule], ...]:
         """The (rule, call-time view) pairs that can name a call of ``step``, in contract order."""
-        named = self._by_step.get(step, ()) if step is not None else ()
-        if not self._for_any:
-            return named
-        order = {rule.id: n for n, (rule, _) in enumerate(self.at_call)}
-        return tuple(sorted((*named, *self._for_any), key=lambda pair: order[pair[0].id]))
+        return self._by_step.get(step, self._for_any) if step is not None else self._for_any
 
     @classmethod
     def load(cls, contract: str | os.PathLike[str] | Contract | ContractGuard, where: str) -> ContractGuard:
@@ -217,12 +213,7 @@ class ContractGuard:
         key = ("run", calls)
         verdict = self._memo.get(key)
         if verdict is None:
-            spans = [_COUNT_ROOT]
-            for n, attributes in enumerate(calls, 1):
-                spans.append(
-                    Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes)
-                )
-            result = evaluate_safely(Run("", tuple(spans)), self.at_end)
+            result = evaluate_safely(_flat_run(calls), self.at_end)
             failed = tuple(rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS)
             verdict = RunVerdict(result.status, failed)
             self.remember(key, verdict)
@@ -246,12 +237,8 @@ class ContractGuard:
         key = (step, same, candidate)
         found = self._memo.get(key)
         if found is None:
-            spans = [_COUNT_ROOT]
-            for n, attributes in enumerate((*same, candidate), 1):
-                spans.append(
-                    Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes)
-                )
-            found = tuple(_objections(rules, RunEvidence(Run("", tuple(spans))), spans[-1]))
+            run = _flat_run((*same, candidate))
+            found = tuple(_objections(rules, RunEvidence(run), run.spans[-1]))
             self.remember(key, found)
         return found  # type: ignore[return-value]
 
@@ -407,6 +394,15 @@ _COUNT_ROOT = Span(
     _TRACE, _ROOT, None, sc.INVOKE_AGENT, start_ns=1, end_ns=_RUNNING,
     attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT}),
 )  # fmt: skip
+
+
+def _flat_run(calls: tuple[Attributes, ...]) -> Run:
+    """Calls with these (projected) attributes, one after another under one root, in this order: a
+    run for the rules that read counts, attributes and parents but no times."""
+    spans = [_COUNT_ROOT]
+    for n, attributes in enumerate(calls, 1):
+        spans.append(Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes))
+    return Run("", tuple(spans))
 
 
 def _volatile(key: str) -> bool:
