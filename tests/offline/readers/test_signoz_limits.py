@@ -16,6 +16,7 @@ import pytest
 from otel_provenance.cli import run
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz import SigNozReport, read_signoz
+from otel_provenance.offline.readers.signoz_http import REAL_CLOCK
 from signoz_clock import FakeClock
 from signoz_double import Fault, SigNozDouble, export_spans, window_around_now
 
@@ -51,9 +52,12 @@ def double():
 @pytest.fixture
 def on_a_fake_clock(monkeypatch: pytest.MonkeyPatch):
     """The double and every SigNoz read of this process on one fake clock. The CLI takes no clock, so the
-    reader's default is swapped for the test; the commands then run in this process (:func:`_run`)."""
+    reader's default clock is pointed at the fake one for the test (its methods, not the function's
+    defaults: those are out of reach when the function is wrapped, as mutation testing wraps it); the
+    commands then run in this process (:func:`_run`)."""
     clock = FakeClock()
-    monkeypatch.setitem(read_signoz.__kwdefaults__, "clock", clock)
+    for name in ("monotonic", "sleep", "wait"):
+        monkeypatch.setattr(REAL_CLOCK, name, getattr(clock, name))
     with SigNozDouble(version="v0.129.0", clock=clock) as d:
         monkeypatch.setenv("SIGNOZ_API_KEY", d.api_key)
         yield _six_steps(d)
