@@ -157,15 +157,51 @@ def test_no_answer_within_the_deadline_is_a_denial(traced, hung, flavour, kind):
     assert ran == [] and len(traced.spans) == 1
 
 
-def test_without_an_approver_every_ask_is_denied_and_the_message_says_so(traced):
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_without_an_approver_every_ask_is_denied_and_the_message_says_so(traced, flavour):
     ran: list[str] = []
-    refund, _ = _tools(traced, ran)
+    tool = _tools(traced, ran)[flavour == "async"]
     with settings(), op.run(inputs={"order_id": "ord-1001"}), pytest.raises(op.ProvenanceError) as denied:
-        refund("ord-1001")
+        _call(tool, flavour, order_id="ord-1001")
     assert ran == []
     assert "no approver is configured" in str(denied.value)
     assert "op.configure(approver=...) or op.run(approver=...)" in str(denied.value)
-    assert traced.span("refund").attributes["agent.guard.approval"] == "denied"
+    assert denied.value.violations == (f"needs_approval:{tool.__name__}", "approval:denied")
+    assert traced.span(tool.__name__).attributes["agent.guard.approval"] == "denied"
+
+
+@pytest.mark.parametrize("ignores_cancel", [False, True], ids=["cancelled", "raises-after-cancel"])
+def test_an_async_approver_cut_off_at_the_deadline_leaves_asyncio_nothing_to_complain_about(
+    traced, caplog, ignores_cancel
+):
+    """The approver's task is cancelled at the deadline and its outcome marked as seen: asyncio logs no
+    "exception in callback" and no "exception was never retrieved"."""
+    import gc
+
+    async def approver(request):
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            if ignores_cancel:
+                raise LookupError("gave up") from None
+            raise
+        return True
+
+    ran: list[str] = []
+    _, refund_async = _tools(traced, ran)
+    caplog.set_level("DEBUG", logger="asyncio")
+
+    async def agent():
+        with pytest.raises(op.ProvenanceError, match=r"approval:timeout"):
+            await refund_async(order_id="ord-1001")
+        for _ in range(5):  # let the cancelled task finish and its callback run
+            await asyncio.sleep(0.01)
+
+    with op.run(inputs={"order_id": "ord-1001"}, approver=approver, approval_timeout=DEADLINE):
+        asyncio.run(agent())
+    gc.collect()
+    assert ran == []
+    assert [r.getMessage() for r in caplog.records if r.name == "asyncio" and r.levelname == "ERROR"] == []
 
 
 def test_a_call_outside_any_run_asks_the_configured_approver(traced):
@@ -214,6 +250,7 @@ def test_the_request_names_the_call_and_its_reasons_and_prints_no_value(traced):
     with pytest.raises(AttributeError):
         request.tool = "other"  # type: ignore[misc]
     assert secret not in repr(request) and secret not in repr(request.arguments)
+    assert repr(request.arguments) == "<arguments order_id>"  # the names, so a log still says what was asked
 
 
 def test_the_approver_cannot_change_what_the_body_gets(traced):

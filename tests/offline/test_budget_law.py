@@ -171,3 +171,28 @@ def test_mined_budgets_respect_what_the_tool_allowed(tmp_path: Path) -> None:
     (result,) = [r for r in evaluate(guessed, contract).rules if r.rule_id == "provenance.act"]
     assert result.status.value == "fail"
     assert "1 assumed argument(s) (ticket_id) (reason allowed)" in result.findings[0].message
+
+
+@pytest.mark.parametrize("recorded", ["0", True, False, 0.0, (0,)], ids=repr)
+def test_a_recorded_limit_that_is_not_an_integer_is_no_limit(recorded: object) -> None:
+    """A foreign span may carry ``agent.budget.max_*`` of another type: ``diff`` reads it as no limit
+    recorded (a bool is not an integer here, though Python says so), never as a limit or a crash."""
+    from contract_runs import RunBuilder
+
+    def one_call(limit: object) -> Run:
+        b = RunBuilder("hostile-budget", "1")
+        b.add(
+            "act",
+            attrs={
+                semconv.TOOL_STATUS: "ok",
+                semconv.arg_attr("reason", semconv.ARG_KIND_SUFFIX): ASM,
+                semconv.arg_attr("title", semconv.ARG_KIND_SUFFIX): INV,
+                semconv.BUDGET_MAX_ASSUMED: limit,
+                semconv.BUDGET_MAX_INVENTED: limit,
+                semconv.BUDGET_MAX_UNTRUSTED: limit,
+            },
+        )
+        return b.run()
+
+    assert diffed(one_call(0)) == (ASM, INV)  # the same call with integer limits is over both
+    assert diffed(one_call(recorded)) == ()
