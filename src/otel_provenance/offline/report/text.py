@@ -63,7 +63,9 @@ def _finding_lines(verdict: RuleVerdict, status: str, enough_runs: bool) -> Iter
     for finding in verdict.tally.findings:
         if finding.status == status:
             groups.setdefault(finding.message, []).append(finding)
-    if not groups and enough_runs:  # a release-level verdict, e.g. a step no run contains
+    if verdict.rate is not None or (not groups and enough_runs):
+        # a release-level verdict: a failing-run rate (with the runs that could decide it) always,
+        # else e.g. a step no run contains
         yield f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}."
     # With too few runs, every rule is explained by the decision line instead.
     for message, findings in sorted(groups.items(), key=lambda kv: (-_runs(kv[1]), kv[0])):
