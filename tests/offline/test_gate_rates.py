@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import io
 import json
+import random
 import xml.etree.ElementTree as ET
 from fractions import Fraction
-from functools import cache
+from functools import cache, reduce
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from contract_runs import AT, export_runs, triage_run
 from otel_provenance.cli import run as cli_run
@@ -24,7 +27,7 @@ from otel_provenance.offline.aggregate import Aggregate
 from otel_provenance.offline.contracts import parse_contract
 from otel_provenance.offline.contracts.confidence import at_least_tail, at_most_tail
 from otel_provenance.offline.evaluate import evaluate_safely
-from otel_provenance.offline.gate import check_release, decide
+from otel_provenance.offline.gate import Shard, check_release, decide
 from otel_provenance.offline.report import (
     render_json,
     render_junit,
@@ -33,6 +36,7 @@ from otel_provenance.offline.report import (
     render_text,
 )
 from otel_provenance.offline.report.html import render_html
+from otel_provenance.offline.runs import group_runs
 
 RATE_CONTRACT = """\
 version: 1
@@ -248,3 +252,51 @@ def test_real_trace_files_through_the_cli(tmp_path: Path, label: str, n: int, co
         _cli("gate", "merge", "--contract", contract, *reversed(partials), "--report-json", merged)[0] == code
     )
     assert merged.read_bytes() == reports["--report-json"].read_bytes()
+
+
+# -- the same evidence, the same bytes -----------------------------------------------------------
+
+_VARIANTS = ({}, {"skip_check": True}, {"orphan": True}, {"writes": 2})
+_SHUFFLE_CONTRACT = RATE_CONTRACT.replace(
+    'confidence: "0.95"', 'confidence: "0.95"\n  max_insufficient_fraction: "1/4"'
+) + (
+    "  - id: one_write\n    type: cardinality\n    select: {step: ticket.update}\n    max: 1\n"
+    '    thresholds: {max_failing_rate: "1/5", confidence: "9/10"}\n'
+)
+
+
+def _every_report(spans, shards: int = 1) -> tuple[str, ...]:
+    contract = parse_contract(_SHUFFLE_CONTRACT, "c.yaml")
+    runs = group_runs(spans)
+    parts = [
+        Aggregate.from_json(
+            check_release(runs, contract, "v2", AT, Shard(i, shards)).for_shard(i, shards).to_json(), "p"
+        )
+        for i in range(1, shards + 1)
+    ]
+    aggregate = reduce(lambda a, b: a.merge(b), parts)
+    if shards == 1:
+        aggregate = check_release(runs, contract, "v2", AT)
+    result = decide(aggregate, contract)
+    return (
+        render_text(result),
+        render_json(result),
+        render_junit(result),
+        render_sarif(result, "c.yaml"),
+        render_markdown(result),
+        render_html(result, {}),
+    )
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    variants=st.lists(st.sampled_from(range(len(_VARIANTS))), min_size=0, max_size=40),
+    seed=st.integers(0, 2**32),
+    shards=st.integers(1, 4),
+)
+def test_shuffled_runs_and_sharded_merges_give_byte_identical_reports(variants, seed, shards) -> None:
+    spans = [s for i, v in enumerate(variants) for s in triage_run(f"r{i}", "v2", **_VARIANTS[v]).spans]
+    baseline = _every_report(spans)
+    shuffled = list(spans)
+    random.Random(seed).shuffle(shuffled)
+    assert _every_report(shuffled, shards) == baseline  # HTML draws no run here: {} in both
