@@ -300,3 +300,15 @@ def test_shuffled_runs_and_sharded_merges_give_byte_identical_reports(variants, 
     shuffled = list(spans)
     random.Random(seed).shuffle(shuffled)
     assert _every_report(shuffled, shards) == baseline  # HTML draws no run here: {} in both
+
+
+def test_further_runs_are_named_only_when_more_runs_of_the_release_could_decide() -> None:
+    contract = parse_contract(RATE_CONTRACT)
+    none_of_release = decide(check_release(_runs(RATES["0%"], 3, "v1"), contract, "v2", AT), contract)
+    assert none_of_release.decision == "insufficient_data" and none_of_release.further_runs is None
+    assert "further_runs" not in json.loads(render_json(none_of_release))
+    few = RATE_CONTRACT.replace("gate:\n", "gate:\n  min_runs: 40\n")
+    short = parse_contract(few)
+    result = decide(check_release(_runs(RATES["0%"], 10), short, "v2", AT), short)
+    assert result.decision == "insufficient_data" and result.further_runs == (30, result.further_runs[1])
+    assert result.reason.startswith("10 run(s) found; the contract needs 40; 30 more run(s) could pass it")

@@ -100,14 +100,10 @@ class GateResult:
     aggregate: Aggregate
     verdicts: tuple[RuleVerdict, ...]  # sorted by rule id
     contract: Contract
-
-    @property
-    def further_runs(self) -> tuple[int | None, int | None] | None:
-        """For an insufficient decision that only undecided rate rules hold up: the further runs
-        that could pass the release and that could fail it (``further_runs``); else None."""
-        if self.decision != Outcome.INSUFFICIENT.decision:
-            return None
-        return further_runs(self.verdicts)
+    further_runs: tuple[int | None, int | None] | None = None
+    """For an insufficient decision that only undecided rate rules hold up (too few runs
+    included): the further runs that could pass the release and that could fail it
+    (:func:`further_runs`). None for every other decision and cause."""
 
 
 def further_runs(verdicts: Iterable[RuleVerdict]) -> tuple[int | None, int | None] | None:
@@ -193,6 +189,7 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
         for rule in sorted(contract.rules, key=lambda r: r.id)
     )
     statuses = {Outcome.of(v.status) for v in verdicts}
+    more: tuple[int | None, int | None] | None = None  # set where undecided rates hold the release up
     if Outcome.ERROR in statuses:
         decision, reason = Outcome.ERROR, "an internal error occurred while checking a rule"
     elif runs and aggregate.tool_spans == 0:  # before fail: missing steps here mean missing evidence
@@ -228,7 +225,7 @@ def decide(aggregate: Aggregate, contract: Contract) -> GateResult:
         )
     else:
         decision, reason = Outcome.PASS, "every rule is within its thresholds"
-    return GateResult(decision.decision, reason, aggregate, verdicts, contract)
+    return GateResult(decision.decision, reason, aggregate, verdicts, contract, more)
 
 
 def found_releases(aggregate: Aggregate) -> str:
