@@ -312,3 +312,21 @@ def test_further_runs_are_named_only_when_more_runs_of_the_release_could_decide(
     result = decide(check_release(_runs(RATES["0%"], 10), short, "v2", AT), short)
     assert result.decision == "insufficient_data" and result.further_runs == (30, result.further_runs[1])
     assert result.reason.startswith("10 run(s) found; the contract needs 40; 30 more run(s) could pass it")
+
+
+def test_an_undecided_rate_lists_its_failing_runs_as_the_evidence_so_far() -> None:
+    result = _decided("30%", 12)  # 3 failing of 12: neither shown above nor at most 1/10
+    assert result.decision == "insufficient_data"
+    failing = [triage_run(f"r{i:03d}", "v2") for i in range(12) if _fails(i, RATES["30%"])]
+    traces = [run.trace_ids[0] for run in failing]
+    assert len(traces) == 3
+    for report in (
+        render_text(result),
+        render_junit(result),
+        render_markdown(result),
+        render_html(result, {}),
+    ):
+        assert all(trace in report for trace in traces)
+    assert "3 failing of 12 run(s): the runs show the failing-run rate neither above nor at most 0.1" in (
+        render_text(result)
+    )

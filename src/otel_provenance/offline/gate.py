@@ -321,7 +321,7 @@ def _rate_verdict(rule: Rule, tally: RuleTally, runs: int, min_runs: int) -> Rul
     elif not ratio_at_most(unknown, runs, fraction):
         why = f"{unknown} of {runs} run(s) lack evidence; at most {fraction} allowed"
     else:
-        why = f"{counts}: the failing-run rate is neither shown above nor at most {_bound(limit)}"
+        why = f"{counts}: the runs show the failing-run rate neither above nor at most {_bound(limit)}"
     return RuleVerdict(
         rule, tally, Outcome.INSUFFICIENT.decision, f"{why}; {_further_runs_text(verdict, can_pass)}", verdict
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from ..gate import GateResult
-from .text import proof_lines
+from .text import listed, proof_lines
 
 
 def render_junit(result: GateResult) -> str:
@@ -46,7 +46,7 @@ def render_junit(result: GateResult) -> str:
         ]
         details = [f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}"] if verdict.rate else []
         for finding in verdict.tally.findings:
-            if finding.status == finding_status:
+            if finding.status in listed(verdict, finding_status):
                 details.append(f"{verdict.rule.code} ({verdict.rule.id}) {finding.message}")
                 details.extend(proof_lines(finding))
         element = ET.SubElement(case, tag, {"message": verdict.reason, "type": verdict.rule.code})
