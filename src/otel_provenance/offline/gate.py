@@ -121,7 +121,7 @@ def further_runs(verdicts: Iterable[RuleVerdict]) -> tuple[int | None, int | Non
 
 
 def further_runs_sentence(more: tuple[int | None, int | None]) -> str:
-    """``at least 24 more run(s) could pass it (if none fails), 2 could fail it (if all fail)``."""
+    """``24 more run(s) could pass it (if none fails); 2 could fail it (if all fail)``."""
     to_pass, to_fail = more
     passing = (
         f"{to_pass} more run(s) could pass it (if none fails)"
@@ -328,7 +328,7 @@ def _rate_verdict(rule: Rule, tally: RuleTally, runs: int, min_runs: int) -> Rul
 
 
 def _bound(limit: RateLimit) -> str:
-    """``1/10 at 95 % confidence``."""
+    """``0.1 at 95 % confidence``."""
     return f"{format_exact(limit.max_rate)} at {format_exact(limit.confidence * 100)} % confidence"
 
 
