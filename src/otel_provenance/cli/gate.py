@@ -38,7 +38,8 @@ _RERUN = "give one partial of every shard 1/N … N/N (gate check --shard I/N --
 _GATE_EXIT_CODES = """exit codes:
   0  pass: every rule within its threshold
   2  fail: a rule exceeded its failing-run threshold (the findings list the traces)
-  3  insufficient data: too few runs, or evidence missing (never a pass)
+  3  insufficient data: too few runs, evidence missing, or a failing-run rate not yet
+     decided at its confidence (the report says how many more runs could decide; never a pass)
   1  error: usage, unreadable input, invalid contract, internal error"""
 
 

@@ -8,6 +8,10 @@ A partial result of ``gate check --shard I/N`` records its shard (``for_shard``)
 shard given twice or partials of different shard counts, and ``missing_shards`` names the shards a
 merged value still lacks, so a merge can never decide without the shard that held a failing run.
 Partials of format v2 (before shards were recorded, #36) are refused with what to re-run.
+
+A partial carries every rule's counts per status, which is all a failing-run rate with a confidence
+(#38) is decided from: ``gate.decide`` reads the merged counts exactly as one process's, so v3 holds
+what it needs (and a contract with a rate cannot be read by a version that wrote older partials).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ naming the line and column; ``contract_schema()`` is the published JSON Schema. 
 from __future__ import annotations
 
 from .dsl import dump_document, load_contract, parse_contract
-from .model import Contract, RouteFamily, Rule, Thresholds
+from .model import Contract, RateLimit, RouteFamily, Rule, Thresholds
 from .rules import DEFAULT_CODES, REGISTRY, RULE_TYPES
 from .schemacheck import contract_schema
 from .selectors import Match, Selector
@@ -19,6 +19,7 @@ __all__ = [
     "RULE_TYPES",
     "Contract",
     "Match",
+    "RateLimit",
     "RouteFamily",
     "Rule",
     "Selector",

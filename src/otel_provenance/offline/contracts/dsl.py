@@ -21,13 +21,15 @@ import yaml
 
 from ...errors import ContractError
 from ...policy_law import ARGUMENT_FIELDS, FIELDS, PolicyProblem, compile_policy
-from .model import Contract, RouteFamily, Rule, Thresholds
+from .confidence import MAX_RATE_DENOMINATOR
+from .model import Contract, RateLimit, RouteFamily, Rule, Thresholds
 from .rational import parse_rational
 from .rules import REGISTRY
 from .schemacheck import check_document
 from .selectors import Selector
 from .typing import check_value_type
 from .yamldata import Located, load_located
+from .yamldata import Path as DocPath
 
 _SELECTOR_KEYS = ("select", "parent", "child", "ancestor", "descendant", "from", "to", "unless_preceded_by")
 
@@ -56,10 +58,7 @@ def _parse(text: str, source: str) -> Contract:
     doc = load_located(text, source)
     check_document(doc)
     document: dict[str, Any] = doc.data
-    try:
-        default = _thresholds(document.get("gate", {}), Thresholds())
-    except ValueError as exc:
-        raise doc.error(("gate", "max_insufficient_fraction"), str(exc)) from None
+    default = _thresholds(document.get("gate", {}), Thresholds(), doc, ("gate",))
     rules: list[Rule] = []
     seen: dict[str, int] = {}
     for index, data in enumerate(document["rules"]):
@@ -116,14 +115,37 @@ def _check_policies(policies: dict[str, Any], doc: Located) -> None:
                 raise doc.error(("policies", *at, *exc.path), exc.problem) from None
 
 
-def _thresholds(data: dict[str, Any], default: Thresholds) -> Thresholds:
+def _thresholds(data: dict[str, Any], default: Thresholds, doc: Located, at: DocPath) -> Thresholds:
+    """``data``'s thresholds over ``default``. A failing-run limit given here — a count
+    (``max_failing_runs``) or a rate with its confidence (``max_failing_rate``, ``confidence``; the
+    schema allows one kind, and the rate only with its confidence) — replaces the default's."""
+
+    def exact(key: str) -> Fraction:
+        try:
+            return parse_rational(data[key])
+        except ValueError as exc:
+            raise doc.error((*at, key), str(exc)) from None
+
     fraction = default.max_insufficient_fraction
     if "max_insufficient_fraction" in data:
-        fraction = parse_rational(data["max_insufficient_fraction"])
-    return Thresholds(
-        max_failing_runs=data.get("max_failing_runs", default.max_failing_runs),
-        max_insufficient_fraction=fraction,
-    )
+        fraction = exact("max_insufficient_fraction")
+        if not 0 <= fraction <= 1:
+            raise doc.error((*at, "max_insufficient_fraction"), "must be between 0 and 1")
+    runs, rate = default.max_failing_runs, default.rate
+    if "max_failing_runs" in data:
+        runs, rate = data["max_failing_runs"], None
+    if "max_failing_rate" in data:
+        rate = RateLimit(exact("max_failing_rate"), exact("confidence"))
+        if not 0 < rate.max_rate < 1:
+            raise doc.error((*at, "max_failing_rate"), 'must be above 0 and below 1 (a rate such as "1/10")')
+        if rate.max_rate.denominator > MAX_RATE_DENOMINATOR:
+            raise doc.error(
+                (*at, "max_failing_rate"),
+                f"denominator above {MAX_RATE_DENOMINATOR} (write at most 6 decimals)",
+            )
+        if not Fraction(1, 2) < rate.confidence < 1:
+            raise doc.error((*at, "confidence"), 'must be above 1/2 and below 1 (e.g. "0.95")')
+    return Thresholds(max_failing_runs=runs, max_insufficient_fraction=fraction, rate=rate)
 
 
 def _rule(data: dict[str, Any], doc: Located, index: int, default: Thresholds) -> Rule:
@@ -155,12 +177,7 @@ def _rule(data: dict[str, Any], doc: Located, index: int, default: Thresholds) -
     rule_type = REGISTRY[kind]
     if rule_type.validate is not None:
         rule_type.validate(params, fail)
-    try:
-        thresholds = _thresholds(data.get("thresholds", {}), default)
-    except ValueError as exc:
-        raise fail("thresholds", str(exc)) from None
-    if not 0 <= thresholds.max_insufficient_fraction <= 1:
-        raise fail("thresholds", "max_insufficient_fraction must be between 0 and 1")
+    thresholds = _thresholds(data.get("thresholds", {}), default, doc, ("rules", index, "thresholds"))
     return Rule(
         id=data["id"],
         type=kind,

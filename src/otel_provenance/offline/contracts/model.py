@@ -10,12 +10,29 @@ from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
+class RateLimit:
+    """A failing-run rate bound with a confidence: the rule fails when the evidence says, at
+    ``confidence``, that the rate is above ``max_rate``; passes when it says the rate is at most
+    ``max_rate`` (``contracts.confidence``). ``0 < max_rate < 1`` and ``1/2 < confidence < 1``."""
+
+    max_rate: Fraction
+    confidence: Fraction
+
+    @property
+    def alpha(self) -> Fraction:
+        """The error rate each one-sided test allows: ``1 − confidence``."""
+        return 1 - self.confidence
+
+
+@dataclass(frozen=True, slots=True)
 class Thresholds:
-    """Per-rule release thresholds: how many failing runs, and what fraction of insufficient runs,
-    a release may have before the rule stops it."""
+    """Per-rule release thresholds: how many failing runs — or, with ``rate``, what failing-run rate
+    at what confidence (then ``max_failing_runs`` is not used) — and what fraction of insufficient
+    runs a release may have before the rule stops it."""
 
     max_failing_runs: int = 0
     max_insufficient_fraction: Fraction = Fraction(0)
+    rate: RateLimit | None = None
 
 
 @dataclass(frozen=True, slots=True)

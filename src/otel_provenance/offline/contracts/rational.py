@@ -94,3 +94,13 @@ def format_exact(value: Fraction) -> str:
     sign = "-" if scaled < 0 else ""
     digits = str(abs(scaled.numerator)).rjust(places + 1, "0")
     return f"{sign}{digits[:-places]}.{digits[-places:]}"
+
+
+def format_rounded(value: Fraction, places: int) -> str:
+    """``value`` as a decimal rounded half up to ``places`` decimals, in integers (``"0.052335"``):
+    for reading a long exact number. Decisions compare the exact ``Fraction``, never this text."""
+    scaled = value * 10**places
+    whole = (scaled.numerator * 2 + scaled.denominator) // (2 * scaled.denominator)
+    sign = "-" if whole < 0 else ""
+    digits = str(abs(whole)).rjust(places + 1, "0")
+    return f"{sign}{digits[:-places]}.{digits[-places:]}" if places else f"{sign}{digits}"

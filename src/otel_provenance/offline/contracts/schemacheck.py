@@ -132,6 +132,17 @@ def _problems(error: ValidationError, doc: Located) -> Iterator[_Problem]:
         at = doc.keys.get((*path, instance), node) if isinstance(instance, str) else node
         yield _problem(path, f"key {instance!r}: {_message(error, at)}", at, keyword)
         return
+    if keyword == "dependentRequired":
+        for key, needed in value.items():
+            missing = [k for k in needed if key in instance and k not in instance]
+            if missing:
+                at = doc.keys[(*path, key)]
+                yield _problem(path, f"{key!r} needs {', '.join(map(repr, missing))} beside it", at, keyword)
+        return
+    if keyword == "not" and set(value) == {"required"}:  # keys that exclude one another
+        names = " and ".join(repr(k) for k in value["required"])
+        yield _problem(path, f"give one of {names}, not both", node, keyword)
+        return
     if keyword == "required":
         missing = next(k for k in value if k not in instance)
         yield _problem(path, f"missing required key {missing!r}", node, keyword, whole=True)

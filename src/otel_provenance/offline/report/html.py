@@ -27,7 +27,7 @@ from .layout import layered
 from .page import DrawnRun, differences, render_page
 from .run_view import RunView, run_view
 from .svg import figure
-from .text import HEADLINES
+from .text import HEADLINES, listed
 from .witnesses import witness_run_ids
 
 HTML_FORMAT: Final = "otel-provenance/gate-report-html/v1"
@@ -162,8 +162,9 @@ def _finding_groups(
     verdict: RuleVerdict, status: str, anchors: Mapping[str, str]
 ) -> tuple[FindingGroup, ...]:
     groups: dict[str, list[RunFinding]] = {}
+    shown = listed(verdict, status)
     for finding in verdict.tally.findings:
-        if finding.status == status:
+        if finding.status in shown:
             groups.setdefault(finding.message, []).append(finding)
     out = []
     for message, findings in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):

@@ -1,13 +1,14 @@
 """JUnit XML: one test case per rule. ``<failure>`` for a rule over its threshold, ``<error>`` for an
 internal error, ``<skipped>`` for a rule without enough evidence — so CI dashboards tell the three
-apart."""
+apart. A rule bounded by a failing-run rate states its rate verdict (with the further runs that
+could decide it) first."""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
 from ..gate import GateResult
-from .text import proof_lines
+from .text import listed, proof_lines
 
 
 def render_junit(result: GateResult) -> str:
@@ -43,9 +44,9 @@ def render_junit(result: GateResult) -> str:
         finding_status = {"fail": "fail", "error": "error", "insufficient_data": "insufficient_evidence"}[
             verdict.status
         ]
-        details = []
+        details = [f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}"] if verdict.rate else []
         for finding in verdict.tally.findings:
-            if finding.status == finding_status:
+            if finding.status in listed(verdict, finding_status):
                 details.append(f"{verdict.rule.code} ({verdict.rule.id}) {finding.message}")
                 details.extend(proof_lines(finding))
         element = ET.SubElement(case, tag, {"message": verdict.reason, "type": verdict.rule.code})

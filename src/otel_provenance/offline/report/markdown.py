@@ -36,6 +36,8 @@ def render_markdown(result: GateResult) -> str:
         for v in problems:
             shown = [f for f in v.tally.findings if f.status != "pass"]
             messages = sorted({f.message for f in shown}) or [v.reason]
+            if v.rate is not None and messages != [v.reason]:  # the rate's verdict, then its runs
+                out.append(f"- **{v.rule.code}** (`{v.rule.id}`) {v.reason}")
             for message in messages:
                 out.append(f"- **{v.rule.code}** (`{v.rule.id}`) {message}")
                 runs = [f for f in shown if f.message == message]

@@ -58,12 +58,23 @@ def render_text(result: GateResult) -> str:
     return "\n".join(lines) + "\n"
 
 
+def listed(verdict: RuleVerdict, status: str) -> frozenset[str]:
+    """The finding statuses a report lists under ``verdict`` in its ``status`` section: that one,
+    and for an undecided failing-run rate also its failing runs — the evidence so far."""
+    if verdict.rate is not None and verdict.status == Outcome.INSUFFICIENT.decision:
+        return frozenset({status, Outcome.FAIL.value})
+    return frozenset({status})
+
+
 def _finding_lines(verdict: RuleVerdict, status: str, enough_runs: bool) -> Iterator[str]:
     groups: dict[str, list[RunFinding]] = {}
+    shown = listed(verdict, status)
     for finding in verdict.tally.findings:
-        if finding.status == status:
+        if finding.status in shown:
             groups.setdefault(finding.message, []).append(finding)
-    if not groups and enough_runs:  # a release-level verdict, e.g. a step no run contains
+    if verdict.rate is not None or (not groups and enough_runs):
+        # a release-level verdict: a failing-run rate (with the runs that could decide it) always,
+        # else e.g. a step no run contains
         yield f"{verdict.rule.code} ({verdict.rule.id}) {verdict.reason}."
     # With too few runs, every rule is explained by the decision line instead.
     for message, findings in sorted(groups.items(), key=lambda kv: (-_runs(kv[1]), kv[0])):
