@@ -630,3 +630,61 @@ def test_wrong_options_are_refused_naming_them(make, message):
             make()
     finally:
         reset_settings()
+
+
+def test_an_async_approver_of_an_async_tool_runs_on_the_callers_loop(traced):
+    loops: list[object] = []
+
+    async def approver(request):
+        loops.append(asyncio.get_running_loop())
+        return True
+
+    ran: list[str] = []
+    _, refund_async = _tools(traced, ran)
+
+    async def agent():
+        await refund_async(order_id="ord-1001")
+        return asyncio.get_running_loop()
+
+    with op.run(inputs={"order_id": "ord-1001"}, approver=approver):
+        loop = asyncio.run(agent())
+    assert loops == [loop] and ran == ["ord-1001"]
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_an_async_approver_that_cannot_be_called_is_an_error_named_by_type(traced, flavour):
+    async def approver():  # takes no request: calling it raises TypeError
+        return True
+
+    ran: list[str] = []
+    tool = _tools(traced, ran)[flavour == "async"]
+    with (
+        op.run(inputs={"order_id": "ord-1001"}, approver=approver),
+        pytest.raises(op.ProvenanceError, match=r"the approver raised TypeError \(approval:error\)"),
+    ):
+        _call(tool, flavour, order_id="ord-1001")
+    assert ran == []
+
+
+def test_an_async_approver_asked_from_a_sync_tool_is_cancelled_at_the_deadline(traced):
+    """The worker thread's loop cancels the approver at the deadline: it does not linger for as long as
+    the approver would wait."""
+    cancelled = threading.Event()
+
+    async def approver(request):
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return True
+
+    ran: list[str] = []
+    refund, _ = _tools(traced, ran)
+    with (
+        op.run(inputs={"order_id": "ord-1001"}, approver=approver, approval_timeout=DEADLINE),
+        pytest.raises(op.ProvenanceError, match=r"approval:timeout"),
+    ):
+        refund("ord-1001")
+    assert cancelled.wait(15)  # far sooner than the approver's own 30 s
+    assert ran == []
