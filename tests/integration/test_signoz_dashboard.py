@@ -1,8 +1,8 @@
 """deploy/signoz/dashboard.json against SigNoz's v6 dashboard schema, and against what the package emits.
 
-The schema is SigNoz's own: the OpenAPI schemas of ``POST /api/v2/dashboards`` at tag v0.138.0
-(``tests/fixtures/signoz/README.md`` says where from and how it is read as JSON Schema). Beyond the
-schema, the server checks a dashboard in Go (``pkg/types/dashboardtypes/perses_dashboard_data.go``
+The schema is SigNoz's own: the OpenAPI schemas of ``POST /api/v2/dashboards`` at tags v0.135.0 and
+v0.138.0 (``tests/fixtures/signoz/README.md`` says where from and how they are read as JSON Schema).
+Beyond the schema, the server checks a dashboard in Go (``pkg/types/dashboardtypes/perses_dashboard_data.go``
 ``Validate``, ``perses_replicas.go`` ``validateGridLayoutGeometry``, ``perses_plugin_wrappers.go``
 ``allowedQueryKinds``, ``perses_dashboard.go`` ``validateDashboardName``/``validateDashboardTags``);
 :func:`spec_problems` repeats those rules, each with the function it comes from. SigNoz's own v6 template
@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "signoz" / "dashboard.json"
 FIXTURES = ROOT / "tests" / "fixtures" / "signoz"
 SCHEMA_ROOT = "DashboardtypesPostableDashboardV2"
+NEWEST, OLDEST = "v0.138.0", "v0.135.0"  # the dashboard is for SigNoz v0.135 (v1 API retired) and later
 
 RESOURCE_KEYS = {"service.version", "service.name"}
 # The log records `gate check --export-findings` sends (one per rule result): their attributes.
@@ -104,9 +105,9 @@ def _as_json_schema(node: Any) -> Any:
     return out
 
 
-@pytest.fixture(scope="module")
-def v6_schema() -> jsonschema.Draft202012Validator:
-    schemas = json.loads((FIXTURES / "dashboard-v6.openapi.json").read_text())["components"]["schemas"]
+def _validator(tag: str) -> jsonschema.Draft202012Validator:
+    path = FIXTURES / f"dashboard-v6.{tag}.openapi.json"
+    schemas = json.loads(path.read_text())["components"]["schemas"]
     schema = {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$ref": f"#/$defs/{SCHEMA_ROOT}",
@@ -114,6 +115,11 @@ def v6_schema() -> jsonschema.Draft202012Validator:
     }
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+@pytest.fixture(scope="module")
+def v6_schema() -> jsonschema.Draft202012Validator:
+    return _validator(NEWEST)
 
 
 def spec_problems(dashboard: dict) -> list[str]:
@@ -207,8 +213,10 @@ def _fixture(name: str) -> dict:
 # --- the format ---------------------------------------------------------------------------------------
 
 
-def test_the_dashboard_validates_against_signoz_v6_schema(dashboard, v6_schema) -> None:
-    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v6_schema.iter_errors(dashboard)]
+@pytest.mark.parametrize("tag", [OLDEST, NEWEST])
+def test_the_dashboard_validates_against_signoz_v6_schema(dashboard, tag: str) -> None:
+    schema = _validator(tag)
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in schema.iter_errors(dashboard)]
     assert errors == []
     assert dashboard["schemaVersion"] == "v6"  # perses_dashboard.go: SchemaVersion
 
