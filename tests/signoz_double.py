@@ -1,4 +1,4 @@
-"""A faithful SigNoz test double: real HTTP on loopback, SigNoz v0.129.0's storage and query-API behaviour.
+"""A faithful SigNoz test double: real HTTP on loopback, SigNoz's storage and query API, v0.129.0 to v0.138.0.
 
 As strict as the server where the reader depends on it, so a reader bug shows up here as it would there.
 Each behaviour follows a file of SigNoz's source (listed in docs/signoz.md, "Where these behaviours come
@@ -17,10 +17,19 @@ from"); ingest follows the collector (see ``signoz_collector``).
   full pages, ``rows: null`` when nothing matches, Go's float rounding (3 decimals, 3 significant digits
   below 1, half away from zero; ``"NaN"``/``"Inf"``/``"-Inf"``), and absence as the map default
   (``""``/``0``/``false``, versions before v0.134) or ``null`` (v0.134+), chosen by ``version``.
-- Errors as SigNoz renders them: ``{status: "error", error: {type, code, message, url, errors:
-  [{message}]}}``; a filter on a key that is not catalogued is a 400 "Found 1 errors while parsing the
-  search expression." (the key in ``errors``) before v0.134, and a warning ``{"message": "Encountered
-  warnings", "url", "warnings": [{"message"}]}`` after.
+- Errors as SigNoz renders them (``pkg/errors/http.go`` ``AsJSON``, ``pkg/http/render/render.go``):
+  before v0.131 ``{status: "error", error: {type, code, message, url, errors: [{message}]}}`` with empty
+  members left out; from v0.131 ``errors`` (each ``{message, suggestions}``) and ``suggestions`` are
+  always there (``[]`` when empty), and a refused field name or signal carries SigNoz's suggestions
+  (``pkg/errors/suggestions.go``: "did you mean: `x`" when a valid name is at least 75 % alike, then
+  "valid fields are `a`, `b`"). A filter on a key that is not catalogued is a 400 "Found 1 errors while
+  parsing the search expression." (the key in ``errors``) before v0.134; from v0.134 it is a warning on
+  the 200, ``{"message": "Encountered warnings", "url", "warnings": [{"message": "key `k` not found in
+  metadata; querying the underlying data directly. …"}]}`` (``pkg/querybuilder/key_resolution.go``),
+  and the data is still filtered by the key, so spans without it do not match.
+- Fine-grained authorization (v0.134+, ``CheckResources`` in ``pkg/http/middleware/authz.go``): a signal
+  left out of :attr:`SigNozDouble.readable` is a 403 ``authz_forbidden`` "service_account/<id> is not
+  authorized to perform traces:read".
 - ``GET /api/v1/health``, ``GET /api/v1/version``, ``GET /api/v1/fields/keys``.
 - Faults: :meth:`SigNozDouble.inject` queues per-path :class:`Fault` s (statuses with optional
   Retry-After and SigNoz's messages, delays, dripping answers, huge answers) consumed one per request.
@@ -59,6 +68,9 @@ from signoz_collector import go_v, resource_attribute, round_like_signoz, span_a
 __all__ = ["Fault", "SigNozDouble", "export_spans", "round_like_signoz", "window_around_now"]
 
 NULL_SINCE = (0, 134, 0)
+ENVELOPE_SINCE = (0, 131, 0)  # errors and suggestions always in the error body
+WARN_UNKNOWN_KEY_SINCE = (0, 134, 0)  # an unknown filter key: a warning on a 200, not a 400
+AUTHZ_SINCE = (0, 134, 0)  # query_range behind CheckResources: per-signal grants, 403 authz_forbidden
 MAX_LIMIT = 10_000
 INTRINSIC_TYPES = {
     "trace_id": "string",
@@ -132,7 +144,7 @@ _TYPES = {
 _CODES = {
     400: "invalid_input",
     401: "unauthenticated",
-    403: "forbidden",
+    403: "authz_forbidden",  # pkg/types/authtypes ErrCodeAuthZForbidden: both 403s of the authz middleware
     404: "not_found",
     429: "too_many_requests",
     499: "canceled",
@@ -141,6 +153,13 @@ _CODES = {
 }
 SEARCH_GUIDE = "https://signoz.io/docs/userguide/search-troubleshooting/"
 KEY_NOT_FOUND_URL = SEARCH_GUIDE + "#key-fieldname-not-found"
+# pkg/querybuilder/key_resolution.go (v0.134+): KeyNotFoundDocURL and NewKeyNotFoundWarning
+KEY_NOT_FOUND_URL_V134 = SEARCH_GUIDE + "#q-im-getting-key-fieldname-not-found--why-cant-it-find-my-field"
+KEY_NOT_FOUND_WARNING = (
+    "key `{}` not found in metadata; querying the underlying data directly. If this is unexpected, check "
+    "the key name for typos."
+)
+SERVICE_ACCOUNT = "service_account/019a0c1e-5b7d-7c3e-9f2a-6d4b8e1f0a2c"
 # How often the server looks for stop(): the time stop() takes (socketserver's default is half a second).
 POLL_S = 0.01
 # On a clock other than the real one a dripping answer lasts this long, passed in one sleep.
@@ -153,10 +172,19 @@ CLICKHOUSE_FAILED = (
 
 
 def error_body(
-    status: int, message: str, *, url: str = "", errors: list[str] | None = None, code: str | None = None
+    status: int,
+    message: str,
+    *,
+    url: str = "",
+    errors: list[str] | None = None,
+    code: str | None = None,
+    suggestions: list[str] | None = None,
+    version: tuple[int, ...] = (0, 129, 0),
 ) -> dict[str, Any]:
     """``render.Error``'s body (pkg/http/render/render.go, pkg/errors/http.go ``AsJSON``): type from the
-    status, ``url`` and ``errors`` omitted when empty, each ``errors`` entry's empty message omitted."""
+    status, ``url`` omitted when empty. Before v0.131 ``errors`` and ``suggestions`` are omitted when
+    empty and so is an ``errors`` entry's empty message; from v0.131 both are always there, and each
+    ``errors`` entry is ``{message, suggestions}``."""
     error: dict[str, Any] = {
         "type": _TYPES.get(status, "internal"),
         "code": code or _CODES.get(status, "internal"),
@@ -164,31 +192,84 @@ def error_body(
     }
     if url:
         error["url"] = url
-    if errors:
-        error["errors"] = [{"message": m} if m else {} for m in errors]
+    if version >= ENVELOPE_SINCE:
+        error["errors"] = [{"message": m, "suggestions": []} for m in errors or ()]
+        error["suggestions"] = list(suggestions or ())
+    else:
+        if errors:
+            error["errors"] = [{"message": m} if m else {} for m in errors]
+        if suggestions:
+            error["suggestions"] = list(suggestions)
     return {"status": "error", "error": error}
 
 
+def _similarity(a: str, b: str) -> float:
+    """pkg/errors/suggestions.go ``similarity``: 1 - Levenshtein distance (case-blind) / longer length."""
+    a, b = a.lower(), b.lower()
+    if not a or not b:
+        return 1.0 if a == b else 0.0
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return 1.0 - row[len(b)] / max(len(a), len(b))
+
+
+def suggestions_for(invalid: str, noun: str, valid: list[str]) -> list[str]:
+    """``NewSuggestionsOnLevenshteinDistance``: "did you mean: `x`" for the most alike valid name at
+    least 75 % alike, then ``NewValidReferences`` ("valid <noun> are `a`, `b`", at most 20 listed)."""
+    out: list[str] = []
+    best, score = "", 0.0
+    for candidate in valid:
+        sim = _similarity(invalid, candidate)
+        if sim > score and sim >= 0.75:
+            best, score = candidate, sim
+    if best:
+        out.append(f"did you mean: `{best}`")
+    if valid:
+        listed = ", ".join(f"`{v}`" for v in valid[:20])
+        out.append(f"valid {noun} are {listed}" + (f" (+{len(valid) - 20} more)" if len(valid) > 20 else ""))
+    return out
+
+
 class BadRequest(Exception):
-    """A refusal rendered as SigNoz renders it: ``message``, and the details in ``errors``."""
+    """A refusal rendered as SigNoz renders it: ``message``, the details in ``errors``, and (v0.131+)
+    ``suggestions``; ``code`` when it is not the status's own."""
 
     def __init__(
-        self, message: str, status: int = 400, *, url: str = "", errors: list[str] | None = None
+        self,
+        message: str,
+        status: int = 400,
+        *,
+        url: str = "",
+        errors: list[str] | None = None,
+        suggestions: list[str] | None = None,
+        code: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status, self.url, self.errors = status, url, list(errors or [])
+        self.suggestions, self.code = list(suggestions or []), code
 
-    def body(self) -> dict[str, Any]:
-        return error_body(self.status, str(self), url=self.url, errors=self.errors)
+    def body(self, version: tuple[int, ...] = (0, 129, 0)) -> dict[str, Any]:
+        return error_body(
+            self.status,
+            str(self),
+            url=self.url,
+            errors=self.errors,
+            code=self.code,
+            suggestions=self.suggestions,
+            version=version,
+        )
 
 
 @dataclass
 class Fault:
     """One injected answer, consumed by one request to its path.
 
-    - ``delay_s`` first, then ``status`` (with ``retry_after`` seconds), rendered as SigNoz renders it:
-      ``message`` (default: what SigNoz says for that status; a 500 is its ClickHouse-failure text) and
-      ``errors`` as the details;
+    - ``delay_s`` first, then ``status`` (with ``retry_after`` seconds), rendered as the double's version
+      of SigNoz renders it: ``message`` (default: what SigNoz says for that status; a 500 is its
+      ClickHouse-failure text), ``errors`` as the details and ``suggestions``;
     - ``drip_s``: answer 200 but send one byte every ``drip_s`` seconds, forever (``drip_headers``: the
       status line and headers too; otherwise headers at once, the body running to the connection's end,
       or declaring ``declared_bytes`` in ``Content-Length``). On a clock other than the real one the
@@ -203,6 +284,7 @@ class Fault:
     retry_after: float | None = None
     message: str | None = None
     errors: list[str] | None = None
+    suggestions: list[str] | None = None
     drip_s: float = 0.0
     drip_headers: bool = False
     declared_bytes: int = 0
@@ -477,6 +559,8 @@ class SigNozDouble:
         self.spans: list[StoredSpan] = []
         self.catalogue: set[tuple[str, str, str]] = set()  # (name, context, type)
         self.requests: list[tuple[str, str, dict[str, Any] | None]] = []  # method, path, query_range body
+        # v0.134+: the signals the key's service account may read (fine-grained authorization)
+        self.readable: set[str] = {"traces", "logs", "metrics"}
         self._faults: dict[str, deque[Fault]] = {}
         self.ignore_offset = False  # fault: a server that pages wrongly
         self._lock = threading.Lock()
@@ -567,6 +651,13 @@ class SigNozDouble:
 
     def query_range(self, body: Any) -> dict[str, Any]:
         spec, start, end = _decode(body)
+        if self.version_tuple >= AUTHZ_SINCE and spec["signal"] not in self.readable:
+            # pkg/http/middleware/authz.go checkResource: the resource's scope is "<signal>:read"
+            raise BadRequest(
+                f"{SERVICE_ACCOUNT} is not authorized to perform {spec['signal']}:read",
+                status=403,
+                code="authz_forbidden",
+            )
         order = [(_field(o.get("key", {}), "order key"), o["direction"]) for o in spec.get("order") or []]
         # pkg/querier/builder_query.go: a raw query ordered by timestamp first takes the window-list path,
         # whose default limit is 10000; any other raw query gets the statement builder's LIMIT 100.
@@ -575,19 +666,18 @@ class SigNozDouble:
         offset = 0 if self.ignore_offset else spec.get("offset") or 0
         warnings: list[str] = []
         tree = parse_filter((spec.get("filter") or {}).get("expression", ""))
-        missing = [
-            f"key `{key.name}` not found"
-            for key in (tree.all_keys() if tree else ())
-            if not self._catalogued(key)
-        ]
-        if missing and not self.null_for_absent:
+        unknown = [key.name for key in (tree.all_keys() if tree else ()) if not self._catalogued(key)]
+        warn_url = KEY_NOT_FOUND_URL
+        if unknown and self.version_tuple < WARN_UNKNOWN_KEY_SINCE:
             # where_clause_visitor.go (VisitKey, PrepareWhereClause): one summary, the keys in ``errors``.
             raise BadRequest(
-                f"Found {len(missing)} errors while parsing the search expression.",
+                f"Found {len(unknown)} errors while parsing the search expression.",
                 url=KEY_NOT_FOUND_URL,
-                errors=missing,
+                errors=[f"key `{name}` not found" for name in unknown],
             )
-        warnings.extend(missing)
+        if unknown:  # v0.134+: a warning; the key is still looked for in the data
+            warnings.extend(KEY_NOT_FOUND_WARNING.format(name) for name in unknown)
+            warn_url = KEY_NOT_FOUND_URL_V134
         select = [_field(s, "selectFields entry") for s in spec.get("selectFields") or []]
         if not select:
             select = [Key("name", "span", "string"), Key("duration_nano", "span", "number")]
@@ -621,7 +711,7 @@ class SigNozDouble:
         if warnings:  # pkg/querier/querier.go: QueryWarnData
             data["warning"] = {
                 "message": "Encountered warnings",
-                "url": KEY_NOT_FOUND_URL,
+                "url": warn_url,
                 "warnings": [{"message": w} for w in dict.fromkeys(warnings)],
             }
         return {"status": "success", "data": data}
@@ -711,6 +801,7 @@ def _strict(obj: Any, allowed: set[str], where: str) -> dict[str, Any]:
             raise BadRequest(
                 f"unknown field {json.dumps(name)} in {where}",
                 errors=["Valid fields are: " + ", ".join(sorted(allowed))],
+                suggestions=suggestions_for(name, "fields", sorted(allowed)),
             )
     return obj
 
@@ -750,8 +841,13 @@ def _decode(body: Any) -> tuple[dict[str, Any], int, int]:
     if envelope.get("type") != "builder_query":
         raise BadRequest(f"unknown query type {envelope.get('type')!r}")
     spec = _strict(envelope.get("spec"), _SPEC_FIELDS, "query spec")
-    if spec.get("signal") != "traces":
-        raise BadRequest(f"invalid signal {spec.get('signal')!r}")
+    if spec.get("signal") not in ("traces", "logs", "metrics"):  # req.go UnmarshalBuilderQueryBySignal
+        raise BadRequest(
+            f"invalid signal {json.dumps(str(spec.get('signal', '')))}",
+            suggestions=["valid signals are `traces`, `logs`, `metrics`"],
+        )
+    if spec["signal"] != "traces":
+        raise BadRequest(f"the double answers traces queries only, got {spec['signal']!r}")
     if "filter" in spec:
         _strict(spec["filter"], {"expression"}, "filter")
     for name in ("limit", "offset"):
@@ -835,11 +931,22 @@ class _Handler(BaseHTTPRequestHandler):
         *,
         url: str = "",
         errors: list[str] | None = None,
+        suggestions: list[str] | None = None,
+        code: str | None = None,
     ) -> None:
-        self._json(status, error_body(status, message, url=url, errors=errors), headers)
+        body = error_body(
+            status,
+            message,
+            url=url,
+            errors=errors,
+            suggestions=suggestions,
+            code=code,
+            version=self.owner.version_tuple,
+        )
+        self._json(status, body, headers)
 
     def _refuse(self, exc: BadRequest) -> None:
-        self._json(exc.status, exc.body())
+        self._json(exc.status, exc.body(self.owner.version_tuple))
 
     def _raw(self, data: bytes) -> bool:
         try:
@@ -914,7 +1021,7 @@ class _Handler(BaseHTTPRequestHandler):
             return False
         headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else None
         message = fault.message or _STATUS_MESSAGES.get(fault.status, f"injected fault {fault.status}")
-        self._error(fault.status, message, headers, errors=fault.errors)
+        self._error(fault.status, message, headers, errors=fault.errors, suggestions=fault.suggestions)
         return True
 
     def _authorised(self) -> bool:

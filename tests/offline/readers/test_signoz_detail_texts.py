@@ -52,13 +52,35 @@ def test_error_text_of_a_body_that_is_not_signoz_shaped_is_empty(body: bytes) ->
     assert error_text(body) == ""
 
 
-def test_error_and_warning_texts_are_cut_at_500_characters() -> None:
-    long = "x" * 450
+def test_error_and_warning_texts_are_cut_at_800_characters() -> None:
+    long = "x" * 750
     details = [{"message": "y" * 100}]
-    assert error_text(_error({"message": long, "errors": details})) == (long + ": " + "y" * 100)[:500]
-    assert len(error_text(_error({"message": "z" * 900}))) == 500
-    assert warning_text({"message": long, "warnings": details}) == (long + ": " + "y" * 100)[:500]
+    assert error_text(_error({"message": long, "errors": details})) == (long + ": " + "y" * 100)[:800]
+    assert len(error_text(_error({"message": "z" * 900}))) == 800
+    assert warning_text({"message": long, "warnings": details}) == (long + ": " + "y" * 100)[:800]
     assert warning_text("w" * 900) == "w" * 500
+
+
+def test_error_text_shows_signoz_suggestions() -> None:
+    """v0.131+ (pkg/errors/http.go): each detail has its suggestions, and so has the error."""
+    body = _error(
+        {
+            "type": "invalid-input",
+            "code": "invalid_input",
+            "message": 'unknown field "limt" in query spec',
+            "errors": [
+                {"message": "Valid fields are: limit, offset", "suggestions": []},
+                {"message": "key `a` not found", "suggestions": ["did you mean: `ab`"]},
+            ],
+            "suggestions": ["did you mean: `limit`", "valid fields are `limit`, `offset`", 7, ""],
+        }
+    )
+    assert error_text(body) == (
+        'unknown field "limt" in query spec: Valid fields are: limit, offset; key `a` not found '
+        "(did you mean: `ab`) (did you mean: `limit`; valid fields are `limit`, `offset`)"
+    )
+    empty = _error({"message": "forbidden", "errors": [], "suggestions": []})  # v0.131+: always there
+    assert error_text(empty) == "forbidden"
 
 
 def test_warning_text_is_the_summary_then_each_warning() -> None:
@@ -90,7 +112,10 @@ def test_a_signoz_warning_on_a_raw_query_is_logged_with_its_details(caplog: pyte
             )
     assert [row["name"] for row in rows] == ["x"]
     warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert warned == ["SigNoz warned: Encountered warnings: key `agent.nope` not found"]
+    assert warned == [
+        "SigNoz warned: Encountered warnings: key `agent.nope` not found in metadata; querying the "
+        "underlying data directly. If this is unexpected, check the key name for typos."
+    ]
 
 
 def test_a_signoz_warning_that_echoes_the_key_is_withheld(caplog: pytest.LogCaptureFixture) -> None:

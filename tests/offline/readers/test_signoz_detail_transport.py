@@ -27,6 +27,10 @@ from otel_provenance.offline.readers.signoz_query import FieldKey, SigNozClient
 from signoz_clock import FakeClock
 
 KEY = "sk-live-0123456789abcdef"
+FORBIDDEN = (
+    "not authorized (403 forbidden): the key is valid but may not read this; not retried. Give its service "
+    "account the Viewer role, or, with fine-grained authorization (SigNoz v0.134+), a grant to read traces"
+)
 
 
 class Answer:
@@ -374,8 +378,8 @@ def test_a_refused_version_is_unknown_and_says_why(caplog: pytest.LogCaptureFixt
     ):
         assert client.version() is None
     assert [r.getMessage() for r in caplog.records] == [
-        f"could not read the SigNoz version ({server.url}/api/v1/version: the key lacks permission "
-        "(403 forbidden); use a key with the Viewer role or above); treating absent-key defaults as suspect"
+        f"could not read the SigNoz version ({server.url}/api/v1/version: {FORBIDDEN}); treating absent-key "
+        "defaults as suspect"
     ]
 
 
@@ -392,7 +396,7 @@ def test_a_refused_version_is_unknown_and_says_why(caplog: pytest.LogCaptureFixt
         ),
         (
             _signoz_error(403, "forbidden"),
-            "the key lacks permission (403 forbidden); use a key with the Viewer role or above",
+            FORBIDDEN,
         ),
         (
             _signoz_error(404, "no route"),

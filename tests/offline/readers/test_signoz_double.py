@@ -8,7 +8,14 @@ import json
 import httpx
 import pytest
 
-from signoz_double import SigNozDouble, export_spans, round_like_signoz, window_around_now
+from signoz_double import (
+    SERVICE_ACCOUNT,
+    SigNozDouble,
+    export_spans,
+    round_like_signoz,
+    suggestions_for,
+    window_around_now,
+)
 
 
 def _query(expression: str = "", *, limit: int = 100, offset: int = 0, select=None, order=None) -> dict:
@@ -168,7 +175,8 @@ def test_absent_key_answer_depends_on_version(version: str, absent: tuple) -> No
 
 
 def test_filter_on_uncatalogued_key(double: SigNozDouble) -> None:
-    """v0.129: one summary message, the key in ``errors`` (where_clause_visitor.go); v0.134: a warning."""
+    """v0.129: one summary message, the key in ``errors`` (where_clause_visitor.go); v0.134+: a warning on
+    the 200 (key_resolution.go NewKeyNotFoundWarning), and the data is still filtered by the key."""
     response = _post(double, _query("resource.service.version = 'v2'"))
     assert response.status_code == 400 and response.json() == {
         "status": "error",
@@ -180,13 +188,71 @@ def test_filter_on_uncatalogued_key(double: SigNozDouble) -> None:
             "errors": [{"message": "key `service.version` not found"}],
         },
     }
-    with SigNozDouble(version="v0.134.0") as new:
-        response = _post(new, _query("resource.service.version = 'v2'"))
-        assert response.status_code == 200 and response.json()["data"]["warning"] == {
-            "message": "Encountered warnings",
-            "url": "https://signoz.io/docs/userguide/search-troubleshooting/#key-fieldname-not-found",
-            "warnings": [{"message": "key `service.version` not found"}],
+    for version in ("v0.134.0", "v0.138.0"):
+        with SigNozDouble(version=version) as new:
+            export_spans(new, {"service.name": "s"}, lambda t: t.start_span("no release").end())
+            response = _post(new, _query("resource.service.version = 'v2'"))
+            assert response.status_code == 200 and response.json()["data"]["warning"] == {
+                "message": "Encountered warnings",
+                "url": "https://signoz.io/docs/userguide/search-troubleshooting/"
+                "#q-im-getting-key-fieldname-not-found--why-cant-it-find-my-field",
+                "warnings": [
+                    {
+                        "message": "key `service.version` not found in metadata; querying the underlying "
+                        "data directly. If this is unexpected, check the key name for typos."
+                    }
+                ],
+            }
+            assert _rows(response) is None  # filtered by a key no span has: nothing matches
+
+
+@pytest.mark.parametrize("version", ["v0.129.0", "v0.130.0", "v0.131.0", "v0.138.0"])
+def test_the_error_envelope_by_version(version: str) -> None:
+    """pkg/errors/http.go: before v0.131 empty ``errors``/``suggestions`` are left out; from v0.131 both
+    are always there, each ``errors`` entry with its own ``suggestions``."""
+    with SigNozDouble(version=version) as d:
+        body = _query()
+        body["compositeQuery"]["queries"][0]["spec"]["limt"] = 5
+        error = _post(d, body).json()["error"]
+        syntax = _post(d, _query("name = = 'x'")).json()["error"]
+    assert error["message"] == 'unknown field "limt" in query spec'
+    assert error["suggestions"][0] == "did you mean: `limit`"
+    assert error["suggestions"][1].startswith("valid fields are `aggregations`, `cursor`")
+    if version >= "v0.131.0":
+        assert error["errors"] == [{"message": error["errors"][0]["message"], "suggestions": []}]
+        assert set(syntax) == {"type", "code", "message", "url", "errors", "suggestions"}
+        assert syntax["suggestions"] == []
+    else:
+        assert error["errors"] == [{"message": error["errors"][0]["message"]}]
+        assert "suggestions" not in syntax
+
+
+def test_suggestions_follow_signoz_levenshtein_rule() -> None:
+    """pkg/errors/suggestions.go: a correction only at 75 % likeness or more, then the valid list."""
+    assert suggestions_for("limt", "fields", ["limit", "offset"]) == [
+        "did you mean: `limit`",
+        "valid fields are `limit`, `offset`",
+    ]
+    assert suggestions_for("zzz", "fields", ["limit"]) == ["valid fields are `limit`"]
+    many = [f"f{i:02d}" for i in range(25)]
+    assert suggestions_for("q", "keys", many)[-1].endswith("`f19` (+5 more)")
+
+
+def test_fine_grained_authorization_answers_403_from_v0_134() -> None:
+    """authz.go CheckResources: the key's service account lacks traces:read."""
+    with SigNozDouble(version="v0.138.0") as d:
+        d.readable = {"logs"}
+        response = _post(d, _query())
+        assert response.status_code == 403 and response.json()["error"] == {
+            "type": "forbidden",
+            "code": "authz_forbidden",
+            "message": f"{SERVICE_ACCOUNT} is not authorized to perform traces:read",
+            "errors": [],
+            "suggestions": [],
         }
+    with SigNozDouble(version="v0.133.0") as old:  # before CheckResources: the role gate only
+        old.readable = {"logs"}
+        assert _post(old, _query()).status_code == 200
 
 
 def test_filter_subset(double: SigNozDouble) -> None:

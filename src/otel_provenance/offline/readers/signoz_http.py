@@ -23,9 +23,12 @@ time and a read ends the same way on every run. Only the connect timeout is http
 Size: the body is streamed and refused past ``max_bytes`` instead of being read whole into memory.
 
 Error texts: SigNoz renders ``{"status": "error", "error": {"type", "code", "message", "url",
-"errors": [{"message"}]}}`` (``pkg/http/render/render.go``, ``pkg/errors/http.go`` in v0.129.0) and
-puts the cause of a refused filter in ``errors``; warnings ride on a 200 as ``{"message":
-"Encountered warnings", "url", "warnings": [{"message"}]}`` (``pkg/querier/querier.go``).
+"errors": [{"message", "suggestions"}], "suggestions"}}`` (``pkg/http/render/render.go``,
+``pkg/errors/http.go``; ``errors`` and ``suggestions`` always there since v0.131, left out when empty
+before) and puts the cause of a refused filter in ``errors`` and what to do instead ("did you mean:
+`limit`", "valid fields are …") in ``suggestions``: :func:`error_text` shows all three. Warnings ride
+on a 200 as ``{"message": "Encountered warnings", "url", "warnings": [{"message"}]}``
+(``pkg/querier/querier.go``); since v0.134 an unknown filter key is one of them, not a 400.
 
 What is printed (#36): a URL without its ``user:password@`` (:func:`without_credentials`; the request
 still sends them), and any text the server chose — a message, a field-key name, an id — through
@@ -255,14 +258,17 @@ def printable(
 
 
 def error_text(body: bytes) -> str:
-    """``error.message``, then the details in ``error.errors[].message``; ``""`` if there is none."""
+    """``error.message``, then the details in ``error.errors[].message`` (each with its own
+    suggestions), then the error's ``suggestions`` in parentheses; ``""`` if there is none."""
     try:
         error = json.loads(body).get("error")
     except (ValueError, AttributeError):
         return ""
     if not isinstance(error, dict):
         return ""
-    return _with_details(error.get("message", ""), error.get("errors"))
+    text = _with_details(error.get("message", ""), error.get("errors"), limit=None)
+    hints = _texts(error.get("suggestions"))
+    return (text + (f" ({'; '.join(hints)})" if hints else ""))[:_TEXT_LIMIT]
 
 
 def warning_text(warning: Any) -> str:
@@ -272,13 +278,23 @@ def warning_text(warning: Any) -> str:
     return _with_details(warning.get("message", ""), warning.get("warnings"))
 
 
-def _with_details(message: Any, items: Any) -> str:
-    details = [
-        str(item["message"])
-        for item in (items if isinstance(items, list) else ())
-        if isinstance(item, dict) and item.get("message")
+_TEXT_LIMIT: Final = 800
+
+
+def _texts(items: Any) -> list[str]:
+    return [
+        str(item) for item in (items if isinstance(items, list) else ()) if isinstance(item, str) and item
     ]
-    return (str(message) + (f": {'; '.join(details)}" if details else ""))[:500]
+
+
+def _with_details(message: Any, items: Any, *, limit: int | None = _TEXT_LIMIT) -> str:
+    details = []
+    for item in items if isinstance(items, list) else ():
+        if isinstance(item, dict) and item.get("message"):
+            hints = _texts(item.get("suggestions"))
+            details.append(str(item["message"]) + (f" ({'; '.join(hints)})" if hints else ""))
+    text = str(message) + (f": {'; '.join(details)}" if details else "")
+    return text[:limit] if limit else text
 
 
 def echoes_secret(text: str, secret: str) -> bool:

@@ -271,8 +271,6 @@ class SigNozClient:
         except (KeyError, TypeError):
             raise QueryError(f"{self._shown}/api/v5/query_range answered without data.data.results") from None
         warning = body["data"].get("warning")
-        if warning:
-            _log.warning("SigNoz warned: %s", self.withhold_echo(warning_text(warning)))
         rows: list[dict[str, Any]] = []
         for result in results or ():
             for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
@@ -280,6 +278,18 @@ class SigNozClient:
                 if not isinstance(data, dict):
                     raise QueryError(f"{self._shown}/api/v5/query_range returned a row without data")
                 rows.append(data)
+        if warning:
+            said = self.withhold_echo(warning_text(warning))
+            if not rows and offset == 0:
+                # Since v0.134 a filter key SigNoz has not catalogued is a warning, and the data is searched
+                # for it anyway: "nothing matched" then cannot be told from "SigNoz does not know this key",
+                # and an empty read must not pass as "no such spans" (nor as "no failing runs").
+                raise QueryError(
+                    f"{self._shown}/api/v5/query_range: SigNoz matched nothing and warned ({said}); an "
+                    "empty answer that comes with a warning is not read as 'no spans': check the key "
+                    "names and the time window"
+                )
+            _log.warning("SigNoz warned: %s", said)
         return rows
 
     # --- transport ---------------------------------------------------------------------------------
@@ -357,7 +367,11 @@ class SigNozClient:
                 "(Settings → Service Accounts → Keys, or POST /api/v1/pats before v0.118)"
             )
         if status == 403:
-            return f"{url}: the key lacks permission (403 {message}); use a key with the Viewer role or above"
+            return (
+                f"{url}: not authorized (403 {message}): the key is valid but may not read this; not "
+                "retried. Give its service account the Viewer role, or, with fine-grained authorization "
+                "(SigNoz v0.134+), a grant to read traces"
+            )
         if status == 404:
             return (
                 f"{url}: not found (404); check the base URL (e.g. http://localhost:8080) and that SigNoz "
@@ -373,7 +387,7 @@ class SigNozClient:
         if echoes_secret(text, self._key):
             return "(server message withheld: it echoed the credential)"
         return printable(
-            text, self._key, limit=500, withheld="(server message withheld: it echoed the credential)"
+            text, self._key, limit=800, withheld="(server message withheld: it echoed the credential)"
         )
 
     def show(self, text: object) -> str:
