@@ -235,7 +235,7 @@ def test_no_argument_or_result_value_reaches_the_exported_bytes(tmp_path: Path) 
         )  # fmt: skip
     assert code == 2, err
     assert planted[0] in out  # the report quotes the value: the records would, were it not cut out
-    requests, found = records(receiver)
+    _, found = records(receiver)
     names = {r["attributes"]["gen_ai.evaluation.name"] for r in found}
     assert {"list_files.arguments", "blocked_calls", "otel-provenance.run"} <= names
     quoted = next(r for r in found if r["attributes"]["gen_ai.evaluation.name"] == "list_files.arguments")
@@ -322,11 +322,11 @@ def test_export_options_that_cannot_work_stop_before_reading(
 def test_pass_run_verdict_lands_on_its_own_root_span_when_the_run_spans_two_traces(tmp_path: Path) -> None:
     """A run named by agent.run.id across two traces: its verdict goes on the agent's root span."""
     rec = Recorder("v1")
-    with rec.span("invoke_agent fixer", {semconv.RUN_ID: "r-1"}) as root:
-        with rec.span(
-            "execute_tool patch_file", tool_attributes("patch_file", {}, run_id="r-1"), parent=root
-        ):
-            pass
+    with (
+        rec.span("invoke_agent fixer", {semconv.RUN_ID: "r-1"}) as root,
+        rec.span("execute_tool patch_file", tool_attributes("patch_file", {}, run_id="r-1"), parent=root),
+    ):
+        pass
     with rec.span("execute_tool patch_file", tool_attributes("patch_file", {}, run_id="r-1")) as other:
         pass
     assert trace_id_hex(root) != trace_id_hex(other)
