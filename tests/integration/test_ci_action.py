@@ -237,7 +237,7 @@ def _action_inputs(workspace: dict[str, Path], **extra: str) -> dict[str, str]:
         "release": "v1",
         "traces": "traces/good.jsonl traces/bad.jsonl",
         "token": TOKEN,
-        "install": "false",  # the CLI of this checkout is on PATH; the install step's command is checked below
+        "install": "false",  # this checkout's CLI is on PATH; the install command is checked below
         **extra,
     }
 
