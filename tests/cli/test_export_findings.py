@@ -341,3 +341,28 @@ def test_pass_run_verdict_lands_on_its_own_root_span_when_the_run_spans_two_trac
     _, found = records(receiver)
     assert [(r["trace_id"], r["span_id"]) for r in found] == [(trace_id_hex(root), span_id_hex(root))]
     assert found[0]["attributes"]["agent.run.id"] == "r-1"
+
+
+def test_a_pool_of_processes_exports_the_same_records_as_one_process(release: dict, tmp_path: Path) -> None:
+    """The runs' places are read in the same fold as the evaluation, so `--jobs N` (runs evaluated in
+    other processes) puts every record on the same trace and span as one process does."""
+    written = {}
+    for jobs in ("1", "2"):
+        target = tmp_path / f"findings-{jobs}.jsonl"
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--jobs", jobs,
+            "--findings-file", target, release["good"], release["bad"],
+        )  # fmt: skip
+        assert code == 2, err
+        logs = [
+            record
+            for line in target.read_text().splitlines()
+            for resource in json.loads(line)["resourceLogs"]
+            for scope in resource["scopeLogs"]
+            for record in scope["logRecords"]
+        ]
+        for record in logs:  # stamped when sent
+            del record["timeUnixNano"], record["observedTimeUnixNano"]
+        written[jobs] = logs
+    assert written["1"] == written["2"]
+    assert {r.get("spanId") for r in written["2"]} >= {release["blocked_span"], release["good_root"]}
