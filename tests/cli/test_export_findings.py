@@ -366,3 +366,60 @@ def test_a_pool_of_processes_exports_the_same_records_as_one_process(release: di
         written[jobs] = logs
     assert written["1"] == written["2"]
     assert {r.get("spanId") for r in written["2"]} >= {release["blocked_span"], release["good_root"]}
+
+
+def test_grpc_from_the_standard_protocol_variable(release: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTEL_EXPORTER_OTLP_PROTOCOL=grpc picks the official gRPC log exporter (a real grpcio server)."""
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+
+    bodies: list[bytes] = []
+
+    class Service(logs_service_pb2_grpc.LogsServiceServicer):
+        def Export(self, request, context):
+            bodies.append(request.SerializeToString())
+            return logs_service_pb2.ExportLogsServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Service(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--export-findings",
+            release["good"], release["bad"],
+        )  # fmt: skip
+    finally:
+        server.stop(grace=None)
+    assert code == 2, err
+    request = ExportLogsServiceRequest.FromString(b"".join(bodies))
+    names = sorted(
+        kv.value.string_value
+        for rl in request.resource_logs
+        for sl in rl.scope_logs
+        for r in sl.log_records
+        for kv in r.attributes
+        if kv.key == "gen_ai.evaluation.name"
+    )
+    assert names == ["blocked_calls", "otel-provenance.run", "otel-provenance.run", "required.patch_file"]
+
+
+def test_an_unknown_protocol_is_refused_by_name(release: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    code, _, err = cli(
+        "gate",
+        "check",
+        "--contract",
+        release["contract"],
+        "--release",
+        "v1",
+        "--export-findings",
+        release["good"],
+    )
+    assert code == 1
+    assert "findings cannot go over 'http/json'; use one of http/protobuf, grpc" in err
