@@ -259,6 +259,7 @@ def test_an_export_that_fails_never_passes_and_never_turns_a_fail_into_anything_
     assert passing[0] == 1
     assert "PASS" in passing[1]  # the report was written and printed before the export
     assert f"not exported to {receiver.url}" in passing[2]
+    assert "code: 404" in passing[2]  # the exporter's own reason, in the one error line
     assert failing[0] == 2
     assert "not exported" in failing[2]
 

@@ -25,9 +25,11 @@ imported only when records are sent, so importing the command line loads no SDK.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Final, TypeVar
@@ -230,11 +232,32 @@ def _send(exporter: Any, records: Sequence[Evaluation], sent_at: int) -> None:
         for r in records
     ]
     for start in range(0, len(batch), BATCH):
-        result = exporter.export(batch[start : start + BATCH])
+        with _exporter_messages() as said:
+            result = exporter.export(batch[start : start + BATCH])
         if getattr(result, "name", "") != "SUCCESS":
-            raise ExportError(
-                f"the exporter answered {getattr(result, 'name', result)} (see the warning above)"
-            )
+            why = f" ({said[-1]})" if said else ""
+            raise ExportError(f"the exporter answered {getattr(result, 'name', result)}{why}")
+
+
+@contextlib.contextmanager
+def _exporter_messages() -> Iterator[list[str]]:
+    """What the official exporters log while they send (they report a refusal by logging it, and
+    return FAILURE): kept for the one error line the command prints, instead of loose log lines."""
+    said: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage()[:300])
+
+    logger = logging.getLogger("opentelemetry.exporter")
+    handler, propagate = Keep(logging.WARNING), logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
 
 
 def _log_record(record: Evaluation, sent_at: int) -> Any:
