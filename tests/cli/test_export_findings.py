@@ -355,16 +355,7 @@ def test_a_pool_of_processes_exports_the_same_records_as_one_process(release: di
             "--findings-file", target, release["good"], release["bad"],
         )  # fmt: skip
         assert code == 2, err
-        logs = [
-            record
-            for line in target.read_text().splitlines()
-            for resource in json.loads(line)["resourceLogs"]
-            for scope in resource["scopeLogs"]
-            for record in scope["logRecords"]
-        ]
-        for record in logs:  # stamped when sent
-            del record["timeUnixNano"], record["observedTimeUnixNano"]
-        written[jobs] = logs
+        written[jobs] = _records_in(target)
     assert written["1"] == written["2"]
     assert {r.get("spanId") for r in written["2"]} >= {release["blocked_span"], release["good_root"]}
 
@@ -424,3 +415,44 @@ def test_an_unknown_protocol_is_refused_by_name(release: dict, monkeypatch: pyte
     )
     assert code == 1
     assert "findings cannot go over 'http/json'; use one of http/protobuf, grpc" in err
+
+
+def _records_in(target: Path) -> list[dict]:
+    logs = [
+        record
+        for line in target.read_text().splitlines()
+        for resource in json.loads(line)["resourceLogs"]
+        for scope in resource["scopeLogs"]
+        for record in scope["logRecords"]
+    ]
+    for record in logs:  # stamped when sent
+        del record["timeUnixNano"], record["observedTimeUnixNano"]
+    return logs
+
+
+def test_the_records_do_not_depend_on_the_order_the_traces_are_given_in(
+    release: dict, tmp_path: Path
+) -> None:
+    """The same evidence, files and spans in any order: the same records in the same order."""
+    good, bad = reference_runs()
+    orders = (
+        [write_jsonl(good, tmp_path / "g.jsonl"), write_jsonl(bad, tmp_path / "b.jsonl")],
+        [write_jsonl(bad[::-1], tmp_path / "1.jsonl"), write_jsonl(good[::-1], tmp_path / "2.jsonl")],
+    )
+    seen = []
+    for files in orders:
+        target = tmp_path / f"findings-{len(seen)}.jsonl"
+        argv = [
+            "gate",
+            "check",
+            "--contract",
+            release["contract"],
+            "--release",
+            "v1",
+            "--findings-file",
+            target,
+        ]
+        code, _, err = cli(*argv, *files)
+        assert code == 2, err
+        seen.append(_records_in(target))
+    assert seen[0] != [] and seen[0] == seen[1]
