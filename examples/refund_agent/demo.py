@@ -10,7 +10,10 @@ payment, notification — as separate processes on loopback, and stop them after
    the policy and fraud checks and refunds twice after a timeout.
 4. Run 5 requests through release 1.1.0 (the 1.0.0 behaviour).
 5. Gate release 1.1.0: it passes (exit 0).
-6. Gate release 2.0.0: it fails (exit 2), with the traces that prove each finding.
+6. Gate release 2.0.0: it fails (exit 2), with the traces that prove each finding. Each finding and
+   each run's verdict is also written as a ``gen_ai.evaluation.result`` log record beside its trace:
+   to ``findings-2.0.0.jsonl`` (OTLP JSON Lines), and to the OTLP backend (SigNoz in the compose
+   stack) when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``gate check --export-findings``).
 7. The guard — the same contract loaded into the agent (``op.run(contract=...)``): 25 requests through
    release 1.1.0 have no call blocked; 5 requests through release 2.0.0 book no refund without its
    fraud check and none twice (the payment service's own ledger says so), and each customer is told
@@ -23,6 +26,7 @@ gate reads only those files. The demo exits with release 2.0.0's gate code: 2.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -183,6 +187,12 @@ def gate(contract: Path, release: str, directory: Path, *extra: str) -> int:
     return code
 
 
+def findings_args(file: Path) -> list[str]:
+    """The findings beside the traces: always in ``file``; over OTLP too when an endpoint is set."""
+    exported = ["--export-findings"] if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") else []
+    return [*exported, "--findings-file", str(file)]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -219,6 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         str(out / "report-2.0.0.json"),
         "--report-html",
         str(out / "report-2.0.0.html"),
+        *findings_args(out / "findings-2.0.0.jsonl"),
     )
     if v1_code != 0:
         print("unexpected: the v1-behaviour release did not pass", file=sys.stderr)
@@ -232,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"   the contract (mined, then reviewed): {contract}")
     print(f"   release 2.0.0's gate report: {out / 'report-2.0.0.html'} (open it in a browser)")
     print(f"   and as JSON: {out / 'report-2.0.0.json'}")
+    where = (
+        " and the OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)"
+        if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+        else ""
+    )
+    print(f"   its findings as gen_ai.evaluation.result log records: {out / 'findings-2.0.0.jsonl'}{where}")
     print(f"   the payment service's own ledgers: {out}/<phase>/payment-ledger.txt")
     return v2_code
 

@@ -200,3 +200,18 @@ def tool_name(attributes: Mapping[str, Any]) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+# --- Findings back beside the traces (#38): one log record per finding and per run's verdict, in the
+# GenAI conventions' evaluation form (event ``gen_ai.evaluation.result``: semantic-conventions v1.38.0
+# added it; since v1.42.0 it lives in open-telemetry/semantic-conventions-genai, model/gen-ai/events.yaml,
+# status development). A SigNoz dashboard panel reads exactly these keys (docs/signoz.md).
+EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
+GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"  # the rule id; RUN_EVALUATION for a run's verdict
+GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"  # pass | fail | insufficient | error
+GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"  # the finding's content-free message
+FINDING_CODE: Final = "agent.finding.code"  # the rule's code, e.g. MISSING_PREREQUISITE
+RULE_ID: Final = "agent.rule.id"
+FINDING_WITNESS_SPAN_IDS: Final = "agent.finding.witness_span_ids"  # string[]: the spans that prove it
+RUN_EVALUATION: Final = "otel-provenance.run"  # gen_ai.evaluation.name of a run's verdict
+GATE_SERVICE_NAME: Final = "otel-provenance-gate"  # resource service.name of the records

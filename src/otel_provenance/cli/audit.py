@@ -10,9 +10,11 @@ import argparse
 
 from ..offline.audit import Budgets, ToolBudget, aggregate
 from ..offline.engines.fold import audit_fold
+from ..offline.report.evaluations import audit_evaluations
 from ..offline.report.formats import AUDIT, ReportContext
 from ..offline.report.witnesses import MAX_RUNS
 from ._common import IO, UsageError
+from ._export import add_export_arguments, export, prepare
 from ._reports import add_report_arguments, emit, wants
 from ._sources import add_source_arguments
 from ._traces import TraceInput, add_run_attribute, add_traces_and_release
@@ -52,6 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_source_arguments(p, "dask", "pool")
     add_run_attribute(p)
     add_report_arguments(p, AUDIT)
+    add_export_arguments(p)
     p.set_defaults(handler=_handle)
 
 
@@ -83,6 +86,7 @@ def budgets_from_args(args: argparse.Namespace) -> Budgets:
 
 def _handle(args: argparse.Namespace, io: IO) -> int:
     budgets = budgets_from_args(args)
+    targets = prepare(args, "audit")
     source = TraceInput(io, args, args.traces, args.release)
     folded = source.fold(audit_fold(budgets, MAX_RUNS if wants(args, "html", AUDIT) else 0))
     report = aggregate(folded.audits)
@@ -90,4 +94,4 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     code = source.cap_for_incomplete(report.verdict.exit_code)
     drawn = {run.run_id: run for run in folded.failing}
     emit(args, io, AUDIT, report, ReportContext(runs=drawn, complete=source.report.complete, exit_code=code))
-    return code
+    return export(targets, io, audit_evaluations(report), code) if targets else code

@@ -22,9 +22,11 @@ from ..offline.evaluate import evaluate_safely
 from ..offline.gate import GateResult, Shard, decide
 from ..offline.model import Run
 from ..offline.outcome import Outcome
+from ..offline.report.evaluations import RunRef, gate_evaluations
 from ..offline.report.formats import GATE, ReportContext
 from ..offline.report.witnesses import WitnessKeeper, witness_run_ids
 from ._common import EXIT_PASS, IO, UsageError
+from ._export import Target, add_export_arguments, export, prepare, wants_export, with_run_refs
 from ._reports import add_report_arguments, emit, wants
 from ._sources import add_source_arguments, chosen_backend, read_limits
 from ._traces import TraceInput, add_release_attribute, add_run_attribute
@@ -74,6 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--partial", metavar="OUT", help="write a partial result for `gate merge` instead of deciding"
     )
     _common_options(check)
+    add_export_arguments(check)
     check.set_defaults(handler=_check)
     merge = actions.add_parser(
         "merge",
@@ -114,6 +117,9 @@ def _check(args: argparse.Namespace, io: IO) -> int:
             shard = Shard.parse(args.shard)
         except ValueError as exc:
             raise UsageError(f"gate check: {exc}") from None
+    if shard is not None and wants_export(args):
+        raise UsageError("gate check: a --partial is not a verdict: export findings from one unsharded check")
+    targets = prepare(args, "gate check")
     contract = load_contract(args.contract)
     try:
         source = TraceInput(io, args, args.traces, keep=shard.owns if shard is not None else None)
@@ -131,7 +137,11 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         keeper or evaluate_safely,
         release_attribute=args.release_attribute,
     )
-    aggregate = source.fold(fold)
+    refs: dict[str, RunRef] = {}
+    if targets:
+        aggregate, refs = source.fold(with_run_refs(fold, args.release, args.release_attribute))
+    else:
+        aggregate = source.fold(fold)
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
     if shard is not None:
@@ -147,7 +157,7 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         drawn = _witness_runs(args, aggregate, contract)
     else:
         drawn = None
-    return _decide_and_report(aggregate, contract, args, io, drawn)
+    return _decide_and_report(aggregate, contract, args, io, drawn, targets, refs)
 
 
 def _witness_runs(args: argparse.Namespace, aggregate: Aggregate, contract: Contract) -> dict[str, Run]:
@@ -201,9 +211,13 @@ def _decide_and_report(
     args: argparse.Namespace,
     io: IO,
     runs: dict[str, Run] | None = None,
+    targets: list[Target] | None = None,
+    refs: dict[str, RunRef] | None = None,
 ) -> int:
-    """Decide, write the requested reports, print one to stdout. ``runs`` holds the spans the HTML
-    report draws (``gate merge`` has none: its HTML report names those runs without drawing them)."""
+    """Decide, write the requested reports, print one to stdout, then export the findings if asked
+    (``targets``; ``refs`` places each run's verdict). ``runs`` holds the spans the HTML report draws
+    (``gate merge`` has none: its HTML report names those runs without drawing them)."""
     result: GateResult = decide(aggregate, contract)
     emit(args, io, GATE, result, ReportContext(runs=runs, contract_path=Path(args.contract).as_posix()))
-    return Outcome.of(result.decision).exit_code
+    code = Outcome.of(result.decision).exit_code
+    return export(targets, io, gate_evaluations(result, refs or {}), code) if targets else code

@@ -1,0 +1,458 @@
+"""`gate check --export-findings` and `audit --export-findings`: each finding and each run's verdict
+as a `gen_ai.evaluation.result` log record, sent by the official OTLP/HTTP exporter to a real
+receiver on loopback — on the run's trace and the witness span, the exact attribute keys a dashboard
+reads, no argument or result value in the bytes, and an export that fails never passes."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.trace import StatusCode
+
+from canary import assert_absent, canary
+from interop import logs_sdk
+from offline_helpers import (
+    Arg,
+    Recorder,
+    reference_runs,
+    span_id_hex,
+    tool_attributes,
+    trace_id_hex,
+    write_jsonl,
+)
+from otel_provenance import __version__, semconv
+from otel_provenance.cli import run
+from otlp_receiver import OtlpReceiver
+
+pytestmark = logs_sdk  # the records are SDK log records of the 1.39+ shape
+
+KEYS = {
+    "gen_ai.evaluation.name",
+    "gen_ai.evaluation.score.label",
+    "gen_ai.evaluation.explanation",
+    "agent.finding.code",
+    "agent.rule.id",
+    "agent.run.id",
+    "agent.finding.witness_span_ids",
+}
+
+CONTRACT = """\
+version: 1
+name: export-test
+gate: {min_runs: 1, max_failing_runs: 0}
+rules:
+  - id: required.patch_file
+    type: required_spans
+    code: MISSING_PREREQUISITE
+    select: {step: patch_file}
+    min: 1
+  - id: blocked_calls
+    type: blocked_calls
+    code: BLOCKED_CALL
+    max: 0
+"""
+
+
+def cli(*argv: object) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run([str(a) for a in argv], out, err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def records(receiver: OtlpReceiver) -> tuple[list[ExportLogsServiceRequest], list[dict]]:
+    requests = [ExportLogsServiceRequest.FromString(body) for body in receiver.bodies["/v1/logs"]]
+    found = []
+    for request in requests:
+        for resource_logs in request.resource_logs:
+            resource = {kv.key: kv.value.string_value for kv in resource_logs.resource.attributes}
+            for scope_logs in resource_logs.scope_logs:
+                for record in scope_logs.log_records:
+                    attributes = {}
+                    for kv in record.attributes:
+                        value = kv.value
+                        attributes[kv.key] = (
+                            tuple(v.string_value for v in value.array_value.values)
+                            if value.HasField("array_value")
+                            else value.string_value
+                        )
+                    found.append(
+                        {
+                            "resource": resource,
+                            "event_name": record.event_name,
+                            "trace_id": record.trace_id.hex(),
+                            "span_id": record.span_id.hex(),
+                            "attributes": attributes,
+                            "body": record.body.string_value,
+                        }
+                    )
+    return requests, found
+
+
+@pytest.fixture
+def release(tmp_path: Path) -> dict:
+    good, bad = reference_runs()
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT)
+    blocked = next(s for s in bad if s.name == "execute_tool patch_file")
+    good_root = next(s for s in good if s.parent is None)
+    bad_root = next(s for s in bad if s.parent is None)
+    return {
+        "contract": contract,
+        "good": write_jsonl(good, tmp_path / "good.jsonl"),
+        "bad": write_jsonl(bad, tmp_path / "bad.jsonl"),
+        "bad_trace": format(blocked.context.trace_id, "032x"),
+        "blocked_span": format(blocked.context.span_id, "016x"),
+        "good_trace": format(good_root.context.trace_id, "032x"),
+        "good_root": format(good_root.context.span_id, "016x"),
+        "bad_root": format(bad_root.context.span_id, "016x"),
+    }
+
+
+def test_each_finding_and_each_run_verdict_is_a_record_on_its_trace(release: dict) -> None:
+    with OtlpReceiver("/v1/logs") as receiver:
+        code, out, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1",
+            "--export-findings", "--findings-endpoint", receiver.url,
+            release["good"], release["bad"],
+        )  # fmt: skip
+    assert code == 2, err  # the decision stands: a fail is exit 2
+    assert "FAIL" in out
+    assert "exported 4 evaluation record(s) (2 finding(s), 2 run verdict(s))" in err
+    _, found = records(receiver)
+    assert len(found) == 4
+    for record in found:
+        assert record["event_name"] == "gen_ai.evaluation.result"
+        assert set(record["attributes"]) == KEYS  # exactly these keys: a dashboard panel reads them
+        assert record["resource"] == {"service.name": "otel-provenance-gate", "service.version": __version__}
+    finding = next(r for r in found if r["attributes"]["gen_ai.evaluation.name"] == "blocked_calls")
+    assert finding["trace_id"] == release["bad_trace"]
+    assert finding["span_id"] == release["blocked_span"]  # the first witness span
+    assert finding["attributes"]["agent.finding.code"] == "BLOCKED_CALL"
+    assert finding["attributes"]["agent.rule.id"] == "blocked_calls"
+    assert finding["attributes"]["agent.run.id"] == release["bad_trace"]
+    assert finding["attributes"]["agent.finding.witness_span_ids"] == (release["blocked_span"],)
+    assert finding["attributes"]["gen_ai.evaluation.score.label"] == "fail"
+    assert "blocked" in finding["attributes"]["gen_ai.evaluation.explanation"]
+    missing = next(r for r in found if r["attributes"]["gen_ai.evaluation.name"] == "required.patch_file")
+    assert missing["attributes"]["agent.finding.code"] == "MISSING_PREREQUISITE"
+    assert missing["trace_id"] == release["bad_trace"]  # a step that never ran: the trace, no span
+    assert missing["span_id"] == "" and missing["attributes"]["agent.finding.witness_span_ids"] == ()
+    verdicts = {
+        r["attributes"]["agent.run.id"]: r
+        for r in found
+        if r["attributes"]["gen_ai.evaluation.name"] == "otel-provenance.run"
+    }
+    assert set(verdicts) == {release["good_trace"], release["bad_trace"]}
+    passed = verdicts[release["good_trace"]]
+    assert passed["attributes"]["gen_ai.evaluation.score.label"] == "pass"
+    assert (passed["trace_id"], passed["span_id"]) == (release["good_trace"], release["good_root"])
+    assert passed["attributes"]["agent.finding.witness_span_ids"] == ()
+    failed = verdicts[release["bad_trace"]]
+    assert failed["attributes"]["gen_ai.evaluation.score.label"] == "fail"
+    assert failed["attributes"]["agent.finding.code"] == "RUN_VERDICT"
+    assert "blocked_calls, required.patch_file" in failed["attributes"]["gen_ai.evaluation.explanation"]
+    assert (failed["trace_id"], failed["span_id"]) == (release["bad_trace"], release["bad_root"])
+    assert failed["attributes"]["agent.finding.witness_span_ids"] == (release["blocked_span"],)
+
+
+def test_the_endpoint_comes_from_the_standard_environment_and_agent_resource_settings_never_relabel(
+    release: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with OtlpReceiver("/v1/logs") as receiver:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.url)
+        monkeypatch.setenv("OTEL_SERVICE_NAME", "refund-agent")
+        monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "service.version=9.9.9,deployment.environment=ci")
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--export-findings",
+            release["good"],
+        )  # fmt: skip
+    assert code == 0, err
+    _, found = records(receiver)
+    assert [r["attributes"]["gen_ai.evaluation.score.label"] for r in found] == ["pass"]
+    assert found[0]["resource"] == {"service.name": "otel-provenance-gate", "service.version": __version__}
+    assert f"{receiver.url} (OTEL_EXPORTER_OTLP_ENDPOINT)" in err
+
+
+def test_no_argument_or_result_value_reaches_the_exported_bytes(tmp_path: Path) -> None:
+    """Canaries in the tool calls' arguments and results (a framework's own spans keep them), and a
+    contract rule that quotes the argument attribute in its finding: the text report shows the value,
+    the exported records never do."""
+    planted = [canary() for _ in range(4)]
+    rec = Recorder("v1")
+    with rec.span("invoke_agent fixer", {semconv.RUN_ID: "run-canary"}) as root:
+        with rec.span(
+            "execute_tool list_files",
+            tool_attributes(
+                "list_files",
+                {"root": Arg("observed", source_tool="input", source_field="root")},
+                run_id="run-canary",
+                **{
+                    "gen_ai.tool.call.arguments": json.dumps({"root": planted[0]}),
+                    "gen_ai.tool.call.result": json.dumps({"files": [planted[1]]}),
+                },
+            ),
+            parent=root,
+        ):
+            pass
+        with rec.span(
+            "execute_tool patch_file",
+            tool_attributes(
+                "patch_file",
+                {"path": Arg("assumed")},
+                status="blocked",
+                run_id="run-canary",
+                **{
+                    "gen_ai.tool.call.arguments": json.dumps({"path": planted[2]}),
+                    "input.value": planted[3],
+                },
+            ),
+            parent=root,
+            status=StatusCode.ERROR,
+        ):
+            pass
+    traces = write_jsonl(rec.spans(), tmp_path / "canary.jsonl")
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(
+        CONTRACT
+        + """\
+  - id: list_files.arguments
+    type: allowed_values
+    code: DISALLOWED_VALUE
+    select: {step: list_files}
+    attribute: gen_ai.tool.call.arguments
+    values: ["{}"]
+"""
+    )
+    findings_file = tmp_path / "findings.jsonl"
+    with OtlpReceiver("/v1/logs") as receiver:
+        code, out, err = cli(
+            "gate", "check", "--contract", contract, "--release", "v1", "--export-findings",
+            "--findings-endpoint", receiver.url, "--findings-file", findings_file, traces,
+        )  # fmt: skip
+    assert code == 2, err
+    assert planted[0] in out  # the report quotes the value: the records would, were it not cut out
+    _, found = records(receiver)
+    names = {r["attributes"]["gen_ai.evaluation.name"] for r in found}
+    assert {"list_files.arguments", "blocked_calls", "otel-provenance.run"} <= names
+    quoted = next(r for r in found if r["attributes"]["gen_ai.evaluation.name"] == "list_files.arguments")
+    assert (
+        "gen_ai.tool.call.arguments = (value not exported)"
+        in quoted["attributes"]["gen_ai.evaluation.explanation"]
+    )
+    assert_absent(planted, [*receiver.bodies["/v1/logs"], findings_file.read_bytes()])
+
+
+def test_an_export_that_fails_never_passes_and_never_turns_a_fail_into_anything_else(release: dict) -> None:
+    with OtlpReceiver("/v1/traces") as receiver:  # answers 404 on /v1/logs
+        passing = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1",
+            "--export-findings", "--findings-endpoint", receiver.url, release["good"],
+        )  # fmt: skip
+        failing = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1",
+            "--export-findings", "--findings-endpoint", receiver.url, release["good"], release["bad"],
+        )  # fmt: skip
+    assert passing[0] == 1
+    assert "PASS" in passing[1]  # the report was written and printed before the export
+    assert f"not exported to {receiver.url}" in passing[2]
+    assert "code: 404" in passing[2]  # the exporter's own reason, in the one error line
+    assert failing[0] == 2
+    assert "not exported" in failing[2]
+
+
+def test_audit_exports_its_findings_with_audit_rule_ids(release: dict) -> None:
+    with OtlpReceiver("/v1/logs") as receiver:
+        code, _, err = cli(
+            "audit", "--export-findings", "--findings-endpoint", receiver.url, release["good"], release["bad"]
+        )
+    assert code == 2, err
+    _, found = records(receiver)
+    finding = next(r for r in found if r["attributes"]["agent.finding.code"] == "blocked_call")
+    assert finding["attributes"]["agent.rule.id"] == "audit.blocked_call"
+    assert finding["attributes"]["gen_ai.evaluation.name"] == "audit.blocked_call"
+    assert (finding["trace_id"], finding["span_id"]) == (release["bad_trace"], release["blocked_span"])
+    assert finding["attributes"]["agent.finding.witness_span_ids"] == (release["blocked_span"],)
+    labels = sorted(
+        r["attributes"]["gen_ai.evaluation.score.label"]
+        for r in found
+        if r["attributes"]["gen_ai.evaluation.name"] == "otel-provenance.run"
+    )
+    assert labels == ["fail", "pass"]
+    assert all(set(r["attributes"]) == KEYS for r in found)
+
+
+def test_findings_file_holds_the_same_records_as_otlp_json_lines(release: dict, tmp_path: Path) -> None:
+    target = tmp_path / "findings.jsonl"
+    code, _, err = cli(
+        "gate", "check", "--contract", release["contract"], "--release", "v1", "--findings-file", target,
+        release["good"], release["bad"],
+    )  # fmt: skip
+    assert code == 2, err
+    lines = target.read_text().splitlines()
+    assert len(lines) == 1  # one ExportLogsServiceRequest per line
+    logs = json.loads(lines[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert [r["eventName"] for r in logs] == ["gen_ai.evaluation.result"] * 4
+    assert {r["traceId"] for r in logs} == {release["bad_trace"], release["good_trace"]}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--findings-endpoint", "http://127.0.0.1:9"], "need --export-findings"),
+        (["--export-findings", "--shard", "1/2", "--partial", "p.json"], "a --partial is not a verdict"),
+        (["--export-findings"], "no OTLP endpoint"),
+    ],
+)
+def test_export_options_that_cannot_work_stop_before_reading(
+    release: dict, extra: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_ENDPOINT", raising=False)
+    monkeypatch.delenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", raising=False)
+    code, out, err = cli(
+        "gate", "check", "--contract", release["contract"], "--release", "v1", *extra, release["good"]
+    )
+    assert code == 1
+    assert message in err
+    assert out == ""  # nothing was decided
+
+
+def test_pass_run_verdict_lands_on_its_own_root_span_when_the_run_spans_two_traces(tmp_path: Path) -> None:
+    """A run named by agent.run.id across two traces: its verdict goes on the agent's root span."""
+    rec = Recorder("v1")
+    with (
+        rec.span("invoke_agent fixer", {semconv.RUN_ID: "r-1"}) as root,
+        rec.span("execute_tool patch_file", tool_attributes("patch_file", {}, run_id="r-1"), parent=root),
+    ):
+        pass
+    with rec.span("execute_tool patch_file", tool_attributes("patch_file", {}, run_id="r-1")) as other:
+        pass
+    assert trace_id_hex(root) != trace_id_hex(other)
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT)
+    with OtlpReceiver("/v1/logs") as receiver:
+        code, _, err = cli(
+            "gate", "check", "--contract", contract, "--release", "v1", "--export-findings",
+            "--findings-endpoint", receiver.url, write_jsonl(rec.spans(), tmp_path / "r.jsonl"),
+        )  # fmt: skip
+    assert code == 0, err
+    _, found = records(receiver)
+    assert [(r["trace_id"], r["span_id"]) for r in found] == [(trace_id_hex(root), span_id_hex(root))]
+    assert found[0]["attributes"]["agent.run.id"] == "r-1"
+
+
+def test_a_pool_of_processes_exports_the_same_records_as_one_process(release: dict, tmp_path: Path) -> None:
+    """The runs' places are read in the same fold as the evaluation, so `--jobs N` (runs evaluated in
+    other processes) puts every record on the same trace and span as one process does."""
+    written = {}
+    for jobs in ("1", "2"):
+        target = tmp_path / f"findings-{jobs}.jsonl"
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--jobs", jobs,
+            "--findings-file", target, release["good"], release["bad"],
+        )  # fmt: skip
+        assert code == 2, err
+        written[jobs] = _records_in(target)
+    assert written["1"] == written["2"]
+    assert {r.get("spanId") for r in written["2"]} >= {release["blocked_span"], release["good_root"]}
+
+
+def test_grpc_from_the_standard_protocol_variable(release: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OTEL_EXPORTER_OTLP_PROTOCOL=grpc picks the official gRPC log exporter (a real grpcio server)."""
+    from concurrent import futures
+
+    import grpc
+    from opentelemetry.proto.collector.logs.v1 import logs_service_pb2, logs_service_pb2_grpc
+
+    bodies: list[bytes] = []
+
+    class Service(logs_service_pb2_grpc.LogsServiceServicer):
+        def Export(self, request, context):
+            bodies.append(request.SerializeToString())
+            return logs_service_pb2.ExportLogsServiceResponse()
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    logs_service_pb2_grpc.add_LogsServiceServicer_to_server(Service(), server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--export-findings",
+            release["good"], release["bad"],
+        )  # fmt: skip
+    finally:
+        server.stop(grace=None)
+    assert code == 2, err
+    request = ExportLogsServiceRequest.FromString(b"".join(bodies))
+    names = sorted(
+        kv.value.string_value
+        for rl in request.resource_logs
+        for sl in rl.scope_logs
+        for r in sl.log_records
+        for kv in r.attributes
+        if kv.key == "gen_ai.evaluation.name"
+    )
+    assert names == ["blocked_calls", "otel-provenance.run", "otel-provenance.run", "required.patch_file"]
+
+
+def test_an_unknown_protocol_is_refused_by_name(release: dict, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:9")
+    code, _, err = cli(
+        "gate",
+        "check",
+        "--contract",
+        release["contract"],
+        "--release",
+        "v1",
+        "--export-findings",
+        release["good"],
+    )
+    assert code == 1
+    assert "findings cannot go over 'http/json'; use one of http/protobuf, grpc" in err
+
+
+def _records_in(target: Path) -> list[dict]:
+    logs = [
+        record
+        for line in target.read_text().splitlines()
+        for resource in json.loads(line)["resourceLogs"]
+        for scope in resource["scopeLogs"]
+        for record in scope["logRecords"]
+    ]
+    for record in logs:  # stamped when sent
+        del record["timeUnixNano"], record["observedTimeUnixNano"]
+    return logs
+
+
+def test_the_records_do_not_depend_on_the_order_the_traces_are_given_in(
+    release: dict, tmp_path: Path
+) -> None:
+    """The same evidence, files and spans in any order: the same records in the same order."""
+    good, bad = reference_runs()
+    orders = (
+        [write_jsonl(good, tmp_path / "g.jsonl"), write_jsonl(bad, tmp_path / "b.jsonl")],
+        [write_jsonl(bad[::-1], tmp_path / "1.jsonl"), write_jsonl(good[::-1], tmp_path / "2.jsonl")],
+    )
+    seen = []
+    for files in orders:
+        target = tmp_path / f"findings-{len(seen)}.jsonl"
+        argv = [
+            "gate",
+            "check",
+            "--contract",
+            release["contract"],
+            "--release",
+            "v1",
+            "--findings-file",
+            target,
+        ]
+        code, _, err = cli(*argv, *files)
+        assert code == 2, err
+        seen.append(_records_in(target))
+    assert seen[0] != [] and seen[0] == seen[1]
