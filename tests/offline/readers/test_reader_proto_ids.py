@@ -49,8 +49,6 @@ def test_a_bad_id_is_refused_naming_the_field_and_the_span(tmp_path: Path, field
     [(b"", None), (b"X" * 8, "58" * 8), (b"\x00" * 7 + b"X", "00" * 7 + "58")],
     ids=["absent", "letters", "zeros-then-a-letter"],
 )
-def test_a_parent_id_is_a_root_only_when_absent(
-    tmp_path: Path, parent: bytes, expected: str | None
-) -> None:
+def test_a_parent_id_is_a_root_only_when_absent(tmp_path: Path, parent: bytes, expected: str | None) -> None:
     (span,) = read_spans([_write(tmp_path, parent_span_id=parent)])
     assert span.parent_span_id == expected
