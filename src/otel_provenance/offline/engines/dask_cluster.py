@@ -34,6 +34,7 @@ caller never gets a partial result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -128,7 +129,7 @@ def probe_scheduler(address: str, timeout: float) -> int:
     a scheduler within ``timeout`` seconds (connect and handshake both)."""
     try:
         reply = asyncio.run(asyncio.wait_for(_identity(address, timeout), timeout))
-    except (OSError, TimeoutError, asyncio.TimeoutError) as exc:
+    except (OSError, TimeoutError) as exc:
         why = str(exc) or f"no answer within {timeout:g} s"
         raise ClusterError(f"cannot reach the Dask scheduler at {address} ({why})") from None
     workers = reply.get("workers")
@@ -425,10 +426,9 @@ class _Closing:
 
 
 def _close(client: Any) -> None:
-    try:
+    """A close that fails or times out leaves nothing to answer for: the result is decided already."""
+    with contextlib.suppress(Exception):
         client.close(timeout=5)
-    except Exception:  # noqa: BLE001 — a close that fails or times out leaves nothing to answer for
-        pass
 
 
 def _same(value: Any) -> Any:
