@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -99,8 +100,11 @@ def check_address(address: str) -> str:
 
     try:
         scheme, location = parse_address(address)
-        host, port = parse_host_port(location)
-        ok = scheme in _SCHEMES and bool(host) and isinstance(port, int) and 0 < port < 65536
+        if scheme == "inproc":  # a cluster in this process (LocalCluster(processes=False)): host/pid/n
+            ok = re.fullmatch(r"[^/]+/[0-9]+/[0-9]+", location) is not None
+        else:
+            host, port = parse_host_port(location)
+            ok = scheme in _SCHEMES and bool(host) and isinstance(port, int) and 0 < port < 65536
     except (ValueError, TypeError):
         ok = False
     if not ok:
