@@ -29,6 +29,7 @@ CASES = {
     "6": "gate check on a 2-worker Dask LocalCluster (informational)",
     "7": "the guard: a run under its contract",
     "8": "the guard on realistic work: legitimate tasks run, injected writes blocked",
+    "9": "fingerprint memory of a 50,000-deep span chain against file size",
 }
 
 
@@ -66,6 +67,10 @@ def run_case(case: str, quick: bool, workdir: Path) -> list[Result]:
         from . import case_guard_suite
 
         return case_guard_suite.run(quick, log=_log)
+    if case == "9":
+        from . import case_depth
+
+        return case_depth.run(quick, workdir)
     from . import case_scaling
 
     return case_scaling.run(quick, log=_log)

@@ -229,3 +229,54 @@ def test_the_demo_writes_metrics_files_with_the_counters(demo):
         assert tool_metrics <= seen[f"refund-agent@{release}"], seen
     assert "agent.tool.retries" in seen["refund-agent@2.0.0"]  # v2 refunds twice after a timeout
     assert "http.server.request.duration" in seen["refund-payment@"]
+
+
+def _gate_exit(contract_text: str, directory: Path, folder: Path) -> int:
+    import io
+
+    from otel_provenance.cli import run
+
+    contract = folder / "cut.yaml"
+    contract.write_text(contract_text)
+    files = [str(p) for p in sorted(directory.glob("*.jsonl"))]
+    argv = ["gate", "check", "--contract", str(contract), "--release", "2.0.0"]
+    return run([*argv, "--completed-at", "2026-12-01T00:00:00Z", *files], io.StringIO(), io.StringIO())
+
+
+def test_every_line_boundary_cut_of_the_demo_contract_is_refused_or_fails_v2(demo, tmp_path):
+    """#36: a copy of the contract cut short at a line boundary must never pass the failing release.
+    The seal ``mine`` writes near the top makes every such cut a refused contract; without the seal,
+    some cuts are valid contracts that pass release 2.0.0 (what the seal is there for)."""
+    from otel_provenance.errors import ContractError
+    from otel_provenance.offline import parse_contract
+
+    _, out = demo
+    text = (out / "contract.yaml").read_text()
+    lines = text.splitlines(keepends=True)
+    assert lines[2] == "seal:\n"
+    for k in range(1, len(lines)):
+        cut = "".join(lines[:k])
+        try:
+            parse_contract(cut)
+        except ContractError:
+            continue
+        assert _gate_exit(cut, out / "release-2.0.0", tmp_path) != 0, f"the cut after line {k} passed v2"
+    unsealed = lines[:2] + lines[5:]
+    passing = [
+        k
+        for k in range(3, len(unsealed))
+        if _accepts("".join(unsealed[:k]))
+        and _gate_exit("".join(unsealed[:k]), out / "release-2.0.0", tmp_path) == 0
+    ]
+    assert passing, "without its seal, no cut passed: this test would not notice the seal missing"
+
+
+def _accepts(text: str) -> bool:
+    from otel_provenance.errors import ContractError
+    from otel_provenance.offline import parse_contract
+
+    try:
+        parse_contract(text)
+    except ContractError:
+        return False
+    return True

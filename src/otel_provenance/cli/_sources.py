@@ -85,6 +85,14 @@ class _Dask:
             help="read and evaluate on this Dask cluster, e.g. tcp://10.0.0.5:8786 ('config': Dask's "
             "configured scheduler-address, $DASK_SCHEDULER_ADDRESS); needs otel-provenance[dask]",
         )
+        p.add_argument(
+            "--dask-deadline",
+            type=float,
+            default=3600.0,
+            metavar="SECONDS",
+            help="total time for the work on the Dask cluster (connect, every stage); exit 1 after it "
+            "(default 3600)",
+        )
 
     @staticmethod
     def chosen(args: argparse.Namespace) -> bool:
@@ -112,7 +120,12 @@ class _Dask:
         given = args.dask_scheduler
         address = scheduler_address(None if given == _CONFIG_ADDRESS else given)
         return DaskSource(
-            paths, address, release, progress=progress, release_attribute=release_attribute(args)
+            paths,
+            address,
+            release,
+            progress=progress,
+            release_attribute=release_attribute(args),
+            deadline_s=args.dask_deadline,
         )
 
 

@@ -16,6 +16,8 @@ untrusted_over_budget fail    more untrusted arguments than the budget allows
 no_provenance         insuff. a tool span with no provenance attributes at all (uninstrumented)
 unknown_kind          insuff. an argument whose ``kind`` is missing or not observed/assumed/invented/
                               untrusted
+unknown_status        insuff. an instrumented tool span without ``agent.tool.status``: it may have
+                              been blocked (the gate's ``blocked_calls`` counts it as insufficient too)
 no_tool_calls         insuff. (whole audit only) not one tool call in any run
 no_runs               insuff. (whole audit only) the input held no run
 ===================== ======= ==================================================================
@@ -59,6 +61,7 @@ OVER_BUDGET: Final = {
 }
 NO_PROVENANCE: Final = "no_provenance"
 UNKNOWN_KIND_FINDING: Final = "unknown_kind"
+UNKNOWN_STATUS: Final = "unknown_status"
 NO_TOOL_CALLS: Final = "no_tool_calls"
 NO_RUNS: Final = "no_runs"
 LOST_EVIDENCE: Final = "lost_evidence"
@@ -255,7 +258,15 @@ def audit_run(run: Run, budgets: Budgets | None = None) -> RunAudit:
                 f"{call.tool} has no provenance attributes (is the ProvenanceSpanProcessor installed?)",
             )
             continue
-        if call.status == semconv.TOOL_STATUS_BLOCKED:
+        if call.status is None:  # the status was lost on the way: a blocked call must not read as a pass
+            finding(
+                UNKNOWN_STATUS,
+                Outcome.INSUFFICIENT,
+                call,
+                (),
+                f"{call.tool} carries no {semconv.TOOL_STATUS}: whether it ran or was blocked cannot be told",
+            )
+        elif call.status == semconv.TOOL_STATUS_BLOCKED:
             finding(
                 BLOCKED_CALL,
                 Outcome.FAIL,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterator
 from typing import Final
 
 from .graph import CausalGraph
@@ -52,10 +53,13 @@ def _step_tree(run: Run) -> tuple[CausalGraph, dict[str, str], dict[str, bytes]]
     return graph, steps, digests
 
 
-def canonical_form(run: Run) -> str:
-    """Deterministic text of the run's step tree with multiplicities (ends with a newline)."""
+def _rows(run: Run) -> Iterator[tuple[int, str]]:
+    """The canonical form one line at a time, as (depth, the line after its indent), parents first.
+
+    A generator of unindented rows, so the fingerprint hashes the form without ever holding it: the
+    text grows with the square of the depth (two spaces of indent per level — 2.5 GB for a
+    50,000-deep chain), the walk only with the number of spans."""
     graph, steps, digests = _step_tree(run)
-    lines: list[str] = []
     # Each stack entry: (depth, count, representative span id) — groups of identical subtrees.
     stack: list[tuple[int, int, str]] = []
 
@@ -71,14 +75,27 @@ def canonical_form(run: Run) -> str:
     while stack:
         depth, count, sid = stack.pop()
         prefix = f"{count}x " if count > 1 else ""
-        lines.append("  " * depth + prefix + json.dumps(steps[sid], ensure_ascii=False))
+        yield depth, prefix + json.dumps(steps[sid], ensure_ascii=False)
         push_groups(depth + 1, graph.children(sid))
-    return "".join(line + "\n" for line in lines)
+
+
+def canonical_form(run: Run) -> str:
+    """Deterministic text of the run's step tree with multiplicities (ends with a newline)."""
+    return "".join(f"{'  ' * depth}{text}\n" for depth, text in _rows(run))
 
 
 def fingerprint(run: Run) -> str:
-    """``"v1:" + sha256 hex`` of ``canonical_form(run)``."""
-    return f"{VERSION}:{hashlib.sha256(canonical_form(run).encode('utf-8', 'surrogatepass')).hexdigest()}"
+    """``"v1:" + sha256 hex`` of ``canonical_form(run)``, hashed row by row with the indent fed from
+    one growing buffer of spaces, so memory stays linear in the run however deep it is."""
+    h = hashlib.sha256()
+    spaces = bytearray()
+    for depth, text in _rows(run):
+        if 2 * depth > len(spaces):
+            spaces.extend(b" " * max(2 * depth - len(spaces), len(spaces)))
+        h.update(memoryview(spaces)[: 2 * depth])
+        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(b"\n")
+    return f"{VERSION}:{h.hexdigest()}"
 
 
 def step_counts(run: Run) -> Counter[str]:

@@ -46,7 +46,10 @@ class Attribution:
         return len(self.found) > 1
 
     def concerns(self, release: str) -> bool:
-        """True when the run is ``release``'s: its release, or one of the values its spans disagree on."""
+        """True when the run is ``release``'s: its release, or one of the values its spans disagree on.
+        A run with no release is no release's: ``--release`` filters never admit it."""
+        if not self.found:
+            return False
         return self.release == release or release in self.found
 
     def label(self, key: str = DEFAULT_RELEASE_ATTRIBUTE) -> str:

@@ -532,8 +532,9 @@ def test_a_duplicate_member_cannot_turn_a_failing_gate_into_a_pass(tmp_path: Pat
     assert code == 1 and f"{path}:1: duplicate JSON member name 'value'" in err
 
 
-def test_an_all_zero_parent_span_id_in_protobuf_is_a_root(tmp_path: Path) -> None:
-    """Some writers fill an absent parent with eight zero bytes instead of leaving it empty."""
+def test_an_all_zero_parent_span_id_in_protobuf_is_refused(tmp_path: Path) -> None:
+    """OTLP writes a root's parent empty and calls an all-zero id invalid: reading eight zero bytes as
+    "no parent" would make a span whose parent was lost look like a clean root."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     request = encode_spans(list(_recorded(1)))
@@ -542,8 +543,8 @@ def test_an_all_zero_parent_span_id_in_protobuf_is_a_root(tmp_path: Path) -> Non
     span.parent_span_id = bytes(8)
     path = tmp_path / "t.pb"
     path.write_bytes(request.SerializeToString())
-    [read] = read_spans([path])
-    assert read.parent_span_id is None
+    with pytest.raises(TraceReadError, match="parent_span_id is all zeros"):
+        list(read_spans([path]))
 
 
 @pytest.mark.parametrize("compress", [False, True], ids=["plain", "gzip"])

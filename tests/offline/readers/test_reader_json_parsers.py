@@ -112,7 +112,8 @@ def test_duplicate_members_are_refused_by_both_parsers(tmp_path: Path, monkeypat
         # tokens orjson refuses and the stdlib accepts
         ('{"key":"n","value":{"doubleValue":NaN}}', math.nan),
         ('{"key":"n","value":{"doubleValue":-Infinity}}', -math.inf),
-        ('{"key":"n","value":{"stringValue":"\\ud800"}}', "\ud800"),
+        ('{"key":"n","value":{"stringValue":"\\ud800"}}', "holds a lone surrogate"),
+        ('{"key":"n","value":{"stringValue":"\\ud83d\\ude00"}}', "\U0001f600"),  # a pair is one character
         ('{"key":"n","value":{"doubleValue":1e400}}', math.inf),
         # snake_case proto names, alone and clashing
         ('{"key":"n","value":{"string_value":"x"}}', "x"),
@@ -287,7 +288,7 @@ def test_int_values_read_exactly(tmp_path: Path, monkeypatch, raw: str, expected
         ('"B7AD6B7169203331"', '"00F067AA0BA902B7"', ("b7ad6b7169203331", "00f067aa0ba902b7")),
         ('"t61rcWkgMzE="', '"APBnqgupArc="', ("b7ad6b7169203331", "00f067aa0ba902b7")),  # base64
         ('"b7ad6b7169203331"', '""', ("b7ad6b7169203331", None)),
-        ('"b7ad6b7169203331"', '"0000000000000000"', ("b7ad6b7169203331", None)),
+        ('"b7ad6b7169203331"', '"0000000000000000"', "parentSpanId is all zeros"),
         ('"b7ad6b7169203331"', "null", ("b7ad6b7169203331", None)),
         ('"0000000000000000"', '""', "spanId is all zeros"),
         ('"b7ad6b716920333"', '""', "spanId is not a 16-digit hex id"),

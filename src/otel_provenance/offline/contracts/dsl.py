@@ -70,6 +70,7 @@ def _parse(text: str, source: str) -> Contract:
         seen[data["id"]] = index
         rules.append(_rule(data, doc, index, default))
     _check_policies(document.get("policies", {}), doc)
+    notes = _check_seal(document, doc)
     min_runs = document.get("gate", {}).get("min_runs", 1)
     return Contract(
         name=document["name"],
@@ -80,12 +81,51 @@ def _parse(text: str, source: str) -> Contract:
         digest=document_digest(document),
         document=document,
         source=source,
+        notes=notes,
     )
 
 
+SEAL = "seal"
+UNSEALED_NOTE = (
+    "the contract has no seal (written before seals, or by hand), so a copy cut short cannot be told "
+    "from a whole one; `otel-provenance routes approve` or `mine` write one"
+)
+
+
+def _check_seal(document: dict[str, Any], doc: Located) -> tuple[str, ...]:
+    """A contract cut at a line boundary can still be valid YAML and a valid contract — with its last
+    rules, or the strictest part of one, gone. ``dump_document`` therefore writes a seal near the
+    top (the rule count and the digest of everything else); a cut keeps the seal and loses what it
+    vouches for, so it no longer matches. Without a seal the contract loads, with a note."""
+    seal = document.get(SEAL)
+    if seal is None:
+        return (UNSEALED_NOTE,)
+    if seal["rules"] != len(document["rules"]):
+        raise doc.error(
+            (SEAL, "rules"),
+            f"the contract has {len(document['rules'])} rule(s) but its seal says {seal['rules']}: "
+            "cut short or edited since it was written (delete the seal to load it unsealed)",
+        )
+    if seal["digest"] != document_digest(document):
+        raise doc.error(
+            (SEAL, "digest"),
+            "the contract does not match its seal's digest: cut short or edited since it was written "
+            "(delete the seal to load it unsealed)",
+        )
+    return ()
+
+
+def sealed(document: dict[str, Any]) -> dict[str, Any]:
+    """``document`` with a fresh seal (any old one replaced)."""
+    out = {k: v for k, v in document.items() if k != SEAL}
+    out[SEAL] = {"rules": len(out["rules"]), "digest": document_digest(out)}
+    return out
+
+
 def document_digest(document: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of ``document`` with rules (and families) sorted by id."""
-    canonical = dict(document)
+    """sha256 of the canonical JSON of ``document`` with rules (and families) sorted by id; the seal,
+    which holds this digest, is left out."""
+    canonical = {k: v for k, v in document.items() if k != SEAL}
     canonical["rules"] = sorted((_sorted_families(r) for r in document["rules"]), key=lambda r: r["id"])
     blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
@@ -204,7 +244,7 @@ def _family(data: dict[str, Any]) -> RouteFamily:
 
 # -- writing -------------------------------------------------------------------------------------
 
-_TOP_ORDER = ("version", "name", "description", "gate", "rules", "policies")
+_TOP_ORDER = ("version", "name", "seal", "description", "gate", "rules", "policies")  # seal: before a cut
 _RULE_ORDER = (
     "id",
     "type",
@@ -243,8 +283,9 @@ _FAMILY_ORDER = ("id", "status", "runs", "fingerprints", "example_trace_ids", "s
 
 
 def dump_document(document: dict[str, Any]) -> str:
-    """Canonical YAML text of a contract document (validated plain data). Same document → same bytes."""
-    ordered = _order(document, _TOP_ORDER)
+    """Canonical YAML text of a contract document (validated plain data), sealed (``_check_seal``).
+    Same document → same bytes."""
+    ordered = _order(sealed(document), _TOP_ORDER)
     ordered["rules"] = [_order_rule(r) for r in document["rules"]]
     if "policies" in document:
         ordered["policies"] = {

@@ -93,6 +93,7 @@ class Contract:
     digest: str  # sha256 of the canonical document: independent of formatting, key and rule order
     document: Mapping[str, Any] = field(repr=False, compare=False, hash=False)
     source: str = "<string>"
+    notes: tuple[str, ...] = field(default=(), compare=False, hash=False)  # e.g. "no seal" (dsl.SEAL)
 
     def rule(self, rule_id: str) -> Rule:
         for rule in self.rules:

@@ -17,6 +17,14 @@ Memory per worker is bounded by its partitions and buckets (about the partition 
 the input; there are as many buckets as partitions. The fold and merge are the single-process
 ones, and the folds of ``offline.engines.fold`` give the same bytes whatever the grouping.
 
+Deadlines: every call to the cluster is bounded by one deadline for the whole work (``deadline_s``,
+``--dask-deadline``): the address is checked before anything connects (a malformed one used to leave
+Dask's client thread behind, so the command printed its error and never exited); the scheduler is
+asked who it is on a connection of our own under ``asyncio.wait_for`` (Dask's own connect timeout
+does not cover the handshake: a listener that accepts and never answers held the client forever);
+a scheduler without workers is waited on for at most ``CONNECT_S``; and each stage waits for its
+futures with the time left (no workers, or frozen ones, leave tasks pending for ever).
+
 Failures: an input error (a bad line, invalid evidence) is returned by the task as an answer and
 raised here, so it is never retried; any other task failure is retried (``retries``), a lost worker
 makes the scheduler recompute what it held, and what still fails raises :class:`ClusterError`. A
@@ -25,6 +33,9 @@ caller never gets a partial result.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import re
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -46,6 +57,9 @@ PARTITION_SIZE_KEY: Final = "otel-provenance.partition-size"
 DEFAULT_PARTITION_SIZE: Final = 64 * 2**20
 RETRIES: Final = 2
 MAX_BUCKETS: Final = 64  # pieces are partitions × buckets small tasks; past this, buckets grow instead
+DEFAULT_DEADLINE_S: Final = 3600.0
+CONNECT_S: Final = 30.0  # at most this of the deadline for reaching the scheduler and finding a worker
+_SCHEMES: Final = ("tcp", "tls", "ws", "wss", "ucx")
 
 
 class ClusterError(OtelProvenanceError):
@@ -77,6 +91,53 @@ def scheduler_address(given: str | None) -> str:
             "no Dask scheduler address: give one, or set DASK_SCHEDULER_ADDRESS (Dask's scheduler-address)"
         )
     return str(address)
+
+
+def check_address(address: str) -> str:
+    """``address`` when it names a scheduler as Dask spells one (``tcp://HOST:PORT``, or ``tls``, ``ws``,
+    ``wss``, ``ucx``; ``HOST:PORT`` means tcp), else ``ClusterError`` — before anything connects."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(address)
+        if scheme == "inproc":  # a cluster in this process (LocalCluster(processes=False)): host/pid/n
+            ok = re.fullmatch(r"[^/]+/[0-9]+/[0-9]+", location) is not None
+        else:
+            host, port = parse_host_port(location)
+            ok = scheme in _SCHEMES and bool(host) and isinstance(port, int) and 0 < port < 65536
+    except (ValueError, TypeError):
+        ok = False
+    if not ok:
+        raise ClusterError(
+            f"not a Dask scheduler address: {address!r} (expected tcp://HOST:PORT, or tls/ws/wss/ucx://HOST:PORT)"
+        )
+    return address
+
+
+async def _identity(address: str, timeout: float) -> dict[str, Any]:
+    from distributed.comm import connect
+
+    comm = await connect(address, timeout=timeout)
+    try:
+        await comm.write({"op": "identity", "reply": True})
+        reply = await comm.read()
+    finally:
+        comm.abort()
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        raise OSError("the server there is not a Dask scheduler")
+    return reply
+
+
+def probe_scheduler(address: str, timeout: float) -> int:
+    """How many workers the scheduler at ``address`` has; ``ClusterError`` when it does not answer as
+    a scheduler within ``timeout`` seconds (connect and handshake both)."""
+    try:
+        reply = asyncio.run(asyncio.wait_for(_identity(address, timeout), timeout))
+    except (OSError, TimeoutError) as exc:
+        why = str(exc) or f"no answer within {timeout:g} s"
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({why})") from None
+    workers = reply.get("workers")
+    return len(workers) if isinstance(workers, dict) else 0
 
 
 def _partition_size() -> int:
@@ -145,9 +206,16 @@ class DaskSource:
         *,
         progress: Callable[[str, int, int], None] | None = None,
         release_attribute: str = DEFAULT_RELEASE_ATTRIBUTE,
+        deadline_s: float = DEFAULT_DEADLINE_S,
     ) -> None:
+        if not deadline_s > 0:
+            raise ClusterError(
+                f"the Dask deadline must be a positive number of seconds, found {deadline_s!r}"
+            )
         self.paths = list(paths)
-        self.address = address
+        self.address = check_address(address)
+        self.deadline_s = deadline_s
+        self._ends_at = 0.0  # set when a fold or a read of runs starts
         self.release = release
         self.release_attribute = release_attribute
         self.report = ReadReport(progress=progress)
@@ -177,18 +245,39 @@ class DaskSource:
 
     # -- the stages -------------------------------------------------------------------------------
 
+    def _left(self, doing: str) -> float:
+        """Seconds left of the deadline; ``ClusterError`` naming the stage once none are."""
+        left = self._ends_at - time.monotonic()
+        if left <= 0:
+            raise ClusterError(
+                f"the Dask cluster at {self.address} did not finish {doing} within the deadline "
+                f"({self.deadline_s:g} s): no workers, frozen workers, or too few for the input; no result"
+            )
+        return left
+
     def _client(self) -> Any:
         distributed = import_distributed()
+        self._ends_at = time.monotonic() + self.deadline_s
+        connect = min(CONNECT_S, self._left("connecting"))
+        workers = probe_scheduler(self.address, connect)
         try:
-            # the connect timeout is Dask's own: distributed.comm.timeouts.connect (default 30 s)
-            client = distributed.Client(self.address, set_as_default=False)
+            client = distributed.Client(self.address, timeout=connect, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise ClusterError(f"cannot reach the Dask scheduler at {self.address} ({exc})") from None
         _quiet_abandoned_gathers(client)
-        return client
+        if not workers:
+            try:
+                client.wait_for_workers(1, timeout=min(CONNECT_S, self._left("waiting for a worker")))
+            except (OSError, TimeoutError) as exc:
+                _close(client)
+                raise ClusterError(
+                    f"the Dask scheduler at {self.address} has no workers ({type(exc).__name__}); no result"
+                ) from None
+        return _Closing(client)
 
     def _submit(self, client: Any, stage: str, function: Callable[..., Any], *args: Any) -> Any:
         """One task, named by its stage (``otel-provenance-<stage>-…``), retried on failure."""
+        self._left(f"submitting ({stage})")
         key = f"otel-provenance-{stage}-{uuid.uuid4().hex}"
         return client.submit(function, *args, key=key, retries=RETRIES)
 
@@ -202,6 +291,7 @@ class DaskSource:
         if self.report.progress is None or not futures:
             return
         while True:  # polled: the client's own thread updates each future's state
+            self._left(label)
             done = sum(1 for f in futures if f.done())
             self.report.progress(f"dask: {label}", done, len(futures))
             if done == len(futures):
@@ -212,9 +302,15 @@ class DaskSource:
         """Results in order, the first input error raised; a progress line when ``label`` is given."""
         if label is not None:
             self._wait(futures, label)
+        doing = label or "gathering"
         try:
+            for future in futures:  # each wait bounded by what is left of the deadline
+                future.result(timeout=self._left(doing))
             results = client.gather(futures)
         except OtelProvenanceError:
+            raise
+        except TimeoutError:
+            self._left(doing)  # raises: the deadline has passed
             raise
         except Exception as exc:  # a task that failed beyond its retries, or a lost cluster
             raise ClusterError(f"a Dask task failed ({type(exc).__name__}: {exc}); no result") from None
@@ -317,6 +413,26 @@ class DaskSource:
             args = (part, first_lines[i], ix.units, run_of, known, buckets)
             futures.append(self._submit(client, "split", split_partition, *args))
         return futures
+
+
+class _Closing:
+    """The client as a context manager whose exit never outlives a frozen cluster: Dask's own close
+    waits for the scheduler, so it gets a bounded timeout and its failure is not the command's."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def __enter__(self) -> Any:
+        return self.client
+
+    def __exit__(self, *exc: object) -> None:
+        _close(self.client)
+
+
+def _close(client: Any) -> None:
+    """A close that fails or times out leaves nothing to answer for: the result is decided already."""
+    with contextlib.suppress(Exception):
+        client.close(timeout=5)
 
 
 def _same(value: Any) -> Any:

@@ -90,10 +90,10 @@ def span_id_from_text(value: object, field: str = "spanId") -> str:
 
 
 def parent_id_from_text(value: object) -> str | None:
-    """``None`` for a root: the field absent, empty, or all zeros."""
+    """``None`` for a root: the field absent or empty. All zeros is refused like any other all-zero
+    id: OTLP says a root's ``parent_span_id`` *must be empty* and an all-zero span id is invalid, so
+    reading it as "no parent" would turn a span whose parent was lost into a clean root."""
     if value is None or value == "":
-        return None
-    if type(value) is str and value.strip("0") == "":
         return None
     return span_id_from_text(value, "parentSpanId")
 
@@ -117,7 +117,8 @@ def span_id_from_bytes(value: bytes, field: str = "span_id") -> str:
 
 
 def parent_id_from_bytes(value: bytes) -> str | None:
-    if not value or not value.strip(b"\x00"):
+    """``None`` for a root (empty); all zeros is refused, as in ``parent_id_from_text``."""
+    if not value:
         return None
     return span_id_from_bytes(value, "parent_span_id")
 

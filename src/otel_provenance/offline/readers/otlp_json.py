@@ -129,6 +129,39 @@ def raw_signal(line: bytes) -> str:
     return signal
 
 
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def refuse_lone_surrogates(raw: bytes, doc: Any) -> None:
+    """``_Bad`` naming where when a string of ``doc`` (parsed from ``raw``) holds a lone surrogate.
+
+    JSON can spell one (``"\\ud800"``) and Python's parser accepts it, but it is not Unicode: no
+    UTF-8 writer can print or encode it, so a report, a terminal or an export would crash on it
+    later. Only a line that spells a surrogate escape at all is walked (a pair, as ``ensure_ascii``
+    writes an emoji, is fine and walked for nothing); the walk is iterative, so depth costs no stack."""
+    if _SURROGATE_ESCAPE.search(raw) is None:
+        return
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, node = stack.pop()
+        if node.__class__ is dict:
+            for key, value in node.items():
+                _encodable(key, f"{where} (a member name)")
+                stack.append((f"{where}.{key}", value))
+        elif node.__class__ is list:
+            stack.extend((f"{where}[{i}]", value) for i, value in enumerate(node))
+        elif node.__class__ is str:
+            _encodable(node, where)
+
+
+def _encodable(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        place = where.lstrip(".") or "the top level"
+        raise _Bad(f"the string at {place} holds a lone surrogate (not valid Unicode)") from None
+
+
 def request_signal(doc: Any) -> str:
     """``traces``, ``logs``, ``metrics``, ``profiles`` or ``empty`` (``{}``: what the Collector
     writes for an empty request) for one parsed OTLP JSON request; ``_Bad`` when it is none."""
@@ -260,7 +293,7 @@ def _span(sp: dict, resource: Attributes, scope_name: str, scope_version: str) -
         span_id = c.span_id_from_text(span_id)  # uppercase, base64, or a problem to report
     parent = sp.get("parentSpanId")
     if not (parent.__class__ is str and _LOWER_HEX16(parent) and parent != _ZERO16):
-        parent = c.parent_id_from_text(parent)  # a root (absent, "", zeros), uppercase, base64, bad
+        parent = c.parent_id_from_text(parent)  # a root (absent, ""), uppercase, base64, bad (zeros)
     return make_span(  # positional: this runs once per span
         _trace_id(sp.get("traceId")),
         span_id,

@@ -175,6 +175,7 @@ class TraceFile:
                 pass
             raise TraceReadError(self.source, str(exc), line) from None
         try:
+            otlp_json.refuse_lone_surrogates(raw, doc)
             signal = otlp_json.request_signal(doc)
         except _convert._Bad as exc:
             raise TraceReadError(self.source, str(exc)) from None
@@ -245,7 +246,9 @@ class TraceFile:
                         return self._request_spans(fast, unit, keep)
                     except _convert._Bad:  # parsed again strictly below: the same error, same words
                         _convert.unknown_values = unknown
-                return self._request_spans(_json.loads(doc), unit, keep)
+                strict = _json.loads(doc)
+                otlp_json.refuse_lone_surrogates(doc, strict)  # orjson refuses them: only here
+                return self._request_spans(strict, unit, keep)
             return otlp_json.spans_from_request(doc, keep)
         except _convert._Bad as exc:
             problem = (
