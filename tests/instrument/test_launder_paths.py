@@ -365,3 +365,48 @@ def test_a_changed_argument_of_a_read_generator_is_tagged_not_blocked(traced):
     attributes = traced.span("search").attributes
     assert attributes["agent.tool.status"] == "ok"
     assert "provenance_fault:arguments_changed" in attributes["agent.violations"]
+
+
+def test_a_split_path_is_not_joined_back_through_an_mcp_session(tmp_path):
+    """The same echo through MCP: a real server over stdio, ``provenance_session`` gating each call.
+    The refused delete never reaches the server (its record has only the listed path's delete)."""
+    pytest.importorskip("mcp")
+    import sys
+    from pathlib import Path
+
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    from otel_provenance.instrument.mcp import provenance_session
+
+    record = tmp_path / "deleted.jsonl"
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[str(Path(__file__).with_name("launder_mcp_server.py"))],
+        env={**os.environ, "LAUNDER_RECORD": str(record)},
+    )
+
+    async def agent() -> list[bool]:
+        with open(tmp_path / "server.stderr", "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as raw,
+            ):
+                await raw.initialize()
+                session = provenance_session(raw)
+                refused = []
+                with op.run(inputs={"root": "/etc/secret"}):
+                    await session.call_tool("stat_path", {"path": GUESS})
+                    result = await session.call_tool("delete_path", {"path": GUESS})
+                    refused.append(
+                        bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+                    )
+                    await session.call_tool("list_dir", {"root": "/etc/secret"})
+                    result = await session.call_tool("delete_path", {"path": "/etc/secret/dev.env"})
+                    refused.append(
+                        bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+                    )
+                return refused
+
+    assert anyio.run(agent) == [True, False]
+    assert record.read_text().splitlines() == ['{"tool": "delete_path", "path": "/etc/secret/dev.env"}']
