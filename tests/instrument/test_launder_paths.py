@@ -410,3 +410,23 @@ def test_a_split_path_is_not_joined_back_through_an_mcp_session(tmp_path):
 
     assert anyio.run(agent) == [True, False]
     assert record.read_text().splitlines() == ['{"tool": "delete_path", "path": "/etc/secret/dev.env"}']
+
+
+def test_an_echo_of_a_kwargs_key_that_is_data_is_not_evidence(traced):
+    ran: list[str] = []
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def lookup(**users) -> dict:
+        return {"found": list(users), "ticket": "TCK-KEY-FRESH"}
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def invite(email: str) -> str:
+        ran.append(email)
+        return "invited"
+
+    with op.run():
+        lookup(**{"eve@evil.example": "guest"})
+        with pytest.raises(op.ProvenanceError):
+            invite(email="eve@evil.example")
+        assert invite(email="TCK-KEY-FRESH") == "invited"
+    assert ran == ["TCK-KEY-FRESH"]

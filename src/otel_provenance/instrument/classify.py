@@ -122,11 +122,9 @@ class Classification:
         """The values of arguments that are not ``observed`` — assumed, invented or untrusted — for
         :meth:`Ledger.remember`'s echo rule: a trusted tool echoing an untrusted value does not make
         it trusted."""
-        return {
-            a.name: arguments[a.name]
-            for a in self.arguments
-            if a.kind != sc.KIND_OBSERVED and a.name in arguments
-        }
+        names = {a.name for a in self.arguments if a.kind != sc.KIND_OBSERVED}
+        # keyed as passed: a ``**kwargs`` name keeps the caller's key it stands for (``CallerName``)
+        return {name: value for name, value in arguments.items() if name in names}
 
     def signature(self) -> tuple[tuple[str, str], ...]:
         """Argument names and digests, order-free: equal for a retry of the same call."""

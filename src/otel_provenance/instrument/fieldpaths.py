@@ -116,6 +116,9 @@ def echo_targets(
     keys: set[str] = set()
     flags: set[tuple[str, bool]] = set()
     stack: list[tuple[str, Any]] = [(str(name), value) for name, value in unsourced.items()]
+    for name in unsourced:  # a ``**kwargs`` key that is data (``roles.0``) was passed as much as its value
+        if isinstance(name, CallerName) and (text := _texts_of(name.key)):
+            keys.update(pj.echo_keys(text))
     seen: set[int] = set()
     room = limit
     while stack:

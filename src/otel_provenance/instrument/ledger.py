@@ -163,11 +163,19 @@ class _Echo:
     a result leaf whose :func:`~.projections.echo_key` is among ``keys`` — the value, a form derived
     from it, a piece of a path — or a flag among ``flags`` is withheld, not remembered."""
 
-    __slots__ = ("flags", "keys")
+    __slots__ = ("_names", "flags", "keys")
 
     def __init__(self, keys: frozenset[str], flags: frozenset[tuple[str, bool]]) -> None:
         self.keys = keys
         self.flags = flags
+        self._names: bool | None = None
+
+    @property
+    def names(self) -> bool:
+        """Could a field name (an identifier) be withheld at all? Its echo key would be one."""
+        if self._names is None:
+            self._names = any(key.isidentifier() for key in self.keys)
+        return self._names
 
     def withholds(self, text: str) -> bool:
         return bool(self.keys) and pj.echo_key(text) in self.keys
@@ -467,13 +475,17 @@ class Ledger:
     def _note_names(self, names: Any, entry: tuple, echo: _Echo | None) -> None:
         """Remember the field names a result used (a mapping key given as an argument may be one);
         never the names an unsourced argument gave it."""
-        if echo is None:
-            self._names.update(dict.fromkeys(names, entry))
-            return
-        for name in names:
-            found = pj.leaf_text(name)
-            if found is None or not echo.withholds(found[0]):
-                self._names[name] = entry
+        if echo is not None:
+            kept = []
+            for name in names:
+                if type(name) is str and name.isascii() and name.isidentifier():
+                    if echo.names and echo.withholds(name):
+                        continue
+                elif (found := pj.leaf_text(name)) is not None and echo.withholds(found[0]):
+                    continue
+                kept.append(name)
+            names = kept
+        self._names.update(dict.fromkeys(names, entry))
 
     def _leaf(
         self,
@@ -543,7 +555,8 @@ class Ledger:
             joined = "\x00".join(values)
         except TypeError:
             return False
-        if not joined.isascii() or _SPACE(joined):  # sentences: per leaf, so the text index reads them
+        if not joined.isascii() or " " in joined or "\n" in joined or "\t" in joined or "\r" in joined:
+            # sentences, lines: per leaf, so the text index reads them
             return False
         try:
             if _needs_normalising(values, joined):
@@ -699,7 +712,7 @@ class Ledger:
                         return Match(hit, pj.combine(steps, pj.GIT_SHA_PREFIX))
             if pj.looks_like_path(key) and (joined := self._join(key, steps)) is not None:
                 return joined
-        number = tf.number_form(text) if _HAS_DIGIT(text) else None
+        number = tf.number_form(text) if not text.isdigit() and _HAS_DIGIT(text) else None
         if number is not None:  # a number written in another form, remembered as a number
             plain = number[len(tf.NUMBER_KEY) :]
             if plain != text and (hit := self.observation(plain)) is not None:

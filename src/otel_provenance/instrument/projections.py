@@ -269,6 +269,12 @@ def echo_key(text: str) -> str:
     case-folded, surrounding quotes and space dropped and inner space collapsed, ``..`` and ``.``
     path segments resolved (``os.path.normpath``), leading zeros of digit runs dropped, a number
     written in another form read as its plain decimal. Never used to match: only to withhold."""
+    if text.isascii():  # the common shapes, without the general pipeline (same result)
+        if text.isdigit():
+            return text.lstrip("0") or "0"
+        if text.isidentifier():  # a field name, a token: only case and zero-padding can differ
+            key = text.lower()
+            return _ZERO_PADDING.sub("", key) if "0" in key else key
     key = normalise(text)
     if not key.isascii():
         key = unicodedata.normalize("NFKC", key)
