@@ -11,9 +11,12 @@ observed). A scalar is ``observed`` when the ledger matches it (exactly or throu
 and either its text reaches the short-value floor or the observed field has the argument's own name
 (``limit=5`` matches ``{"limit": 5}``, not any 5; ``event_id="7"`` matches ``{"id": "7"}``, projection
 ``id_alias``; a value found inside a longer text never matches by field name). Booleans and None are
-never evidence by value alone. A dict/list/tuple/dataclass/pydantic-model argument is ``observed``
+never evidence by value alone. A dict/list/tuple/set/dataclass/pydantic-model argument is ``observed``
 when every one of its leaves is (projection ``structure``; source fields are the first leaf's), each
-leaf matched by its own field name (field by field). A value the ledger found only in results of
+leaf matched by its own field name (field by field), and so is every mapping key and every name of a
+pydantic model's extra fields — observed as a value, or as a field name a result or the inputs used
+(the body receives the keys: ``roles={"eve@evil.example": "admin"}``). A ``**kwargs`` key that is data
+(named ``<name>.<position>``) is matched beside its value. A value the ledger found only in results of
 tools declared untrusted is ``untrusted`` instead of ``observed`` (a structure, when any leaf is; its
 source is then the first untrusted leaf's), and so is an unmatched text that carries, as a token, a
 destination found only there (projection ``embedded``: ``"Verify at https://evil.example/login"``).

@@ -6,11 +6,16 @@ of the tool span. No digest is computed here: digests are made only for values u
 remembering a large listing costs a dict insertion per leaf. A flat list of plain strings (the typical
 listing) is indexed in bulk with C-level operations; its field paths are resolved only on a match.
 
-Echoes do not launder. A value a tool returns that equals one of the *unsourced* (assumed or
-invented) arguments of that same call keeps the argument's kind: ``remember(..., unsourced=...)``
+Echoes do not launder. A value a tool returns that equals one of the *unsourced* (assumed, invented
+or untrusted) arguments of that same call keeps the argument's kind: ``remember(..., unsourced=...)``
 leaves the ledger as it was for those values, so ``lookup(account)`` returning
 ``{"account": account, "valid": False}`` does not turn an assumed account into an observed one.
-An echo of an *observed* argument is remembered as usual (it was evidence already).
+"Equals" is compared by :func:`~.projections.echo_key` — a form derived from the guess (case, space,
+``normpath``, zero-padding, a number's other form) or a piece of a guessed path is an echo too — over
+the whole argument up to the ledger's bound (:func:`.fieldpaths.echo_targets`; an argument past it
+leaves nothing of the result remembered). Each call's echo keys are kept (``_echo_spans``) so that a
+match reached any other way — inside a text, joined from a path's pieces — in that call's result is
+refused at lookup. An echo of an *observed* argument is remembered as usual (it was evidence already).
 
 A nested ``op.run`` gives its ledger the enclosing run's as ``parent``: lookups that miss locally
 ask the parent, so values observed by the enclosing run count inside the nested one (not the
@@ -28,7 +33,8 @@ Beyond equal values (and the projections of :mod:`.projections`), a lookup that 
 written inside a longer text on token boundaries (``in_text``), a date or number written in another
 form (``datetime_normalised``, ``number_normalised``) — :mod:`.textindex`, built lazily — and a
 string key of a result dict that is data rather than a field name (an e-mail address, a file name:
-``result_key``).
+``result_key``). The field names of results are kept too (``match_name``): a mapping key of an
+argument is evidence when a result used it as a field name.
 
 The ledger is bounded: past ``max_entries`` the oldest entries are dropped (down to three quarters of
 the bound, so the cost stays amortised O(1)) and ``full`` turns true, which tool spans report as
