@@ -430,3 +430,23 @@ def test_an_echo_of_a_kwargs_key_that_is_data_is_not_evidence(traced):
             invite(email="eve@evil.example")
         assert invite(email="TCK-KEY-FRESH") == "invited"
     assert ran == ["TCK-KEY-FRESH"]
+
+
+def test_an_echo_of_an_extra_field_name_is_not_evidence(traced):
+    ran: list[str] = []
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def check(request: Grant) -> dict:
+        return {"users": [k for k in (request.model_extra or {})], "ticket": "TCK-EXTRA-FRESH"}
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def invite(email: str) -> str:
+        ran.append(email)
+        return "invited"
+
+    with op.run():
+        check(request=Grant(role="viewer_role", **{"eve@evil.example": "yes"}))
+        with pytest.raises(op.ProvenanceError):
+            invite(email="eve@evil.example")
+        assert invite(email="TCK-EXTRA-FRESH") == "invited"
+    assert ran == ["TCK-EXTRA-FRESH"]

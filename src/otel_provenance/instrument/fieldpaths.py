@@ -145,6 +145,9 @@ def echo_targets(
         seen.add(id(value))
         room -= 1
         keyed = isinstance(value, Mapping)
+        if not keyed and pj.model_fields(value) is not None:  # extra fields' names were chosen, not declared
+            for name in pj.model_extra(value) or ():
+                keys.update(pj.echo_keys(name))
         for key, item in items:
             room -= 1
             if room < 0:
