@@ -105,7 +105,7 @@ def test_a_flag_is_observed_only_as_a_field_of_the_same_name_and_value() -> None
 
 def test_a_text_leaf_of_a_structure_is_matched_through_its_normalised_form() -> None:
     ledger = ledger_of({"file": "/srv/data/report.csv"})
-    a = classify(ledger, q={"path": "/srv/./data//report.csv"})["q"]
+    a = classify(ledger, q={"file": "/srv/./data//report.csv"})["q"]
     assert (a.kind, a.source_field) == ("observed", "file")
 
 
@@ -125,8 +125,8 @@ def test_a_text_leaf_of_a_structure_is_matched_by_sha_prefix_and_by_path_join_li
         ledger,
         short=sha[:10],
         joined="/srv/repo/src/app.py",
-        q={"rev": sha[:10]},
-        r={"p": "/srv/repo/src/app.py"},
+        q={"commit": sha[:10]},
+        r={"files": "/srv/repo/src/app.py"},
     )
     assert [got[name].kind for name in ("short", "joined", "q", "r")] == ["observed"] * 4
     assert (got["q"].source_field, got["q"].projection) == ("commit", "structure")

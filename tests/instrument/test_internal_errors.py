@@ -110,7 +110,7 @@ def _tool(traced: Traced):
 
 def test_a_bug_in_remembering_a_result_is_raised_under_pytest(monkeypatch):
     lookup = _tool(Traced())
-    monkeypatch.setattr(ledger_module.Ledger, "_echo_snapshot", None)
+    monkeypatch.setattr(ledger_module.Ledger, "_remember", None)
     with op.run(), pytest.raises(TypeError):
         lookup("ord-guessed")
 
@@ -121,7 +121,7 @@ def test_in_an_application_a_result_that_cannot_be_remembered_is_logged_and_the_
     as_in_an_application(monkeypatch)
     traced = Traced()
     lookup = _tool(traced)
-    monkeypatch.setattr(ledger_module.Ledger, "_echo_snapshot", None)
+    monkeypatch.setattr(ledger_module.Ledger, "_remember", None)
     with caplog.at_level(logging.WARNING), op.run():
         assert lookup("ord-guessed") == {"order_id": "ord-guessed", "status": "shipped"}
     assert traced.span("lookup").attributes["agent.tool.status"] == "ok"

@@ -214,17 +214,6 @@ def test_an_echoed_set_of_flags_stays_unsourced(traced):
     assert kinds == {"star": "assumed", "member": "assumed", "ticket": "observed"}
 
 
-def test_the_echo_rule_examines_at_most_4096_items_of_one_container():
-    """A cost bound: the snapshot taken for the echo rule reads the first 4096 items of each
-    container of an unsourced argument, so an echo of items past that is remembered as usual."""
-    items = [f"guess-{i:05d}" for i in range(4100)]
-    ledger = Ledger(100_000)
-    ledger.remember("echo", {"items": items}, "s1", unsourced={"request": items})
-    assert ledger.lookup(items[0]) is None and ledger.lookup(items[4095]) is None
-    assert ledger.lookup(items[4096]) is not None
-    assert len(ledger) == 4
-
-
 def test_echoed_plain_arguments_stay_unsourced_through_a_tool(traced):
     """The plain-int, plain-str and bool fast paths of the echo rule, through ``@op.tool``."""
     tools = Tools(traced)

@@ -2,8 +2,11 @@
 
 Only the arguments the caller passed are named — defaults filled in by the code are not the model's.
 ``*args`` become ``<name>.0``, ``<name>.1`` …; ``**kwargs`` keep their keys when those look like
-identifiers, else ``<name>.<position>`` (a name the caller chose can itself be data). The same
-parameters are what the decorator's options may name, checked once at decoration.
+identifiers, else ``<name>.<position>`` (a name the caller chose can itself be data, and is then
+classified as a value too). Either way a ``**kwargs`` name is a :class:`~.fieldpaths.CallerName`:
+the default allow-list never exempts it — a ``body`` passed through ``**kwargs`` is not a declared
+free-text parameter ``body``. The same parameters are what the decorator's options may name,
+checked once at decoration.
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ from typing import Any
 import wrapt
 
 from ..errors import ConfigurationError
-from .budget import DEFAULT_ALLOW, Budget
-from .ledger import safe_names
+from .budget import DEFAULT_ALLOW, RULE_FAULT, Budget
+from .classify import classify_arguments
+from .decision import Decision
+from .fieldpaths import caller_names, safe_names
+from .frameworks import without_framework_context
+from .settings import get_settings
 
 _MAX_SIGNATURES = 64
 
@@ -74,7 +81,7 @@ class ArgumentBinder:
             if kind is inspect.Parameter.VAR_POSITIONAL:
                 out.update((f"{pname}.{i}", v) for i, v in enumerate(value))
             elif kind is inspect.Parameter.VAR_KEYWORD:  # names chosen by the caller: maybe data
-                out.update(safe_names(value, pname))
+                out.update(caller_names(value, pname))
             else:
                 out[pname] = value
         return out
@@ -125,6 +132,43 @@ def check_option_names(
                 )
 
 
+#: The violation of a call whose arguments changed between the decision and the start of its body.
+ARGUMENTS_CHANGED = f"{RULE_FAULT}:arguments_changed"
+
+
+def refuse_if_changed(
+    call: Any, binder: ArgumentBinder, wrapped: Callable, args: tuple, kwargs: dict
+) -> None:
+    """When a body starts later than its call was decided — a generator's at its first step — bind and
+    digest the arguments again: if any differs from what was decided (the caller mutated a list, a
+    dict, a model in between), the decision gains ``provenance_fault:arguments_changed`` and blocks
+    where the tool's budget is enforced (a write tool, by default). The body never sees values that
+    were not checked. ``call`` is the :class:`.lifecycle.ToolCall`, not yet started."""
+    decided = call.classification
+    if decided is None:  # classifying failed at the call: decided as a fault already
+        return
+    try:
+        named = without_framework_context(dict(binder.bind(wrapped, args, kwargs)))
+        now = classify_arguments(call.spec.name, named, None, invented=call.spec.invented)
+        changed = now.signature() != decided.signature()
+    except Exception:  # what cannot be compared is not known to be unchanged: fail closed
+        changed = True
+    if not changed:
+        return
+    spec = call.spec
+    enforced = spec.budget.enforce if spec.budget.enforce is not None else spec.side_effect == "write"
+    decision = call.decision
+    call.decision = Decision(
+        tuple(dict.fromkeys((*decision.violations, ARGUMENTS_CHANGED))),
+        decision.blocked or (enforced and get_settings().enforce),
+        decision.verdict,
+        decision.asks,
+    )
+    changes = call.decision.attributes()
+    call.essential = {**call.essential, **changes}
+    call.attributes = {**call.attributes, **changes}
+
+
 def _signature(wrapped: Any) -> inspect.Signature:
     """The parameters a call passes. wrapt hands ``Class.method(instance, ...)`` over as a partial
     proxy binding exactly the instance; its signature excludes ``self`` under wrapt 2, but wrapt 1.x
@@ -134,4 +178,4 @@ def _signature(wrapped: Any) -> inspect.Signature:
     return inspect.signature(wrapped)
 
 
-__all__ = ["ArgumentBinder", "check_option_names"]
+__all__ = ["ARGUMENTS_CHANGED", "ArgumentBinder", "check_option_names", "refuse_if_changed"]

@@ -11,7 +11,9 @@ no destination (a reference number copied from an invoice: ``Classification.refe
 allowed argument is not exempt when its name says where data goes
 (``budget_law.is_destination_name``) or its assumed value looks like a destination (an e-mail
 address, a URL, an IBAN: ``Classification.destinations``) — free text may be written, but never
-decides where data goes. The counting and the decision are the one law in
+decides where data goes. The default list names declared parameters only: a name the caller chose
+through ``**kwargs`` (``Classification.caller_named``) is never on it; an explicit ``allow`` may
+name one. The counting and the decision are the one law in
 ``otel_provenance.budget_law``, which the offline checks apply too. The span records the exempted names
 (``agent.budget.allowed``) so that offline checks apply exactly this list.
 """
@@ -83,6 +85,8 @@ class Budget:
         """Count the call's arguments against this budget and decide whether to block it."""
         write = side_effect == "write"
         allow: frozenset[str] = self.allow  # type: ignore[assignment]  # normalised in __post_init__
+        if classification.caller_named and allow is DEFAULT_ALLOW:  # ``**kwargs`` names: not the list's
+            allow = allow - classification.caller_named
         if classification.destinations:  # free text whose value looks like a destination: not exempt
             allow = allow - classification.destinations
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)

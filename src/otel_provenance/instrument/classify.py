@@ -11,9 +11,12 @@ observed). A scalar is ``observed`` when the ledger matches it (exactly or throu
 and either its text reaches the short-value floor or the observed field has the argument's own name
 (``limit=5`` matches ``{"limit": 5}``, not any 5; ``event_id="7"`` matches ``{"id": "7"}``, projection
 ``id_alias``; a value found inside a longer text never matches by field name). Booleans and None are
-never evidence by value alone. A dict/list/tuple/dataclass/pydantic-model argument is ``observed``
+never evidence by value alone. A dict/list/tuple/set/dataclass/pydantic-model argument is ``observed``
 when every one of its leaves is (projection ``structure``; source fields are the first leaf's), each
-leaf matched by its own field name (field by field). A value the ledger found only in results of
+leaf matched by its own field name (field by field), and so is every mapping key and every name of a
+pydantic model's extra fields — observed as a value, or as a field name a result or the inputs used
+(the body receives the keys: ``roles={"eve@evil.example": "admin"}``). A ``**kwargs`` key that is data
+(named ``<name>.<position>``) is matched beside its value. A value the ledger found only in results of
 tools declared untrusted is ``untrusted`` instead of ``observed`` (a structure, when any leaf is; its
 source is then the first untrusted leaf's), and so is an unmatched text that carries, as a token, a
 destination found only there (projection ``embedded``: ``"Verify at https://evil.example/login"``).
@@ -29,13 +32,15 @@ is a single token and no destination (a reference copied from an invoice) is lis
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .. import semconv as sc
 from . import projections as pj
 from .digest import keyed_digest
+from .fieldpaths import CallerName
 from .ledger import Ledger, Match
 from .settings import Settings, get_settings
 from .textforms import destinations_in, looks_like_destination
@@ -66,6 +71,7 @@ class Classification:
 
     __slots__ = (
         "arguments",
+        "caller_named",
         "destinations",
         "faults",
         "key_id",
@@ -85,6 +91,7 @@ class Classification:
         destinations: frozenset[str] = frozenset(),
         references: frozenset[str] = frozenset(),
         short: frozenset[str] = frozenset(),
+        caller_named: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
@@ -94,6 +101,7 @@ class Classification:
         self.destinations = destinations  # assumed arguments whose value looks like a destination
         self.references = references  # untrusted arguments whose value is one token, no destination
         self.short = short  # assumed arguments the run did see, too short to count by value alone
+        self.caller_named = caller_named  # names the caller chose (``**kwargs``): never default-allowed
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -117,11 +125,9 @@ class Classification:
         """The values of arguments that are not ``observed`` — assumed, invented or untrusted — for
         :meth:`Ledger.remember`'s echo rule: a trusted tool echoing an untrusted value does not make
         it trusted."""
-        return {
-            a.name: arguments[a.name]
-            for a in self.arguments
-            if a.kind != sc.KIND_OBSERVED and a.name in arguments
-        }
+        names = {a.name for a in self.arguments if a.kind != sc.KIND_OBSERVED}
+        # keyed as passed: a ``**kwargs`` name keeps the caller's key it stands for (``CallerName``)
+        return {name: value for name, value in arguments.items() if name in names}
 
     def signature(self) -> tuple[tuple[str, str], ...]:
         """Argument names and digests, order-free: equal for a retry of the same call."""
@@ -207,9 +213,17 @@ def classify_arguments(
     floor = settings.min_value_length
     results = []
     faults = []
+    caller_named: list[str] = []
     for name, value in arguments.items():
+        data_key = None
+        if type(name) is not str and isinstance(name, CallerName):
+            caller_named.append(str(name))
+            data_key = name.key
         name = str(name)
         try:
+            if data_key is not None:  # a ``**kwargs`` key that is data: the key is classified too
+                results.append(_with_key(name, value, data_key, ledger, name in invented, key, floor))
+                continue
             if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
                 # fast path for the most common argument: a plain string
                 digest = keyed_digest(pj.normalise(value), key)
@@ -239,10 +253,27 @@ def classify_arguments(
         destinations=destinations,
         references=references,
         short=short,
+        caller_named=frozenset(caller_named) if caller_named else _NONE,
     )
 
 
 _NONE: frozenset[str] = frozenset()
+
+
+def _with_key(
+    name: str, value: Any, data_key: Any, ledger: Ledger | None, is_invented: bool, key: bytes, floor: int
+) -> ArgumentProvenance:
+    """A ``**kwargs`` argument whose key is data (``grant(**{"eve@evil.example": "admin"})``, named
+    ``roles.0``): the body receives both, so it is sourced only when both are."""
+    found = _classify_one(name, value, ledger, is_invented, key, floor)
+    if found.kind not in (sc.KIND_OBSERVED, sc.KIND_UNTRUSTED):
+        return found
+    match = _match_key(data_key, ledger, floor)
+    if match is None:
+        return ArgumentProvenance(name, sc.KIND_ASSUMED, found.digest)
+    if found.kind == sc.KIND_OBSERVED and not match.trusted:
+        return _provenance(name, found.digest, match, found.projection)
+    return found
 
 
 def _below_the_floor(
@@ -301,7 +332,10 @@ def _classify_one(
         match = _match_scalar(name, text, kind, ledger, floor)
         if match is None and kind == pj.TEXT:
             match = _embedded(text, ledger, floor)
-        return _provenance(name, digest, match, match.projection if match else None)
+        projection = match.projection if match else None
+        if match is not None and isinstance(value, decimal.Decimal):  # a number a framework coerced
+            projection = pj.combine(projection or pj.EXACT, pj.DECIMAL)
+        return _provenance(name, digest, match, projection)
     leaves = _structure_leaves(value, name)
     digest = keyed_digest(_digest_text(value, leaves), key)
     if is_invented:
@@ -312,12 +346,12 @@ def _classify_one(
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     first: Match | None = None
     for leaf_name, leaf_value, container in leaves:
-        leaf = pj.leaf_text(leaf_value)
-        match = (
-            _match_flag(leaf_name, leaf_value, ledger)
-            if leaf is None
-            else _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
-        )
+        if leaf_name is None:  # a mapping key: a value the body receives as much as the items
+            match = _match_key(leaf_value, ledger, floor)
+        elif (leaf := pj.leaf_text(leaf_value)) is None:
+            match = _match_flag(leaf_name, leaf_value, ledger)
+        else:
+            match = _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
         if first is None or (first.trusted and not match.trusted):
@@ -386,6 +420,21 @@ def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
     return None
 
 
+_KEY_NAME = "\x00key"  # a mapping key has no field name of its own: the floor's name rule never applies
+
+
+def _match_key(key: Any, ledger: Ledger | None, floor: int) -> Match | None:
+    """A mapping key of an argument is evidence when the run observed it as a value (in a result, a
+    result's keys, the request, a text) or as a field name of a result or of the inputs: a key
+    nobody returned — ``{"eve@evil.example": "admin"}`` — is the caller's own guess."""
+    if ledger is None:
+        return None
+    found = pj.leaf_text(key)
+    if found is not None and (match := _match_scalar(_KEY_NAME, found[0], found[1], ledger, floor)):
+        return match
+    return ledger.match_name(key)
+
+
 def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
     """Booleans are evidence only as a field of the same name (``dry_run`` in the run's inputs)."""
     if ledger is None or not isinstance(value, bool):
@@ -396,10 +445,12 @@ def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
 _TOO_BIG: list = []
 
 
-def _structure_leaves(value: Any, root: str = "") -> list[tuple[str, Any, str]]:
-    """Scalar leaves of a dict/list/tuple/dataclass as (own field name, value, name of the list it
-    is an item of — ``root`` for the argument itself — or ""); [] if not a structure."""
-    leaves: list[tuple[str, Any, str]] = []
+def _structure_leaves(value: Any, root: str = "") -> list[tuple[str | None, Any, str]]:
+    """Scalar leaves of a dict/list/tuple/set/dataclass/pydantic model as (own field name, value, name
+    of the list it is an item of — ``root`` for the argument itself — or ""), then its mapping keys
+    as (None, key, ""); [] if not a structure."""
+    leaves: list[tuple[str | None, Any, str]] = []
+    keys: list[tuple[str | None, Any, str]] = []
     stack: list[tuple[str, Any, int, str]] = [(root, value, 0, "")]
     seen: set[int] = set()
     while stack:
@@ -408,15 +459,18 @@ def _structure_leaves(value: Any, root: str = "") -> list[tuple[str, Any, str]]:
         if children is None:
             if item is not value:
                 leaves.append((name, item, container))
-                if len(leaves) > MAX_STRUCTURE_LEAVES:
+                if len(leaves) + len(keys) > MAX_STRUCTURE_LEAVES:
                     return _TOO_BIG
             continue
         if depth >= MAX_STRUCTURE_DEPTH or id(item) in seen:
             return _TOO_BIG
         seen.add(id(item))
-        holder = name if isinstance(item, list | tuple) else ""
+        keys.extend((None, k, "") for k in _data_keys(item))
+        holder = name if isinstance(item, list | tuple | set | frozenset) else ""
         stack.extend((str(k), v, depth + 1, holder) for k, v in reversed(children))
-    return leaves
+    if len(leaves) + len(keys) > MAX_STRUCTURE_LEAVES:
+        return _TOO_BIG
+    return leaves + keys
 
 
 def _children(item: Any) -> list[tuple[Any, Any]] | None:
@@ -424,12 +478,39 @@ def _children(item: Any) -> list[tuple[Any, Any]] | None:
         return list(item.items())
     if isinstance(item, list | tuple):
         return list(enumerate(item))
+    if isinstance(item, set | frozenset):  # members have no position: named ``*``, in a stable order
+        return [("*", member) for member in _ordered(item)]
     if dataclasses.is_dataclass(item) and not isinstance(item, type):
         return [(f.name, getattr(item, f.name, None)) for f in dataclasses.fields(item)]
     names = pj.model_fields(item)
-    if names is not None:  # a pydantic model: its fields, like a dataclass's
-        return [(name, getattr(item, name, None)) for name in names]
+    if names is not None:  # a pydantic model: its fields, like a dataclass's, and its extra fields
+        fields = [(name, getattr(item, name, None)) for name in names]
+        extra = pj.model_extra(item)
+        return fields + list(extra.items()) if extra else fields
     return None
+
+
+def _data_keys(item: Any) -> Iterable[Any]:
+    """The keys of a structure that are values, not a declared schema: a mapping's keys, the names
+    of a pydantic model's extra fields (``extra="allow"``)."""
+    if isinstance(item, Mapping):
+        return item.keys()
+    if pj.model_fields(item) is not None:
+        return pj.model_extra(item) or ()
+    return ()
+
+
+def _ordered(members: set | frozenset) -> list[Any]:
+    """A set's members in an order that does not depend on the process's hash seed."""
+    try:
+        return sorted(members, key=lambda m: (type(m).__name__, _sort_text(m)))
+    except Exception:  # members that cannot be compared or shown: their own order
+        return list(members)
+
+
+def _sort_text(member: Any) -> str:
+    found = pj.leaf_text(member)
+    return found[0] if found is not None else repr(member)
 
 
 def _digest_text(value: Any, leaves: list[tuple[str, Any, str]]) -> str:
@@ -456,7 +537,7 @@ def _normalised_tree(value: Any) -> Any:
         if found is None:
             return None if value is None else bool(value) if isinstance(value, bool) else "\x00opaque"
         return pj.normalise(found[0]) if found[1] == pj.TEXT else found[0]
-    if isinstance(value, list | tuple):
+    if isinstance(value, list | tuple | set | frozenset):
         return [_normalised_tree(v) for _, v in children]
     return {str(k): _normalised_tree(v) for k, v in children}
 

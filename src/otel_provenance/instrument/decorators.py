@@ -24,7 +24,7 @@ from opentelemetry import trace
 
 from ..errors import ConfigurationError
 from .approval import needs_approval_check
-from .binding import ArgumentBinder, check_option_names
+from .binding import ArgumentBinder, check_option_names, refuse_if_changed
 from .budget import Budget
 from .lifecycle import ToolCall
 from .policy import Policy, as_policies, policy_checks
@@ -229,20 +229,34 @@ class _DecoratedTool:
         call.finish()
         return result
 
+    # A generator's body runs at its first step, not at the call: the arguments are checked again
+    # there (``refuse_if_changed``) and the generator is made only then, from what was checked.
     def call_generator(self, wrapped: Callable, args: tuple, kwargs: dict) -> Any:
         call = self.begin(wrapped, args, kwargs)  # a blocked call raises before the generator exists
-        return _drive(wrapped(*args, **kwargs), call)
+        return _drive(lambda: self.body(call, wrapped, args, kwargs), call)
 
     def call_async_generator(self, wrapped: Callable, args: tuple, kwargs: dict) -> Any:
         call = self.begin(wrapped, args, kwargs, ask=False)  # the loop must not wait: asked at step one
-        if call.decision.asks:
-            return _drive_async(lambda: wrapped(*args, **kwargs), call, self.refuse_if_blocked)
-        return _drive_async(wrapped(*args, **kwargs), call)
+        return _drive_async(lambda: self.body(call, wrapped, args, kwargs), call, self.refuse_if_blocked)
+
+    def body(self, call: ToolCall, wrapped: Callable, args: tuple, kwargs: dict) -> Any:
+        """The generator, made once the arguments are known unchanged since the decision (else the
+        call is refused here, before its span opens and before the body runs)."""
+        refuse_if_changed(call, self.binder, wrapped, args, kwargs)
+        self.refuse_if_blocked(call)
+        call.start()
+        try:
+            return wrapped(*args, **kwargs)
+        except BaseException as exc:  # a call that cannot even make its generator (a wrong argument)
+            call.finish_error(exc)
+            raise
 
 
-def _drive(gen: Any, call: ToolCall) -> Any:
-    """Run ``gen`` step by step with the span current; the span covers the whole iteration."""
-    span = call.start()
+def _drive(make: Callable[[], Any], call: ToolCall) -> Any:
+    """Run the generator ``make`` makes (and starts the call for) step by step with the span current;
+    the span covers the whole iteration."""
+    gen = make()
+    span = call.span
     index = 0
     to_send: Any = None
     to_throw: BaseException | None = None
@@ -275,14 +289,14 @@ def _drive(gen: Any, call: ToolCall) -> Any:
             span.end()
 
 
-async def _drive_async(agen: Any, call: ToolCall, refuse_if_blocked: Callable | None = None) -> Any:
-    """:func:`_drive` over ``asend``/``athrow``. With ``refuse_if_blocked``, ``agen`` makes the generator
-    once the approver has answered (and a denial raised)."""
-    if refuse_if_blocked is not None:
+async def _drive_async(make: Callable[[], Any], call: ToolCall, refuse_if_blocked: Callable) -> Any:
+    """:func:`_drive` over ``asend``/``athrow``; the generator is made once the approver (if the call
+    asks one) has answered and a denial raised."""
+    if call.decision.asks:
         await call.ask_async()
         refuse_if_blocked(call)
-        agen = agen()
-    span = call.start()
+    agen = make()
+    span = call.span
     index = 0
     to_send: Any = None
     to_throw: BaseException | None = None

@@ -6,11 +6,16 @@ of the tool span. No digest is computed here: digests are made only for values u
 remembering a large listing costs a dict insertion per leaf. A flat list of plain strings (the typical
 listing) is indexed in bulk with C-level operations; its field paths are resolved only on a match.
 
-Echoes do not launder. A value a tool returns that equals one of the *unsourced* (assumed or
-invented) arguments of that same call keeps the argument's kind: ``remember(..., unsourced=...)``
+Echoes do not launder. A value a tool returns that equals one of the *unsourced* (assumed, invented
+or untrusted) arguments of that same call keeps the argument's kind: ``remember(..., unsourced=...)``
 leaves the ledger as it was for those values, so ``lookup(account)`` returning
 ``{"account": account, "valid": False}`` does not turn an assumed account into an observed one.
-An echo of an *observed* argument is remembered as usual (it was evidence already).
+"Equals" is compared by :func:`~.projections.echo_key` — a form derived from the guess (case, space,
+``normpath``, zero-padding, a number's other form) or a piece of a guessed path is an echo too — over
+the whole argument up to the ledger's bound (:func:`.fieldpaths.echo_targets`; an argument past it
+leaves nothing of the result remembered). Each call's echo keys are kept (``_echo_spans``) so that a
+match reached any other way — inside a text, joined from a path's pieces — in that call's result is
+refused at lookup. An echo of an *observed* argument is remembered as usual (it was evidence already).
 
 A nested ``op.run`` gives its ledger the enclosing run's as ``parent``: lookups that miss locally
 ask the parent, so values observed by the enclosing run count inside the nested one (not the
@@ -28,7 +33,8 @@ Beyond equal values (and the projections of :mod:`.projections`), a lookup that 
 written inside a longer text on token boundaries (``in_text``), a date or number written in another
 form (``datetime_normalised``, ``number_normalised``) — :mod:`.textindex`, built lazily — and a
 string key of a result dict that is data rather than a field name (an e-mail address, a file name:
-``result_key``).
+``result_key``). The field names of results are kept too (``match_name``): a mapping key of an
+argument is evidence when a result used it as a field name.
 
 The ledger is bounded: past ``max_entries`` the oldest entries are dropped (down to three quarters of
 the bound, so the cost stays amortised O(1)) and ``full`` turns true, which tool spans report as
@@ -40,16 +46,17 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import decimal
 import re
 import threading
 from collections.abc import Mapping
-from itertools import islice
+from itertools import chain, islice
 from operator import itemgetter
 from typing import Any
 
 from . import projections as pj
 from . import textforms as tf
-from .fieldpaths import MAX_DEPTH, argument_leaves, children, field_path, safe_names, safe_segment
+from .fieldpaths import MAX_DEPTH, children, echo_targets, field_path, safe_names, safe_segment
 from .textindex import TextIndex
 from .trust import TRUSTED, SourceTrust
 
@@ -61,6 +68,16 @@ ROOT_FIELDS = frozenset(
 _BULK_MIN = 32  # lists shorter than this take the per-leaf path
 _MISSING = object()
 KEY = 2  # the kind of a remembered dict key (TEXT = 0 and NUMBER = 1 are projections')
+# An entry's kind is TEXT, NUMBER or KEY in its low bits; the bits above say how the value was read,
+# which a match reports as a projection (a Decimal, a plain object's attribute, bytes read as text).
+_KIND = 7
+_VIA_OBJECT = 1 << 3
+_VIA_BYTES = 2 << 3
+_VIA_DECIMAL = 4 << 3
+_VIA_NAMES = ((_VIA_OBJECT, pj.OBJECT_ATTRIBUTE), (_VIA_BYTES, pj.BYTES_TEXT), (_VIA_DECIMAL, pj.DECIMAL))
+_SPACE = re.compile(r"\s").search
+# last or first characters of a text whose token differs from the text itself (see textforms.tokens)
+_TOKEN_EDGES = frozenset(tf.OPENING + tf.CLOSING)
 # first characters of a text that may be a date or a number written in another form
 _FORM_STARTS = frozenset("0123456789$€£")
 _HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
@@ -69,14 +86,17 @@ _HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
 class Observation:
     """One remembered leaf: where it came from and its text before normalisation."""
 
-    __slots__ = ("field", "kind", "span_id", "text", "tool")
+    __slots__ = ("field", "kind", "span_id", "text", "tool", "via")
 
-    def __init__(self, tool: str, span_id: str, field: str, text: str, kind: int) -> None:
+    def __init__(
+        self, tool: str, span_id: str, field: str, text: str, kind: int, via: tuple[str, ...] = ()
+    ) -> None:
         self.tool = tool
         self.span_id = span_id
         self.field = field
         self.text = text
         self.kind = kind
+        self.via = via  # projections naming how the value was read from the result
 
     @property
     def field_name(self) -> str:
@@ -144,6 +164,48 @@ def _needs_normalising(values: Any, joined: str) -> bool:
     )
 
 
+class _Echo:
+    """A call's unsourced arguments as the echo rule sees them (:func:`.fieldpaths.echo_targets`):
+    a result leaf whose :func:`~.projections.echo_key` is among ``keys`` — the value, a form derived
+    from it, a piece of a path — or a flag among ``flags`` is withheld, not remembered."""
+
+    __slots__ = ("_names", "flags", "keys")
+
+    def __init__(self, keys: frozenset[str], flags: frozenset[tuple[str, bool]]) -> None:
+        self.keys = keys
+        self.flags = flags
+        self._names: bool | None = None
+
+    @property
+    def names(self) -> bool:
+        """Could a field name (an identifier) be withheld at all? Its echo key would be one."""
+        if self._names is None:
+            self._names = any(key.isidentifier() for key in self.keys)
+        return self._names
+
+    def withholds(self, text: str) -> bool:
+        return bool(self.keys) and pj.echo_key(text) in self.keys
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]").search
+
+
+def _bytes_text(value: Any) -> str | None:
+    """``bytes`` a tool returned, read as text when they are UTF-8 text (a subprocess's stdout), not
+    binary data: valid UTF-8 (strict) without control characters other than whitespace."""
+    if not isinstance(value, bytes | bytearray) or len(value) > 4 * pj.MAX_TEXT_LENGTH:
+        return None
+    try:
+        text = bytes(value).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if _CONTROL(text) else text
+
+
+def _via_names(kind: int) -> tuple[str, ...]:
+    return tuple(name for bit, name in _VIA_NAMES if kind & bit)
+
+
 class Ledger:
     """What one run has observed. Safe to share between the threads of one run."""
 
@@ -163,6 +225,8 @@ class Ledger:
         self._calls: dict[str, tuple[str, ...]] = {}  # span id -> string arguments of that call
         self._attempts: dict[tuple, int] = {}
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
+        self._names: dict[Any, tuple] = {}  # field name of a result -> (tool, span, path)
+        self._echo_spans: dict[str, frozenset[str]] = {}  # span id -> echo keys of its unsourced arguments
         self._lock = threading.Lock()
         self._texts = TextIndex(max_entries)  # tokens and date/number forms, read lazily
         self._scanned = 0  # how many main-index entries (in insertion order) the text index has read
@@ -214,45 +278,60 @@ class Ledger:
 
         ``call_arguments`` (the arguments of the call that produced ``result``) enable the ``path_join``
         projection: a listing's root argument joined with one of its entries. ``unsourced`` (name ->
-        value of the call's unsourced arguments: not observed): echoes of these values are not
-        evidence. An untrusted ``trust``: the result goes to the untrusted ledger, but for the records
-        it vouches for and the fields it names (by their own name, anywhere), which stay here.
+        value of the call's unsourced arguments: not observed): echoes of these values — equal, or
+        derived by case, space, path or zero-padding changes, or a piece of a path — are not evidence;
+        when they are too big to examine, nothing of the result is. An untrusted ``trust``: the
+        result goes to the untrusted ledger, but for the records it vouches for and the fields it
+        names (by their own name, anywhere), which stay here.
         """
+        echo = None
+        if unsourced:
+            targets = echo_targets(unsourced, self.max_entries)
+            if targets is None:
+                return  # any part of the result may echo an argument too big to examine: fail closed
+            if targets[0] or targets[1]:
+                echo = _Echo(*targets)
+        self._remember(tool, result, span_id, field_prefix, call_arguments, echo, trust)
+
+    def _remember(
+        self,
+        tool: str,
+        result: Any,
+        span_id: str,
+        field_prefix: tuple,
+        call_arguments: Mapping[str, Any] | None,
+        echo: _Echo | None,
+        trust: SourceTrust,
+    ) -> None:
         if not trust.trusted:
             if trust.records is not None:
                 for prefix, record, vouched in trust.records_of(result, field_prefix):
-                    self.remember(
+                    self._remember(
                         tool,
                         record,
                         span_id,
-                        field_prefix=prefix,
-                        call_arguments=call_arguments,
-                        unsourced=unsourced,
-                        trust=TRUSTED if vouched else trust._replace(records=None),
+                        prefix,
+                        call_arguments,
+                        echo,
+                        TRUSTED if vouched else trust._replace(records=None),
                     )
                 return
-            self.untrusted().remember(
-                tool,
-                result,
-                span_id,
-                field_prefix=field_prefix,
-                call_arguments=call_arguments,
-                unsourced=unsourced,
-            )
+            self.untrusted()._remember(tool, result, span_id, field_prefix, call_arguments, echo, TRUSTED)
             if not trust.fields:
                 return
-        trusted_fields = trust.fields
         with self._lock:
             before = len(self._index)
             room = self.max_entries
-            echoes = self._echo_snapshot(unsourced) if unsourced else None
+            if echo is not None and echo.keys:
+                self._echo_spans[span_id] = echo.keys
+                if len(self._echo_spans) > self.max_entries:
+                    for old in list(islice(self._echo_spans, len(self._echo_spans) // 2)):
+                        del self._echo_spans[old]
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
                 if trust.trusted:
-                    room = self._walk(tool, span_id, result, field_prefix, 0, room)
+                    room = self._walk(tool, span_id, result, field_prefix, 0, room, echo)
                 else:
-                    room = self._walk_fields(tool, span_id, result, field_prefix, 0, room, trusted_fields)
-            if echoes is not None:
-                self._undo_echoes(*echoes)
+                    room = self._walk_fields(tool, span_id, result, field_prefix, 0, room, trust.fields, echo)
             added = len(self._index) != before or room < self.max_entries - 1
             if added and call_arguments:
                 self._remember_call(span_id, call_arguments)
@@ -262,47 +341,9 @@ class Ledger:
                 for old in list(islice(self._flags, len(self._flags) // 2)):
                     del self._flags[old]
                 self.evicted += 1
-
-    def _echo_snapshot(self, unsourced: Mapping[str, Any]) -> tuple[dict, dict]:
-        """What the index and flags hold now for the texts and flags of unsourced argument values."""
-        index: dict[str, Any] = {}
-        flags: dict[tuple[str, bool], Any] = {}
-        for name, value in unsourced.items():
-            if type(value) is int:  # a plain int: its text is its only index key
-                text = int.__repr__(value)
-                index[text] = self._index.get(text, _MISSING)
-                continue
-            if type(value) is str:  # the common case: one plain text, without building its leaf list
-                if value and len(value) <= pj.MAX_TEXT_LENGTH:
-                    index[value] = self._index.get(value, _MISSING)
-                    norm = pj.normalise(value)
-                    if norm != value:
-                        index[norm] = self._index.get(norm, _MISSING)
-                continue
-            for leaf_name, leaf in argument_leaves(str(name), value):
-                if leaf is True or leaf is False:
-                    key = (leaf_name, leaf)
-                    flags[key] = self._flags.get(key, _MISSING)
-                    continue
-                found = pj.leaf_text(leaf)
-                if found is None or not found[0] or len(found[0]) > pj.MAX_TEXT_LENGTH:
-                    continue
-                for text in {found[0], pj.normalise(found[0])}:
-                    index[text] = self._index.get(text, _MISSING)
-        return index, flags
-
-    def _undo_echoes(self, index: dict, flags: dict) -> None:
-        for text, previous in index.items():
-            if previous is _MISSING:
-                self._index.pop(text, None)
-            else:
-                self._index[text] = previous
-        self._scanned = min(self._scanned, len(self._index))
-        for key, previous in flags.items():
-            if previous is _MISSING:
-                self._flags.pop(key, None)
-            else:
-                self._flags[key] = previous
+            if len(self._names) > self.max_entries:  # a name lost makes a mapping key unsourced: fails closed
+                for old in list(islice(self._names, len(self._names) // 2)):
+                    del self._names[old]
 
     def next_attempt(self, tool: str, signature: tuple) -> int:
         """0 on the first call of ``tool`` with these argument digests in this run, then 1, 2, ..."""
@@ -315,97 +356,184 @@ class Ledger:
                     del self._attempts[old]
         return attempt
 
-    def _walk(self, tool: str, span_id: str, value: Any, path: tuple, depth: int, room: int) -> int:
+    def _walk(
+        self,
+        tool: str,
+        span_id: str,
+        value: Any,
+        path: tuple,
+        depth: int,
+        room: int,
+        echo: _Echo | None = None,
+        via: int = 0,
+    ) -> int:
         """Index ``value``; returns the remaining room. Scalars inside containers are handled inline.
 
         Every container visited costs one unit of room, so a cyclic or self-referencing result is cut
         off by the room (and by ``MAX_DEPTH``) instead of needing a visited set on the hot path.
+        ``echo``: the leaves it withholds are passed over. ``via``: how this part was read (bits).
         """
         if depth > MAX_DEPTH or room <= 0:
             return room
         t = type(value)
         keyed = False  # a mapping: its string keys that are data are values too (result_key)
+        names: Any = None  # the field names this container gives its items
         if t is dict:
             items: Any = value.items()
             keyed = True
+            names = value.keys()
         elif t is list or t is tuple:
-            if len(value) >= _BULK_MIN and len(value) < room and self._bulk(tool, span_id, value, path):
+            if (
+                echo is None
+                and not via
+                and len(value) >= _BULK_MIN
+                and len(value) < room
+                and self._bulk(tool, span_id, value, path)
+            ):
                 return room - len(value) - 1  # as the per-leaf path charges it: the list, then each item
             items = enumerate(value)
         elif t is str or t is int or t is float or t is bool or value is None:
-            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
+            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "", echo, via)
         elif isinstance(value, Mapping):
             items = value.items()
             keyed = True
+            names = value.keys()
         elif t is set or t is frozenset:
             items = (("*", item) for item in value)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            items = ((f.name, getattr(value, f.name, _MISSING)) for f in dataclasses.fields(value))
-        elif (names := pj.model_fields(value)) is not None:  # a pydantic model: field by field
+            names = [f.name for f in dataclasses.fields(value)]
             items = ((name, getattr(value, name, _MISSING)) for name in names)
+        elif (fields := pj.model_fields(value)) is not None:  # a pydantic model: field by field
+            items = ((name, getattr(value, name, _MISSING)) for name in fields)
+            names = fields
+            extra = pj.model_extra(value)
+            if extra:  # extra="allow": named by whoever built the model, so keys are data too
+                items = chain(items, extra.items())
+                names = (*fields, *extra)
+                keyed = True
+        elif pj.leaf_text(value) is None and (attributes := pj.object_fields(value)) is not None:
+            items = attributes.items()  # a plain object: its public attributes, like fields
+            names = attributes.keys()
+            via |= _VIA_OBJECT
         else:
-            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "")
+            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "", echo, via)
         room -= 1
+        if names is not None:
+            self._note_names(names, (tool, span_id, path), echo)
         index = self._index
         normalise = pj.normalise
-        text_kind = pj.TEXT
-        number_kind = pj.NUMBER
+        text_kind = pj.TEXT | via
+        number_kind = pj.NUMBER | via
         max_len = pj.MAX_TEXT_LENGTH
+        uuid_length = pj.UUID_LENGTH
         for key, item in items:
             if keyed and type(key) is str and not key.isidentifier() and 0 < len(key) <= max_len:
                 norm = normalise(key)
-                index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY)
+                if echo is None or not echo.withholds(norm):
+                    index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
                 room -= 1
             ti = type(item)
             if ti is str:
                 size = len(item)
                 if not 0 < size <= max_len:
                     continue
-                if item.isascii() and "/" not in item and item[0] not in _NORMALISED_STARTS:
+                if (
+                    item.isascii()
+                    and "/" not in item
+                    and item[0] not in _NORMALISED_STARTS
+                    and size != uuid_length
+                ):
                     # the common case, inlined: normalise() would return it unchanged
-                    index[item] = (tool, span_id, path, key, None, text_kind)
-                    if size >= 40 and pj.is_full_sha(item):
-                        self._shas.setdefault(item[:7], []).append(item)
+                    if echo is None or not echo.withholds(item):
+                        index[item] = (tool, span_id, path, key, None, text_kind)
+                        if size >= 40 and pj.is_full_sha(item):
+                            self._shas.setdefault(item[:7], []).append(item)
                 else:
                     norm = normalise(item)
-                    index[norm] = (tool, span_id, path, key, None if norm is item else item, text_kind)
-                    if len(norm) >= 40 and pj.is_full_sha(norm):
-                        self._shas.setdefault(norm[:7], []).append(norm)
+                    if echo is None or not echo.withholds(norm):
+                        index[norm] = (tool, span_id, path, key, None if norm is item else item, text_kind)
+                        if len(norm) >= 40 and pj.is_full_sha(norm):
+                            self._shas.setdefault(norm[:7], []).append(norm)
                 room -= 1
             elif ti is int:
-                index[str(item)] = (tool, span_id, path, key, None, number_kind)
+                text = str(item)
+                if echo is None or not echo.withholds(text):
+                    index[text] = (tool, span_id, path, key, None, number_kind)
                 room -= 1
             elif ti is float:  # pj.leaf_text's float rule, inlined (a price, a total)
                 if item - item == 0.0:  # finite: NaN and the infinities are never evidence
                     text = str(int(item)) if item.is_integer() and abs(item) < 2**53 else repr(item)
-                    index[text] = (tool, span_id, path, key, None, number_kind)
+                    if echo is None or not echo.withholds(text):
+                        index[text] = (tool, span_id, path, key, None, number_kind)
                     room -= 1
             elif ti is bool:
-                self._flags[(str(key), item)] = (tool, span_id, path, key)
+                flag = (str(key), item)
+                if echo is None or flag not in echo.flags:
+                    self._flags[flag] = (tool, span_id, path, key)
             elif item is None or item is _MISSING:
                 continue
             else:
-                room = self._walk(tool, span_id, item, (*path, key), depth + 1, room)
+                room = self._walk(tool, span_id, item, (*path, key), depth + 1, room, echo, via)
             if room <= 0:
                 break
         return room
 
-    def _leaf(self, tool: str, span_id: str, value: Any, parent: tuple, key: Any) -> int:
-        """Index one scalar; returns how many entries it added (0 or 1)."""
+    def _note_names(self, names: Any, entry: tuple, echo: _Echo | None) -> None:
+        """Remember the field names a result used (a mapping key given as an argument may be one);
+        never the names an unsourced argument gave it."""
+        if echo is not None:
+            kept = []
+            for name in names:
+                if type(name) is str and name.isascii() and name.isidentifier():
+                    if echo.names and echo.withholds(name):
+                        continue
+                elif (found := pj.leaf_text(name)) is not None and echo.withholds(found[0]):
+                    continue
+                kept.append(name)
+            names = kept
+        self._names.update(dict.fromkeys(names, entry))
+
+    def _leaf(
+        self,
+        tool: str,
+        span_id: str,
+        value: Any,
+        parent: tuple,
+        key: Any,
+        echo: _Echo | None = None,
+        via: int = 0,
+    ) -> int:
+        """Index one scalar (bytes read as UTF-8 text); returns how many entries it added (0 or 1)."""
         found = pj.leaf_text(value)
         if found is None:
-            return 0
+            text = _bytes_text(value)
+            if text is None:
+                return 0
+            found = text, pj.TEXT
+            via |= _VIA_BYTES
+        elif isinstance(value, decimal.Decimal):
+            via |= _VIA_DECIMAL
         text, kind = found
         if not text or len(text) > pj.MAX_TEXT_LENGTH:
             return 0
         norm = pj.normalise(text)
-        self._index[norm] = (tool, span_id, parent, key, None if norm == text else text, kind)
+        if echo is not None and echo.withholds(norm):
+            return 1
+        self._index[norm] = (tool, span_id, parent, key, None if norm == text else text, kind | via)
         if kind == pj.TEXT and pj.is_full_sha(norm):
             self._shas.setdefault(norm[:7], []).append(norm)
         return 1
 
     def _walk_fields(
-        self, tool: str, span_id: str, value: Any, path: tuple, depth: int, room: int, fields: frozenset[str]
+        self,
+        tool: str,
+        span_id: str,
+        value: Any,
+        path: tuple,
+        depth: int,
+        room: int,
+        fields: frozenset[str],
+        echo: _Echo | None = None,
     ) -> int:
         """Index only the fields named in ``fields`` (and all they hold), wherever they are in ``value``:
         the system-set fields of an untrusted result."""
@@ -418,11 +546,11 @@ class Ledger:
         for key, item in items:
             if type(key) is str and key in fields:
                 if children(item) is None:
-                    room -= self._leaf(tool, span_id, item, path, key)
+                    room -= self._leaf(tool, span_id, item, path, key, echo)
                 else:
-                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room)
+                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room, echo)
             else:
-                room = self._walk_fields(tool, span_id, item, (*path, key), depth + 1, room, fields)
+                room = self._walk_fields(tool, span_id, item, (*path, key), depth + 1, room, fields, echo)
             if room <= 0:
                 break
         return room
@@ -433,7 +561,8 @@ class Ledger:
             joined = "\x00".join(values)
         except TypeError:
             return False
-        if not joined.isascii() or " " in joined:  # sentences: per leaf, so the text index reads them
+        if not joined.isascii() or " " in joined or "\n" in joined or "\t" in joined or "\r" in joined:
+            # sentences, lines: per leaf, so the text index reads them
             return False
         try:
             if _needs_normalising(values, joined):
@@ -443,8 +572,10 @@ class Ledger:
         if not _FORM_STARTS.isdisjoint(map(itemgetter(0), values)):
             return False  # dates or numbers written as text: per leaf, so the text index reads them
         longest = max(map(len, values))
-        if longest > pj.MAX_TEXT_LENGTH or (longest >= 40 and not {40, 64}.isdisjoint(map(len, values))):
-            return False  # over-long values, or possible object ids (prefix index): per-leaf path
+        if longest > pj.MAX_TEXT_LENGTH or (
+            longest >= pj.UUID_LENGTH and not {pj.UUID_LENGTH, 40, 64}.isdisjoint(map(len, values))
+        ):
+            return False  # over-long values, possible UUIDs or object ids (prefix index): per-leaf path
         source = _ListSource(tool, span_id, path, tuple(values))
         self._index.update(dict.fromkeys(values, source))
         return True
@@ -483,7 +614,11 @@ class Ledger:
         if type(entry) is _ListSource:
             return entry.observation(key)
         tool, span_id, parent, leaf_key, text, kind = entry
-        return Observation(tool, span_id, field_path(parent, leaf_key), key if text is None else text, kind)
+        field = field_path(parent, leaf_key)
+        if kind <= _KIND:
+            return Observation(tool, span_id, field, key if text is None else text, kind)
+        text = key if text is None else text
+        return Observation(tool, span_id, field, text, kind & _KIND, _via_names(kind))
 
     def flag(self, name: str, value: bool) -> Observation | None:
         """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
@@ -505,25 +640,62 @@ class Ledger:
             ledger = ledger.parent
         return None
 
+    def name(self, name: Any) -> Observation | None:
+        """A field name some result (or the inputs) used: a mapping key of an argument may be one."""
+        entry = self._names.get(name)
+        if entry is None:
+            return self.parent.name(name) if self.parent is not None else None
+        tool, span_id, parent = entry
+        return Observation(tool, span_id, field_path(parent, name), str(name), pj.TEXT)
+
+    def match_name(self, name: Any) -> Match | None:
+        """:meth:`name` through the trusted sources, then the untrusted ones (``Match.trusted``)."""
+        try:
+            found = self.name(name)
+        except TypeError:  # an unhashable key
+            return None
+        if found is not None:
+            return Match(found, pj.EXACT)
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if ledger._untrusted is not None and (found := ledger._untrusted.name(name)) is not None:
+                return Match(found, pj.EXACT, trusted=False)
+            ledger = ledger.parent
+        return None
+
     def lookup(self, text: str, kind: int = pj.TEXT) -> Match | None:
         """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER.
 
         Trusted sources first: this ledger, then the enclosing runs' (``parent``); only then the
-        untrusted results of each, in the same order — a match there has ``trusted=False``.
+        untrusted results of each, in the same order — a match there has ``trusted=False``. A match
+        in the result of a call that had the argument (or a form of it) among its unsourced arguments
+        is an echo, whatever the route — inside a text, joined from a path's pieces — and no match.
         """
         ledger: Ledger | None = self
         while ledger is not None:
-            if (found := ledger._lookup(text, kind)) is not None:
+            if (found := ledger._lookup(text, kind)) is not None and not ledger._echoed(text, found):
                 return found
             ledger = ledger.parent
         ledger = self
         while ledger is not None:
             untrusted = ledger._untrusted
-            if untrusted is not None and (found := untrusted._lookup(text, kind)) is not None:
+            if (
+                untrusted is not None
+                and (found := untrusted._lookup(text, kind)) is not None
+                and not untrusted._echoed(text, found)
+            ):
                 found.trusted = False
                 return found
             ledger = ledger.parent
         return None
+
+    def _echoed(self, text: str, found: Match) -> bool:
+        """Whether ``text`` echoes an unsourced argument of the call whose result ``found`` is in."""
+        spans = self._echo_spans
+        if not spans:
+            return False
+        keys = spans.get(found.observation.span_id)
+        return keys is not None and pj.echo_key(text) in keys
 
     def _lookup(self, text: str, kind: int) -> Match | None:
         if not text or len(text) > pj.MAX_TEXT_LENGTH:
@@ -534,9 +706,9 @@ class Ledger:
         if found is not None:
             how = "" if found.kind == kind else pj.RESULT_KEY if found.kind == KEY else pj.NUMBER_AS_TEXT
             if found.text == text:
-                projection = how or pj.EXACT
+                projection = pj.combine(how or pj.EXACT, found.via) if found.via else how or pj.EXACT
             else:
-                projection = pj.combine(steps, pj.normalise_steps(found.text)[1], how or ())
+                projection = pj.combine(steps, pj.normalise_steps(found.text)[1], how or (), found.via)
             return Match(found, projection)
         if kind == pj.TEXT:
             prefix = pj.sha_prefix(key)
@@ -546,6 +718,11 @@ class Ledger:
                         return Match(hit, pj.combine(steps, pj.GIT_SHA_PREFIX))
             if pj.looks_like_path(key) and (joined := self._join(key, steps)) is not None:
                 return joined
+        number = tf.number_form(text) if not text.isdigit() and _HAS_DIGIT(text) else None
+        if number is not None:  # a number written in another form, remembered as a number
+            plain = number[len(tf.NUMBER_KEY) :]
+            if plain != text and (hit := self.observation(plain)) is not None:
+                return Match(hit, pj.combine(pj.NUMBER_NORMALISED, hit.via))
         if self._texts.empty and self._scanned >= len(self._index):
             return None  # no text of this ledger holds tokens or forms: nothing more to look at
         with self._lock:
@@ -559,12 +736,8 @@ class Ledger:
             return None
         resolve = self._text_of
         number = tf.number_form(text) if _HAS_DIGIT(text) else None
-        if number is not None:
-            plain = number[len(tf.NUMBER_KEY) :]
-            if plain != text and (hit := self.observation(plain)) is not None:
-                return Match(hit, pj.NUMBER_NORMALISED)
-            if (form := self._texts.find_form(number, resolve)) is not None:
-                return self._form_match(form, pj.NUMBER_NORMALISED)
+        if number is not None and (form := self._texts.find_form(number, resolve)) is not None:
+            return self._form_match(form, pj.NUMBER_NORMALISED)
         if kind == pj.TEXT and _HAS_DIGIT(text):
             dates = tf.date_forms(text)
             if dates and (form := self._texts.find_form(dates[-1], resolve)) is not None:
@@ -572,16 +745,17 @@ class Ledger:
         found = self._texts.find_in_text(text, resolve)
         if found is None:
             return None
-        hit = self.observation(found)
+        hit = self.observation(found[0])
         if hit is None:  # pragma: no cover - resolve() saw the key a moment ago, under the lock
             return None
-        return Match(hit, pj.combine(pj.IN_TEXT, () if kind == pj.TEXT else pj.NUMBER_AS_TEXT))
+        number = () if kind == pj.TEXT else pj.NUMBER_AS_TEXT
+        return Match(hit, pj.combine(pj.IN_TEXT, found[1], number, hit.via))
 
     def _form_match(self, form: tuple[str, bool], projection: str) -> Match | None:
         hit = self.observation(form[0])
         if hit is None:  # pragma: no cover - find_form() resolved the key a moment ago, under the lock
             return None
-        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else ()))
+        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else (), hit.via))
 
     def _read_new_texts(self) -> None:
         """Hand the text index the texts remembered since it last read (the main index keeps its
@@ -590,17 +764,24 @@ class Ledger:
         if self._scanned >= len(index):
             return
         add = self._texts.add
+        edges = _TOKEN_EDGES
         for key, entry in islice(index.items(), self._scanned, None):
-            if type(entry) is tuple and entry[5] != pj.NUMBER:
+            if type(entry) is tuple and entry[5] & _KIND != pj.NUMBER:
                 text = key if entry[4] is None else entry[4]
-                if " " in text or "\n" in text or text[0] in _FORM_STARTS:
+                if (
+                    text[0] in _FORM_STARTS
+                    or text[0] in edges
+                    or text[-1] in edges
+                    or "=" in text
+                    or _SPACE(text)
+                ):
                     add(key, text)
         self._scanned = len(index)
 
     def _text_of(self, key: str) -> str | None:
         """The text a main-index key was remembered from, if it is still there as a text."""
         entry = self._index.get(key)
-        if type(entry) is not tuple or entry[5] == pj.NUMBER:
+        if type(entry) is not tuple or entry[5] & _KIND == pj.NUMBER:
             return None
         return key if entry[4] is None else entry[4]
 

@@ -24,21 +24,38 @@ chosen so it cannot turn a guess into "observed" (docs/provenance.md gives the a
                      ``<thing>_id`` (or a list ``<thing>_ids``) and the field is ``id`` (:mod:`.classify`).
 ``embedded``         only ever ``untrusted``: a text that carries, as a token, a destination (an e-mail
                      address, a URL, an IBAN) found only in untrusted results (:mod:`.classify`).
-``structure``        a dict/list argument every leaf of which is observed (see :mod:`.classify`).
+``structure``        a dict/list/set argument every leaf (and every mapping key) of which is observed
+                     (see :mod:`.classify`).
+``decimal``          a ``Decimal`` (an argument a framework coerced, or a result value) compared as its
+                     exact decimal number: ``Decimal("12.50")`` and ``12.5``.
+``uuid_normalised``  a UUID written in upper case and in lower case (RFC 9562: hex digits are
+                     case-insensitive).
+``object_attribute`` a value held in a public attribute of a plain object a tool returned (its
+                     ``__dict__``: ``subprocess.CompletedProcess``, ``SimpleNamespace``).
+``bytes_text``       a value in a ``bytes`` result read as UTF-8 (strict): a subprocess's stdout.
+
+:func:`echo_key` is not a projection: it is the lossy form the echo rule compares with (a result
+value derived from an unsourced argument by case, surrounding space, path or zero-padding changes is
+not evidence). It only ever withholds evidence, so it can be as lossy as it likes.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import decimal as _decimal
 import enum
 import json
 import math
+import posixpath
 import re
+import types
 import unicodedata
 import uuid
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+from .textforms import NUMBER_KEY, number_form
 
 EXACT = "exact"
 NFC = "nfc"
@@ -55,15 +72,23 @@ IN_TEXT = "in_text"
 ID_ALIAS = "id_alias"
 EMBEDDED = "embedded"
 STRUCTURE = "structure"
+DECIMAL = "decimal"
+UUID_NORMALISED = "uuid_normalised"
+OBJECT_ATTRIBUTE = "object_attribute"
+BYTES_TEXT = "bytes_text"
 
 PROJECTIONS = (
     STRUCTURE,
     EXACT,
+    OBJECT_ATTRIBUTE,
+    BYTES_TEXT,
     NFC,
     CANONICAL_JSON,
     URL_NORMALISED,
     PATH_NORMALISED,
+    UUID_NORMALISED,
     NUMBER_AS_TEXT,
+    DECIMAL,
     NUMBER_NORMALISED,
     DATETIME_NORMALISED,
     PATH_JOIN,
@@ -80,6 +105,8 @@ _FULL_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _SHA_PREFIX = re.compile(r"[0-9a-fA-F]{7,64}")
 _DEFAULT_PORTS = {"http": "80", "https": "443", "ws": "80", "wss": "443", "ftp": "21"}
 _SLASHES = re.compile(r"/{2,}")
+_UUID = re.compile(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+UUID_LENGTH = 36
 
 TEXT = 0
 NUMBER = 1
@@ -101,6 +128,58 @@ def model_fields(value: Any) -> tuple[str, ...] | None:
     if isinstance(fields, dict) and callable(getattr(value, "dict", None)):
         return tuple(fields)
     return None
+
+
+def model_extra(value: Any) -> dict[str, Any] | None:
+    """The extra fields of a pydantic model that allows them (``extra="allow"``), else ``None``.
+
+    The body receives them like declared fields, but their names were chosen by whoever built the
+    model — a model's caller, the model's JSON — so they are a mapping, keys included, not a schema.
+    Call only for a value :func:`model_fields` recognised.
+    """
+    extra = getattr(value, "__pydantic_extra__", None)  # v2
+    if isinstance(extra, dict):
+        return extra or None
+    declared = type(value).__dict__.get("__fields__")  # v1: extras live in __dict__ beside fields
+    attributes = getattr(value, "__dict__", None)
+    if isinstance(declared, dict) and isinstance(attributes, dict):
+        return {k: v for k, v in attributes.items() if k not in declared} or None
+    return None
+
+
+_NOT_PLAIN = (type, types.ModuleType, BaseException)
+
+
+def object_fields(value: Any) -> dict[str, Any] | None:
+    """The public attributes of a plain object (its ``__dict__``, names not starting with ``_``), or
+    ``None`` for anything else: classes, modules, functions and other callables, exceptions, objects
+    without a ``__dict__``.
+
+    A tool that returns ``subprocess.CompletedProcess`` or a ``SimpleNamespace`` returns its data in
+    those attributes, as a dataclass does in its fields (projection ``object_attribute``). Private
+    attributes are an object's machinery (caches, handles), not what the tool returned.
+    """
+    if isinstance(value, _NOT_PLAIN) or callable(value):
+        return None
+    try:
+        attributes = object.__getattribute__(value, "__dict__")
+    except Exception:
+        return None
+    if type(attributes) is not dict:
+        return None
+    public = {k: v for k, v in attributes.items() if type(k) is str and not k.startswith("_")}
+    return public or None
+
+
+def decimal_text(value: _decimal.Decimal) -> str:
+    """A finite ``Decimal`` as the text an equal ``int`` or ``float`` has: ``Decimal("12.50")`` ->
+    ``12.5``, ``Decimal("1E+2")`` -> ``100``. Values too large to write out keep their own form."""
+    if abs(value.adjusted()) > 64:
+        return str(value)
+    plain = value.normalize()
+    if plain == plain.to_integral_value():
+        return str(int(plain))
+    return format(plain, "f")
 
 
 def leaf_text(value: Any) -> tuple[str, int] | None:
@@ -126,6 +205,8 @@ def leaf_text(value: Any) -> tuple[str, int] | None:
         return leaf_text(value.value)
     if isinstance(value, int) and not isinstance(value, bool):
         return int.__repr__(value), NUMBER
+    if isinstance(value, _decimal.Decimal):  # a framework coerced a number: compared as the number
+        return (decimal_text(value), NUMBER) if value.is_finite() else None
     if isinstance(value, PurePath | uuid.UUID):
         return str(value), TEXT
     if isinstance(value, _dt.date | _dt.time):
@@ -137,6 +218,8 @@ def normalise(text: str) -> str:
     """The normalised form used as the ledger's index key (see module docstring)."""
     if text.isascii() and not text.startswith((".", "{", "[")):
         if "/" not in text:
+            if len(text) == UUID_LENGTH and not text.islower():  # maybe an upper-case UUID
+                return normalise_steps(text)[0]
             return text
         if "//" not in text and "/./" not in text and not text.endswith(("/", "/.")):
             return text  # a plain path (or text with a slash): path normalisation would not change it
@@ -151,6 +234,11 @@ def normalise_steps(text: str) -> tuple[str, tuple[str, ...]]:
     if not text.isascii() and not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
         steps.append(NFC)
+    if len(text) == UUID_LENGTH and _UUID.fullmatch(text):
+        lowered = text.lower()
+        if lowered != text:
+            steps.append(UUID_NORMALISED)
+        return (lowered if lowered != text else text), tuple(steps)
     head = text[:1]
     if head in ("{", "["):
         canon = _canonical_json(text)
@@ -168,6 +256,52 @@ def normalise_steps(text: str) -> tuple[str, tuple[str, ...]]:
             text = canon
             steps.append(PATH_NORMALISED)
     return text, tuple(steps)
+
+
+_ZERO_PADDING = re.compile(r"(?<![0-9A-Za-z.,])0+(?=[0-9])")
+_QUOTES = "\"'`\u201c\u201d\u2018\u2019"
+MAX_ECHO_SPLITS = 32
+
+
+def echo_key(text: str) -> str:
+    """The lossy form the echo rule compares: a result value whose key equals an unsourced argument's
+    was derived from the guess, not found. Normalised (:func:`normalise`), compatibility-folded and
+    case-folded, surrounding quotes and space dropped and inner space collapsed, ``..`` and ``.``
+    path segments resolved (``os.path.normpath``), leading zeros of digit runs dropped, a number
+    written in another form read as its plain decimal. Never used to match: only to withhold."""
+    if text.isascii():  # the common shapes, without the general pipeline (same result)
+        if text.isdigit():
+            return text.lstrip("0") or "0"
+        if text.isidentifier():  # a field name, a token: only case and zero-padding can differ
+            key = text.lower()
+            return _ZERO_PADDING.sub("", key) if "0" in key else key
+    key = normalise(text)
+    if not key.isascii():
+        key = unicodedata.normalize("NFKC", key)
+    key = " ".join(key.casefold().split()).strip(_QUOTES)
+    if "\\" in key:
+        key = key.replace("\\", "/")
+    if "/" in key and "://" not in key and " " not in key:
+        key = posixpath.normpath(key)
+    if "0" in key:
+        key = _ZERO_PADDING.sub("", key)
+    number = number_form(key) if key[:1].isdigit() or key[:1] in "$€£-" else None
+    return number[len(NUMBER_KEY) :] if number is not None else key
+
+
+def echo_keys(text: str) -> list[str]:
+    """:func:`echo_key` of a text and, for a path, of each of its parents and of each tail after a
+    ``/`` (``/etc/app/prod.env``: ``/etc``, ``/etc/app``, ``etc/app/prod.env``, ``app/prod.env``,
+    ``prod.env``): a tool that splits a guessed path into ``{parent, name}`` echoes it in pieces."""
+    key = echo_key(text)
+    keys = [key]
+    if "/" not in key or "://" in key or " " in key:
+        return keys
+    parts = key.split("/")
+    for cut in range(1, min(len(parts), MAX_ECHO_SPLITS)):
+        keys.append("/".join(parts[:cut]) or "/")
+        keys.append("/".join(parts[cut:]))
+    return keys
 
 
 def is_full_sha(text: str) -> bool:
@@ -240,8 +374,10 @@ def _normalise_path(text: str) -> str:
 
 
 __all__ = [
+    "BYTES_TEXT",
     "CANONICAL_JSON",
     "DATETIME_NORMALISED",
+    "DECIMAL",
     "EMBEDDED",
     "EXACT",
     "GIT_SHA_PREFIX",
@@ -251,17 +387,25 @@ __all__ = [
     "NFC",
     "NUMBER_AS_TEXT",
     "NUMBER_NORMALISED",
+    "OBJECT_ATTRIBUTE",
     "PATH_JOIN",
     "PATH_NORMALISED",
     "PROJECTIONS",
     "RESULT_KEY",
     "STRUCTURE",
     "URL_NORMALISED",
+    "UUID_NORMALISED",
     "combine",
+    "decimal_text",
+    "echo_key",
+    "echo_keys",
     "is_full_sha",
     "leaf_text",
     "looks_like_path",
+    "model_extra",
+    "model_fields",
     "normalise",
     "normalise_steps",
+    "object_fields",
     "sha_prefix",
 ]

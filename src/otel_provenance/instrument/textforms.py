@@ -4,12 +4,14 @@ Pure functions the ledger and the classifier share, so that a value is read the 
 remembered and when an argument is compared with it:
 
 * **Tokens.** A text is split on whitespace; a *token* is one piece with opening punctuation
-  (``( [ { < " ' *`` and the back-tick) stripped from its start and closing punctuation
-  (``. , ; : ! ? ) ] } > " ' *`` and the back-tick) from its end. :func:`in_text` finds a value
+  (``( [ { < " ' *``, the back-tick and the typographic ``“ ‘ « „``) stripped from its start and
+  closing punctuation (``. , ; : ! ? ) ] } > " ' *``, the back-tick and ``” ’ »``) from its end; the
+  value of a ``name=value`` token is a token too. :func:`in_text` finds a value
   inside a text only on token boundaries: ``bob@example.com`` is in ``"write to <bob@example.com>."``
   but ``example.com`` is not in ``"bob@example.com"`` nor in ``"mail.example.com"``.
 * **Dates and times** (:func:`date_forms`, :func:`dates_in_text`). Recognised forms: ISO 8601
-  (``2026-05-10``, ``2026-05-10T14:00``, ``2026-05-10 14:00:00.5``, with ``Z`` or ``±HH:MM``),
+  (``2026-05-10``, ``2026-05-10T14:00``, ``2026-05-10 14:00:00.5``, with ``Z`` or ``±HH:MM``; RFC 3339's
+  lower-case ``t`` and ``z`` too),
   year-first with slashes (``2026/05/10``), and English month names, full or abbreviated, day first or
   month first (``10 May 2026``, ``May 10, 2026``, ``Sun, 10 May 2026 14:00:00 +0000`` — the e-mail
   ``Date`` header — ``May 10th, 2026 at 2:30 pm``). Day/month orders that are ambiguous
@@ -38,9 +40,9 @@ from decimal import Decimal, InvalidOperation
 from itertools import islice
 from typing import Final
 
-OPENING: Final = "([{<\"'*`"
-CLOSING: Final = ".,;:!?)]}>\"'*`"
-_LEFT_OK: Final = re.compile(r"(?:^|\s)[" + re.escape(OPENING) + r"]*$")
+OPENING: Final = "([{<\"'*`\u201c\u2018\u00ab\u201e"  # with the typographic quotes “ ‘ « „
+CLOSING: Final = ".,;:!?)]}>\"'*`\u201d\u2019\u00bb"  # ” ’ »
+_LEFT_OK: Final = re.compile(r"(?:^|\s|=)[" + re.escape(OPENING) + r"]*$")
 _RIGHT_OK: Final = re.compile(r"[" + re.escape(CLOSING) + r"]*(?:\s|$)")
 LEFT_CONTEXT: Final = 16  # opening punctuation considered before a value (more is not a token boundary)
 
@@ -81,8 +83,8 @@ _NAMED_DATE: Final = re.compile(
 )
 _ISO_DATE: Final = re.compile(
     r"(?<![\w-])(?P<y>\d{4})(?P<sep>[-/])(?P<mo>\d{2})(?P=sep)(?P<d>\d{2})"
-    r"(?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<fr>\d{1,6}))?)?"
-    r"(?P<tz>Z|[+-]\d{2}:?\d{2})?)?(?![\w-])"
+    r"(?:[Tt ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:\.(?P<fr>\d{1,6}))?)?"
+    r"(?P<tz>[Zz]|[+-]\d{2}:?\d{2})?)?(?![\w-])"
 )
 _NUMBER: Final = re.compile(r"[$€£]?\s?(?P<n>(?:[1-9]\d{0,2}(?:,\d{3})+|0|[1-9]\d*)(?:\.\d+)?)")
 _TIME_OF_DAY: Final = re.compile(
@@ -113,17 +115,23 @@ def first_token(value: str) -> str | None:
 
 
 def tokens(text: str) -> list[str]:
-    """The non-empty tokens of a text (whitespace-split, boundary punctuation stripped)."""
+    """The non-empty tokens of a text (whitespace-split, boundary punctuation stripped), and the
+    value of each ``name=value`` token (``id=ACC-1``, ``--out=report.txt``: ``ACC-1``,
+    ``report.txt``), as logfmt, environment listings and command lines write them."""
     out = []
     for piece in text.split():
         token = piece.lstrip(OPENING).rstrip(CLOSING)
         if token:
             out.append(token)
+            name, equals, value = token.partition("=")
+            if equals and name and (value := value.lstrip(OPENING)):
+                out.append(value)
     return out
 
 
 def in_text(value: str, text: str) -> bool:
-    """Whether ``value`` occurs in ``text`` on token boundaries (both NFC)."""
+    """Whether ``value`` occurs in ``text`` on token boundaries (both NFC); an ``=`` before it is a
+    boundary too (the value of a ``name=value`` token)."""
     value, text = nfc(value), nfc(text)
     if not value or value != value.strip():
         return False

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from itertools import islice
 
+from . import projections as pj
 from . import textforms as tf
 
 MAX_KEYS_PER_TOKEN = 4  # texts kept per token, newest last: a common word's older texts are dropped
@@ -44,20 +45,24 @@ class TextIndex:
     def add(self, key: str, text: str) -> None:
         """Index the tokens and forms of ``text``, remembered under the main-index ``key``."""
         tokens, forms = self._tokens, self._forms
-        if len(text.split(None, 1)) > 1:  # a sentence: its tokens, and what is written inside it
-            for token in dict.fromkeys(tf.tokens(text)):
-                keys = tokens.get(token)
-                if keys is None:
-                    tokens[token] = [key]
-                elif keys[-1] != key:
-                    keys.append(key)
-                    if len(keys) > MAX_KEYS_PER_TOKEN:
-                        del keys[0]
+        pieces = tf.tokens(text)
+        if pieces != [text]:  # a sentence, or a token in punctuation or space: what is written inside
+            for token in dict.fromkeys(pieces):
+                norm = pj.normalise(token)  # ``./out/a.txt`` is found as ``out/a.txt`` too
+                for indexed in (token,) if norm is token else (token, norm):
+                    keys = tokens.get(indexed)
+                    if keys is None:
+                        tokens[indexed] = [key]
+                    elif keys[-1] != key:
+                        keys.append(key)
+                        if len(keys) > MAX_KEYS_PER_TOKEN:
+                            del keys[0]
                 number = tf.number_form(token)
                 if number is not None and number[len(tf.NUMBER_KEY) :] != token:
                     forms[number] = (key, True)
-            for form in tf.dates_in_text(text):
-                forms[form] = (key, True)
+            if len(pieces) > 1:
+                for form in tf.dates_in_text(text):
+                    forms[form] = (key, True)
         for form in tf.date_forms(text):  # the whole text is a date: not "inside" a text
             forms[form] = (key, False)
         number = tf.number_form(text)
@@ -68,13 +73,21 @@ class TextIndex:
                 for old in list(islice(table, len(table) // 2)):
                     del table[old]
 
-    def find_in_text(self, value: str, resolve: Resolve) -> str | None:
-        """The main-index key of the newest text holding ``value`` on token boundaries, or None."""
+    def find_in_text(self, value: str, resolve: Resolve) -> tuple[str, tuple[str, ...]] | None:
+        """The main-index key of the newest text holding ``value`` on token boundaries, or None; with
+        the normalisation steps a token needed to equal a one-token value (``./out/a.txt``)."""
         token = tf.first_token(value)
         for key in reversed(self._tokens.get(token, ()) if token else ()):
             text = resolve(key)
-            if text is not None and text != value and tf.in_text(value, text):
-                return key
+            if text is None or text == value:
+                continue
+            if tf.in_text(value, text):
+                return key, ()
+            if token == value:  # one token, written in the text in another normal form
+                for piece in tf.tokens(text):
+                    norm, steps = pj.normalise_steps(piece)
+                    if steps and norm == value:
+                        return key, steps
         return None
 
     def find_form(self, form: str, resolve: Resolve) -> tuple[str, bool] | None:
