@@ -196,7 +196,8 @@ def configure(
     (warning if an exporting processor already sits beside the wrapper). ``batch=False`` exports each
     span as it ends (short scripts, tests). ``logs=True`` also runs :func:`configure_logs`.
     ``strip`` (or ``OTEL_PROVENANCE_STRIP``): ``"hybrid"`` (default: the allow-list on spans an AI
-    instrumentation made, the deny-list elsewhere), ``"denylist"`` or ``"allowlist"``; with ``options`` pass ``StripOptions(mode=...)`` instead (giving both is an error).
+    instrumentation made, the deny-list elsewhere), ``"denylist"`` or ``"allowlist"``; with
+    ``options`` pass ``StripOptions(mode=...)`` instead (giving both is an error).
     Metrics (:func:`configure_metrics`) follow the same exporter choice; they are on unless
     ``metrics=False`` or ``OTEL_PROVENANCE_METRICS=false`` — and off by default when ``exporter`` is
     a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it
