@@ -389,7 +389,7 @@ def has_forbidden_key(attributes: Mapping[str, Any] | None, options: StripOption
     if not attributes:
         return False
     if options.allowlist:  # value rules may reduce a value: compare the cleaned copy
-        return strip_attributes(attributes, options) != {k: _normalised(v) for k, v in attributes.items()}
+        return strip_attributes(attributes, options) != normalised(attributes)
     cache, decide = options._cache, options.is_forbidden  # hot path: one dict lookup per known key
     for key, value in attributes.items():
         forbidden = cache.get(key)
@@ -420,6 +420,12 @@ def _normalised(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_normalised(item) for item in value)
     return value
+
+
+def normalised(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """``attributes`` as :func:`strip_attributes` would return them if it removed nothing (lists as
+    tuples, maps as dicts): comparing the two tells whether anything was removed or reduced."""
+    return {key: _normalised(value) for key, value in attributes.items()}
 
 
 DEFAULT_OPTIONS: Final = StripOptions()

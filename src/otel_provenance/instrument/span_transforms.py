@@ -49,6 +49,7 @@ from .redaction import (
     EXCEPTION_TYPE,
     StripOptions,
     has_forbidden_key,
+    normalised,
     reduced_status_description,
     scrubs_exception_details,
     strip_attributes,
@@ -225,7 +226,12 @@ def without_forbidden_keys(attributes: Mapping[str, Any] | None, options: StripO
     """``attributes`` itself when nothing in it must go; else a new dict without the forbidden keys, as
     :func:`.redaction.strip_attributes` makes it. (That the check and the removal agree is a property
     test of their own, ``tests/test_strip_redaction.py``.)"""
-    if attributes and has_forbidden_key(attributes, options):
+    if not attributes:
+        return attributes
+    if options.allowlist:  # the check would be the removal itself (value rules): do it once
+        cleaned = strip_attributes(attributes, options)
+        return attributes if cleaned == normalised(attributes) else cleaned
+    if has_forbidden_key(attributes, options):
         return strip_attributes(attributes, options)
     return attributes
 
