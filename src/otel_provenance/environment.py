@@ -35,7 +35,7 @@ OTEL_PROVENANCE_METRICS_FILE: Final = "OTEL_PROVENANCE_METRICS_FILE"
 
 # --- the online half: what is stripped --------------------------------------------------------------
 OTEL_PROVENANCE_STRIP: Final = "OTEL_PROVENANCE_STRIP"
-"""``denylist`` (default) | ``allowlist``: the stripping mode (docs/stripping.md)."""
+"""``hybrid`` (default) | ``denylist`` | ``allowlist``: the stripping mode (docs/stripping.md)."""
 OTEL_PROVENANCE_STRIP_KEYS: Final = "OTEL_PROVENANCE_STRIP_KEYS"
 """Comma-separated extra forbidden key names."""
 OTEL_PROVENANCE_STRIP_PREFIXES: Final = "OTEL_PROVENANCE_STRIP_PREFIXES"

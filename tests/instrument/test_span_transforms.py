@@ -34,8 +34,10 @@ from otel_provenance.instrument.redaction import (
 )
 
 OPTIONS = (
-    StripOptions(),
+    StripOptions(),  # hybrid: the allow-list on spans an AI library made, the deny-list elsewhere
+    StripOptions(mode="denylist"),
     StripOptions(exception_scope="genai"),
+    StripOptions(exception_scope="genai", mode="denylist"),
     StripOptions(mode="allowlist"),
     StripOptions(prefixes=("app.secret",), keys={"note"}, allow={"input.value"}),
     StripOptions(exception_scope="genai", prefixes=("gen_ai.",)),  # may strip the GenAI marker itself
@@ -138,9 +140,13 @@ def spans(draw) -> ReadableSpan:
 
 
 def full_rebuild(span: ReadableSpan, options: StripOptions, extra: Mapping[str, Any] | None) -> ReadableSpan:
-    """Every part rebuilt from the pure rules, whether or not it holds anything to remove."""
+    """Every part rebuilt from the pure rules, whether or not it holds anything to remove. The span's
+    own parts by the options for its origin (hybrid mode), the shared Resource and scope by ``options``."""
     raw = dict(span.attributes or {})
     raw.update(extra or {})
+    shared = options
+    scope_name = span.instrumentation_scope.name if span.instrumentation_scope is not None else None
+    options = options.for_item(raw, scope_name, [event.name for event in span.events])
     scrub = scrubs_exception_details(raw, options)
     attributes = strip_attributes(raw, options)
     events, exception_types = [], []
@@ -160,7 +166,7 @@ def full_rebuild(span: ReadableSpan, options: StripOptions, extra: Mapping[str, 
     scope = span.instrumentation_scope
     if scope is not None:
         scope = InstrumentationScope(
-            scope.name, scope.version, scope.schema_url, strip_attributes(scope.attributes, options)
+            scope.name, scope.version, scope.schema_url, strip_attributes(scope.attributes, shared)
         )
     return ReadableSpan(
         name=span.name,
@@ -169,7 +175,7 @@ def full_rebuild(span: ReadableSpan, options: StripOptions, extra: Mapping[str, 
         events=events,
         links=[Link(link.context, strip_attributes(link.attributes, options)) for link in span.links],
         status=status,
-        resource=Resource(strip_attributes(span.resource.attributes, options), span.resource.schema_url),
+        resource=Resource(strip_attributes(span.resource.attributes, shared), span.resource.schema_url),
         instrumentation_scope=scope,
         start_time=span.start_time,
         end_time=span.end_time,

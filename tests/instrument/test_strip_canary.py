@@ -203,10 +203,15 @@ def test_no_canary_marker_or_hash_in_any_exported_bytes(tmp_path):
             assert marker.encode() not in blob, marker
 
 
-def test_what_is_kept_is_kept(tmp_path):
+@pytest.mark.parametrize("mode", ["hybrid", "denylist"])
+def test_what_is_kept_is_kept(tmp_path, mode):
+    """Deny-list mode keeps every key that is not content; the default hybrid mode judges these spans
+    (each carries a GenAI marker) by the allow-list, so the custom keys ``k``, ``step`` and
+    ``app.request`` go as well. Both keep the identity and the exception type."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
-    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter)))
+    options = StripOptions(mode=mode)
+    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter), options=options))
     _emit_spans(provider.get_tracer("canary"), [])
     spans = {s.name: s for s in exporter.get_finished_spans()}
     tool = spans["execute_tool lookup"]
@@ -215,28 +220,44 @@ def test_what_is_kept_is_kept(tmp_path):
     assert tool.status.description == "ValueError"
     [exception] = [e for e in tool.events if e.name == "exception"]
     assert exception.attributes["exception.type"] == "ValueError"
-    assert tool.links[0].attributes == {"k": 1}
+    assert tool.links[0].attributes == ({"k": 1} if mode == "denylist" else {})
     assert spans["execute_tool other"].status.description is None
     root = spans["chat model"]
+    assert root.attributes["gen_ai.operation.name"] == "chat"
     assert [e.name for e in root.events] == ["progress"]
-    assert dict(root.events[0].attributes) == {"step": 1}
-    assert root.attributes["app.request"] == {"payload": {"n": 1}}
+    assert dict(root.events[0].attributes) == ({"step": 1} if mode == "denylist" else {})
+    if mode == "denylist":
+        assert root.attributes["app.request"] == {"payload": {"n": 1}}
+    else:
+        assert "app.request" not in root.attributes
     assert "gen_ai" not in root.attributes
 
 
-def test_log_records_kept_minus_content():
+@pytest.mark.parametrize("mode", ["hybrid", "denylist"])
+def test_log_records_kept_minus_content(mode):
+    """Deny-list mode keeps a record's other keys and string body; in hybrid mode the records that
+    carry a GenAI key or ``gen_ai.*`` event name are judged by the allow-list (no body, no custom
+    key), the others by the deny-list."""
     exporter = InMemoryLogRecordExporter()
     provider = LoggerProvider()
-    provider.add_log_record_processor(op.ProvenanceLogRecordProcessor(SimpleLogRecordProcessor(exporter)))
+    options = StripOptions(mode=mode)
+    provider.add_log_record_processor(
+        op.ProvenanceLogRecordProcessor(SimpleLogRecordProcessor(exporter), options=options)
+    )
     _emit_logs(provider.get_logger("canary"), [])
     records = [r.log_record for r in exporter.get_finished_logs()]
     # the three content events are gone whole; the others lose content keys only
     assert len(records) == 3
-    assert records[0].body == {"ok": "fine"}
-    assert dict(records[0].attributes) == {"n": 1}
+    if mode == "denylist":
+        assert records[0].body == {"ok": "fine"}
+        assert dict(records[0].attributes) == {"n": 1}
+        assert records[2].body == "evaluation failed"
+    else:  # records 0 (a gen_ai.prompt key) and 2 (a gen_ai.* event) were made by an AI library
+        assert records[0].body is None
+        assert dict(records[0].attributes) == {}
+        assert records[2].body is None
     assert records[1].body is None
     assert dict(records[1].attributes) == {}
-    assert records[2].body == "evaluation failed"
     assert records[2].attributes["exception.type"] == "KeyError"
     assert "exception.message" not in records[2].attributes
 

@@ -1,4 +1,8 @@
-"""A rebuilt span keeps every event that is not content, in order, with its name, time and counts."""
+"""A rebuilt span keeps every event that is not content, in order, with its name, time and counts.
+
+Deny-list mode: the content event (``gen_ai.user.message``) would make the default hybrid mode judge
+the span by the allow-list, which keeps no custom event keys (tests/instrument/test_strip_default_mode.py).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,9 @@ import otel_provenance as op
 def test_events_after_a_removed_content_event_keep_name_time_and_dropped_count():
     exporter = InMemorySpanExporter()
     provider = TracerProvider(span_limits=SpanLimits(max_event_attributes=2))
-    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter)))
+    provider.add_span_processor(
+        op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter), options=op.StripOptions(mode="denylist"))
+    )
     with provider.get_tracer("t").start_as_current_span("chat") as span:
         span.set_attribute("input.value", "prompt text")  # content: the span is rebuilt
         span.add_event("started", {"step": 1}, timestamp=1_000)

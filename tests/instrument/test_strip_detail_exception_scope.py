@@ -3,7 +3,9 @@
 With the narrower scope, ``exception.message`` / ``exception.stacktrace`` and an error status
 description are removed only from spans that carry a GenAI marker: ``gen_ai.operation.name``
 (ours and the official conventions), ``openinference.span.kind``, ``traceloop.span.kind``, or one of
-this package's ``agent.arg.*`` attributes. Every other span keeps them.
+this package's ``agent.arg.*`` attributes. Every other span keeps them. The options are deny-list
+mode: in the default hybrid mode a span with any AI marker (``gen_ai.system`` too) is judged by the
+allow-list, which never keeps an exception message.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def _export_failing_span(attributes: dict) -> tuple[object, str]:
     provider = TracerProvider()
     provider.add_span_processor(
         op.ProvenanceSpanProcessor(
-            SimpleSpanProcessor(exporter), options=StripOptions(exception_scope="genai")
+            SimpleSpanProcessor(exporter), options=StripOptions(exception_scope="genai", mode="denylist")
         )
     )
     canary = "canary-" + secrets.token_hex(6)

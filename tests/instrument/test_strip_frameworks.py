@@ -142,7 +142,7 @@ def _families(c) -> dict[str, dict[str, object]]:
 
 
 @pytest.mark.parametrize("family", sorted(_families(lambda: "x")))
-@pytest.mark.parametrize("mode", ["denylist", "allowlist"])
+@pytest.mark.parametrize("mode", ["hybrid", "denylist", "allowlist"])
 def test_each_surveyed_family_leaks_nothing(family, mode):
     canaries: list[str] = []
 

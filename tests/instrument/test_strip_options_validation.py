@@ -29,7 +29,7 @@ from otel_provenance.instrument.redaction import StripOptions, strip_attributes
     ("kwargs", "message"),
     [
         ({"exception_scope": "some"}, "StripOptions.exception_scope: expected 'genai' or 'all'"),
-        ({"mode": "maybe"}, "StripOptions.mode: expected one of denylist, allowlist"),
+        ({"mode": "maybe"}, "StripOptions.mode: expected one of hybrid, denylist, allowlist"),
         ({"max_key_length": 0}, "StripOptions.max_key_length: expected an integer >= 1"),
         ({"content_events": ("",)}, "StripOptions.content_events[0]: expected a non-empty string"),
         (
@@ -85,17 +85,19 @@ def _exported_attributes(options: StripOptions, attributes: dict) -> dict:
     return dict(span.attributes)
 
 
-def test_prefixes_and_allow_given_as_generators_apply_to_every_span():
+@pytest.mark.parametrize("mode", ["hybrid", "denylist"])
+def test_prefixes_and_allow_given_as_generators_apply_to_every_span(mode):
+    """Generators are read once; the hybrid mode's allow-list twin gets the same rules (and, the span
+    being a GenAI one, keeps no unknown key such as ``keep``)."""
     options = StripOptions(
         prefixes=(p for p in ["corp.pii_"]),
         allow=(k for k in ["gen_ai.tool.description"]),
+        mode=mode,
     )
     attributes = {"corp.pii_email": "a@b.c", "gen_ai.tool.description": "looks things up", "keep": 1}
+    expected = {"gen_ai.tool.description": "looks things up", **({"keep": 1} if mode == "denylist" else {})}
     for _ in range(2):  # the second span must be judged by the same rules as the first
-        assert _exported_attributes(options, attributes) == {
-            "gen_ai.tool.description": "looks things up",
-            "keep": 1,
-        }
+        assert _exported_attributes(options, attributes) == expected
 
 
 def test_options_copied_with_dataclasses_replace_keep_rules_given_as_generators():

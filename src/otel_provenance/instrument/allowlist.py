@@ -140,6 +140,11 @@ GENAI_KEYS: Final[Mapping[str, Rule]] = {
     # the span-kind markers of OpenInference and OpenLLMetry (enumerations)
     "openinference.span.kind": ID,
     "traceloop.span.kind": ID,
+    # where OpenInference and OpenLLMetry name a tool or workflow (from code; the offline readers
+    # find a tool span's tool by them, semconv.TOOL_NAME_KEYS)
+    "tool.name": ID,
+    "traceloop.entity.name": ID,
+    "traceloop.workflow.name": ID,
 }
 
 #: HTTP and URL conventions (current and deprecated names). Full URLs keep only their origin.

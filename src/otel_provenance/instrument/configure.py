@@ -30,7 +30,7 @@ Every setting resolves the same way: **argument > environment variable > default
 ``OTEL_PROVENANCE_STRIP_PREFIXES``          comma-separated extra forbidden key prefixes
 ``OTEL_PROVENANCE_ALLOW_KEYS``              comma-separated exact keys to keep after all
 ``OTEL_PROVENANCE_EXCEPTION_SCOPE``         ``all`` (default) | ``genai``
-``OTEL_PROVENANCE_STRIP``                   ``denylist`` (default) | ``allowlist``
+``OTEL_PROVENANCE_STRIP``                   ``hybrid`` (default) | ``denylist`` | ``allowlist``
 ``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement, approval deadline
                                             (``OTEL_PROVENANCE_APPROVAL_TIMEOUT``): see
                                             :mod:`otel_provenance.instrument.settings`
@@ -62,7 +62,7 @@ from .export import (
     otlp_span_exporter,
 )
 from .processor import ProvenanceSpanProcessor, unsafe_processors, warn_leaks
-from .redaction import STRIP_MODES, StripOptions
+from .redaction import DEFAULT_STRIP_MODE, STRIP_MODES, StripOptions
 
 # The standard variables are the SDK's own names; this package's are ``otel_provenance.environment``'s.
 ENV_OTLP_ENDPOINT: Final = sdk_env.OTEL_EXPORTER_OTLP_ENDPOINT
@@ -95,7 +95,7 @@ EXPORTERS: Final = (EXPORTER_OTLP, EXPORTER_FILE, EXPORTER_NONE)
 
 
 def _strip_mode(strip: str | None) -> str:
-    mode = strip if strip is not None else (environment.text(ENV_STRIP) or "denylist").lower()
+    mode = strip if strip is not None else (environment.text(ENV_STRIP) or DEFAULT_STRIP_MODE).lower()
     if mode not in STRIP_MODES:
         where = "strip" if strip is not None else ENV_STRIP
         raise ConfigurationError(f"{where}: expected one of {', '.join(STRIP_MODES)}, got {mode!r}")
@@ -195,8 +195,9 @@ def configure(
     endpoint like ``OTEL_EXPORTER_OTLP_ENDPOINT``. ``tracer_provider`` adds to an existing provider
     (warning if an exporting processor already sits beside the wrapper). ``batch=False`` exports each
     span as it ends (short scripts, tests). ``logs=True`` also runs :func:`configure_logs`.
-    ``strip="allowlist"`` (or ``OTEL_PROVENANCE_STRIP=allowlist``) keeps only known content-free keys;
-    with ``options`` pass ``StripOptions(mode=...)`` instead (giving both is an error).
+    ``strip`` (or ``OTEL_PROVENANCE_STRIP``): ``"hybrid"`` (default: the allow-list on spans an AI
+    instrumentation made, the deny-list elsewhere), ``"denylist"`` or ``"allowlist"``; with
+    ``options`` pass ``StripOptions(mode=...)`` instead (giving both is an error).
     Metrics (:func:`configure_metrics`) follow the same exporter choice; they are on unless
     ``metrics=False`` or ``OTEL_PROVENANCE_METRICS=false`` — and off by default when ``exporter`` is
     a ready ``SpanExporter`` (nothing says where metrics should go; ``metrics=True`` resolves it

@@ -29,6 +29,13 @@ GENAI_CONTENT_KEYS: Final = frozenset(
         "gen_ai.memory.query.text",  # the search query used to retrieve memories
         "gen_ai.memory.records",  # the memory records stored or retrieved
         "gen_ai.evaluation.explanation",
+        # #36: content keys found leaking (newer registries and vendors writing into gen_ai.*)
+        "gen_ai.tool.input",
+        "gen_ai.tool.output",
+        "gen_ai.agent.invocation_input",
+        "gen_ai.agent.invocation_output",
+        "gen_ai.agent.description",  # free text the application wrote about its agent
+        "gen_ai.event.content",  # Azure AI Agents tracing: the message JSON on its gen_ai.* events
         # deprecated, still emitted; as names they also cover OpenLLMetry's flattened
         # gen_ai.prompt.{i}.content / gen_ai.completion.{i}.content (and gen_ai.prompt.name).
         "gen_ai.prompt",
@@ -77,9 +84,25 @@ OPENINFERENCE_CONTENT_KEYS: Final = frozenset(
     }
 )
 
-#: Pydantic AI / Logfire tool and agent content attributes.
+#: Pydantic AI / Logfire tool and agent content attributes. ``model_request_parameters`` (every
+#: model-request span, all instrumentation versions) holds the instructions, tool descriptions and
+#: output-schema descriptions. Logfire: ``logfire.msg`` is the message with its arguments formatted
+#: in, ``logfire.logging_args`` a logging call's arguments, ``exception.logfire.data`` a validation
+#: error's input, ``request_data`` / ``response_data`` its OpenAI / Anthropic integrations' bodies.
 PYDANTIC_AI_CONTENT_KEYS: Final = frozenset(
-    {"tool_arguments", "tool_response", "final_result", "all_messages_events", "pydantic_ai.all_messages"}
+    {
+        "tool_arguments",
+        "tool_response",
+        "final_result",
+        "all_messages_events",
+        "pydantic_ai.all_messages",
+        "model_request_parameters",
+        "logfire.msg",
+        "logfire.logging_args",
+        "exception.logfire.data",
+        "request_data",
+        "response_data",
+    }
 )
 
 #: OpenLLMetry's framework instrumentations (LangChain/LangGraph tasks, MCP, CrewAI), OpenInference's
@@ -107,6 +130,14 @@ FRAMEWORK_CONTENT_KEYS: Final = frozenset(
         "gen_ai.request.extra_body",
         "gen_ai.request.extra_query",
         "gen_ai.serialized.doc",
+        # Langfuse's SDK: every observation and trace input, output and metadata (whole namespaces)
+        "langfuse.observation",
+        "langfuse.trace",
+        # Haystack's tracer: each component's and the pipeline's inputs and outputs
+        "haystack.component.input",
+        "haystack.component.output",
+        "haystack.pipeline.input_data",
+        "haystack.pipeline.output_data",
     }
 )
 
@@ -121,6 +152,7 @@ VENDOR_CONTENT_KEYS: Final = frozenset(
         "mlflow.spanInputs",
         "mlflow.spanOutputs",
         "mlflow.chat.tools",
+        "mlflow.chat.messages",
         "mlflow.traceInputs",
         "mlflow.traceOutputs",
         "mlflow.trace.intermediate_outputs",
@@ -147,6 +179,10 @@ DEFAULT_CONTENT_EVENTS: Final = frozenset(
         "gen_ai.choice",
         "gen_ai.content.prompt",
         "gen_ai.content.completion",
+        # Azure AI Agents tracing: events carrying gen_ai.event.content
+        "gen_ai.developer.message",
+        "gen_ai.run.step.message_creation",
+        "gen_ai.run.step.tool_calls",
     }
 )
 

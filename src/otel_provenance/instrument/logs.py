@@ -7,9 +7,11 @@ mutable record, so this wrapper builds a new record for the processors it wraps:
 * a record whose event name is a content event is dropped whole (as span events are) — a shell
   with the body removed would still record that a prompt was sent;
 * any other record loses forbidden attribute keys and forbidden keys inside a map body, at any
-  depth. In the default deny-list mode a plain string body is kept: the processor cannot tell a
-  prompt from an ordinary log line by its text, only by its keys and event name. In allow-list mode
-  every body is removed.
+  depth. Under the deny-list a plain string body is kept: the processor cannot tell a prompt from
+  an ordinary log line by its text, only by its keys and event name. Under the allow-list every
+  body is removed. In the default ``"hybrid"`` mode a record an AI instrumentation made (a
+  ``gen_ai.*`` event name, an AI library's scope or keys, :mod:`.ai_spans`) is judged by the
+  allow-list, any other record by the deny-list.
 
 Like the span processor it never raises into the application, and drops a record it failed to clean.
 
@@ -64,6 +66,9 @@ def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> An
     if name is not None and options.is_content_event(name):
         return None
     source = record.log_record
+    shared_options = options  # the Resource and scope are judged by the deny-list in hybrid mode
+    scope = record.instrumentation_scope
+    options = options.for_item(source.attributes, scope.name if scope is not None else None, (name or "",))
     inner = copy.copy(source)
     inner.body = strip_log_body(source.body, options)
     genai = name is not None and name.startswith("gen_ai.")
@@ -71,16 +76,15 @@ def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> An
     attributes = strip_attributes(source.attributes, options, drop=drop)
     dropped = record.dropped_attributes
     resource = record.resource
-    if resource is not None and has_forbidden_key(resource.attributes, options):
+    if resource is not None and has_forbidden_key(resource.attributes, shared_options):
         from opentelemetry.sdk.resources import Resource
 
-        resource = Resource(strip_attributes(resource.attributes, options), resource.schema_url)
-    scope = record.instrumentation_scope
-    if scope is not None and has_forbidden_key(scope.attributes, options):
+        resource = Resource(strip_attributes(resource.attributes, shared_options), resource.schema_url)
+    if scope is not None and has_forbidden_key(scope.attributes, shared_options):
         from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
         scope = InstrumentationScope(
-            scope.name, scope.version, scope.schema_url, strip_attributes(scope.attributes, options)
+            scope.name, scope.version, scope.schema_url, strip_attributes(scope.attributes, shared_options)
         )
     inner.attributes = attributes
     rebuilt = ReadWriteLogRecord(

@@ -31,8 +31,14 @@ open-telemetry/semantic-conventions-genai defines it (``gen_ai.execute_tool.dura
 no ``gen_ai.operation.name``; the buckets ``opentelemetry-util-genai`` uses). It is
 not recorded here for spans made by ``opentelemetry-util-genai``, which records it itself.
 
-Attributes are low-cardinality by construction: tool names (capped at :data:`MAX_TOOL_NAMES`
-distinct values, the rest become ``_other``), fixed enums, rule names and exception class names.
+Attributes are drawn only from bounded, content-free sets: tool and agent names (printable
+identifiers, capped at :data:`MAX_TOOL_NAMES` / :data:`MAX_AGENT_NAMES` distinct values, the rest
+become ``_other``), fixed enums (``gen_ai.tool.type`` outside the conventions' values becomes
+``_OTHER``), rule names, and ``error.type`` reduced by :func:`metric_error_type` to an exception class
+name (or the leading class name of ``"Type: message"`` text) or a conventional value, else ``_OTHER``
+as the conventions say, at most :data:`MAX_ERROR_TYPES` distinct values. A third-party span's
+``error.type`` is whatever text its library wrote (#36: 2,000 free-text values made 2,000 series,
+each carrying the text).
 Never an argument or result value, an argument name (a violation ``max_assumed:order_id=assumed``
 is counted under its rule ``max_assumed`` only), a run id or a trace id. The duration is recorded
 with the tool span as context, so an SDK with exemplars on links a bucket to a trace there — in the
@@ -41,6 +47,9 @@ exemplar, not in an attribute.
 
 from __future__ import annotations
 
+import builtins
+import re
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -102,6 +111,27 @@ MAX_TOOL_NAMES: Final = 200
 OTHER_TOOL: Final = "_other"
 #: Distinct agent names recorded on the duration before further names become :data:`OTHER_TOOL`.
 MAX_AGENT_NAMES: Final = 200
+#: Longest tool or agent name recorded as itself (a longer one, or one with control characters, is
+#: not a name written in code: it becomes :data:`OTHER_TOOL`).
+MAX_NAME_LENGTH: Final = 256
+
+#: ``error.type`` of the conventions for a value outside the known set.
+OTHER_ERROR: Final = "_OTHER"
+#: Distinct ``error.type`` values recorded before further ones become :data:`OTHER_ERROR`.
+MAX_ERROR_TYPES: Final = 100
+#: ``error.type`` values kept as they are: this package's own (``error``, an MCP ``tool_error``) and
+#: the conventions' ``_OTHER`` and ``timeout``.
+KNOWN_ERROR_TYPES: Final = frozenset({"error", sc.MCP_TOOL_ERROR, OTHER_ERROR, "timeout"})
+#: A dotted Python name whose last part is CapWords, the shape of an exception class's name.
+_CLASS_NAME: Final = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.){0,15}[A-Z][A-Za-z0-9_]{0,127}")
+#: Endings of exception class names (PEP 8: "use the suffix Error on your exception names"), plus
+#: the builtins' and common libraries' other shapes (``KeyboardInterrupt``, ``StopIteration``,
+#: ``ReadTimeout``, ``CancelledError``, ``ExceptionGroup``).
+_CLASS_SUFFIXES: Final = (
+    "Error", "Exception", "Warning", "Exit", "Interrupt", "Iteration", "Timeout", "Cancelled", "Group"
+)  # fmt: skip
+#: ``gen_ai.tool.type`` values the conventions define.
+TOOL_TYPES: Final = frozenset({"function", "extension", "datastore"})
 
 
 class _Instruments:
@@ -160,8 +190,8 @@ _lock = threading.Lock()
 _provider: metrics.MeterProvider | None = None
 _instruments: _Instruments | None = None
 _tool_names: set[str] = set()
-_tool_types: set[str] = set()
 _agent_names: set[str] = set()
+_error_types: set[str] = set()
 
 
 def use_meter_provider(provider: metrics.MeterProvider | None) -> None:
@@ -186,15 +216,64 @@ def _get() -> _Instruments:
 
 
 def _tool_label(name: str) -> str:
-    return _bounded_label(name, _tool_names, MAX_TOOL_NAMES)
+    return _name_label(name, _tool_names, MAX_TOOL_NAMES) or OTHER_TOOL
 
 
-def _bounded_label(name: str, seen: set[str], limit: int) -> str:
+def _is_exception_class(name: str) -> bool:
+    """Whether ``name`` is an exception class: found (without importing or running any module
+    ``__getattr__``) among builtins or a loaded module's names, or shaped like one."""
+    if not _CLASS_NAME.fullmatch(name):
+        return False
+    if name.endswith(_CLASS_SUFFIXES):
+        return True
+    parts = name.split(".")
+    candidates = [(vars(builtins), parts)] if len(parts) == 1 else []
+    for cut in range(len(parts) - 1, 0, -1):
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is not None:
+            candidates.append((vars(module), parts[cut:]))
+            break
+    for namespace, path in candidates:
+        found: Any = namespace.get(path[0])
+        for part in path[1:]:
+            found = vars(found).get(part) if isinstance(found, type) else None
+        if isinstance(found, type) and issubclass(found, BaseException):
+            return True
+    return False
+
+
+def metric_error_type(value: Any) -> str:
+    """``error.type`` as a metric attribute: a value from a bounded, content-free set.
+
+    A known value (:data:`KNOWN_ERROR_TYPES`) or an exception class name stays (text such as
+    ``"ValueError: order 123 not found"`` keeps only its leading class name); anything else —
+    free text a library wrote — is :data:`OTHER_ERROR`, as are names past :data:`MAX_ERROR_TYPES`.
+    """
+    if not isinstance(value, str) or not value:
+        return OTHER_ERROR
+    if value in KNOWN_ERROR_TYPES:
+        return value
+    head = value.split(":", 1)[0].strip() if ":" in value else value
+    if not _is_exception_class(head):
+        return OTHER_ERROR
+    return _bounded_label(head, _error_types, MAX_ERROR_TYPES, other=OTHER_ERROR)
+
+
+def _name_label(name: Any, seen: set[str], limit: int) -> str | None:
+    """A tool or agent name as a metric attribute: a printable one-line name, bounded in count."""
+    if not isinstance(name, str) or not name:
+        return None
+    if len(name) > MAX_NAME_LENGTH or not name.isprintable():
+        return OTHER_TOOL
+    return _bounded_label(name, seen, limit)
+
+
+def _bounded_label(name: str, seen: set[str], limit: int, other: str = OTHER_TOOL) -> str:
     if name in seen:
         return name
     with _lock:
         if len(seen) >= limit:
-            return OTHER_TOOL
+            return other
         seen.add(name)
     return name
 
@@ -245,11 +324,12 @@ def record_tool_call(
         if duration is not None:
             attributes = {sc.GEN_AI_TOOL_NAME: label}
             if isinstance(tool_type, str) and tool_type:
-                attributes[sc.GEN_AI_TOOL_TYPE] = _bounded_label(tool_type, _tool_types, MAX_TOOL_NAMES)
-            if isinstance(agent_name, str) and agent_name:
-                attributes[sc.GEN_AI_AGENT_NAME] = _bounded_label(agent_name, _agent_names, MAX_AGENT_NAMES)
+                attributes[sc.GEN_AI_TOOL_TYPE] = tool_type if tool_type in TOOL_TYPES else OTHER_ERROR
+            agent = _name_label(agent_name, _agent_names, MAX_AGENT_NAMES)
+            if agent is not None:
+                attributes[sc.GEN_AI_AGENT_NAME] = agent
             if error_type is not None:
-                attributes[sc.ERROR_TYPE] = error_type
+                attributes[sc.ERROR_TYPE] = metric_error_type(error_type)
             instruments.duration.record(max(duration, 0.0), attributes, context=context)
         counts: dict[str, int] = {}
         for kind in kinds:
@@ -288,6 +368,7 @@ __all__ = [
     "ARG_KIND",
     "BUDGET_RULE",
     "INSTRUMENTS",
+    "metric_error_type",
     "now",
     "record_approval",
     "record_run_verdict",

@@ -23,6 +23,12 @@ key that long, and an attacker-made one must not stall the caller's thread).
 
 With ``mode="allowlist"`` the decision inverts: only this package's ``agent.*`` keys, the keys in
 :mod:`.allowlist` (with their value rules) and user-named ``allow`` keys leave; see that module.
+``mode="hybrid"`` (the default, :data:`DEFAULT_STRIP_MODE`) uses the allow-list for every span and
+log record an AI instrumentation made (:mod:`.ai_spans`) and the deny-list elsewhere, so it does not
+depend on the deny-list keeping up with every library's new key names, while an application's own
+non-content keys on its other spans are kept. A hybrid :class:`StripOptions` itself decides as the
+deny-list does (resources, scopes, non-AI spans); :attr:`StripOptions.genai_options` is its
+allow-list twin for AI spans and records.
 
 This package's own provenance vocabulary
 (``agent.arg.*`` and the other ``agent.*`` names in :mod:`otel_provenance.semconv`) holds no values
@@ -44,6 +50,7 @@ from typing import Any, Final, Literal
 
 from .. import semconv
 from ..errors import ConfigurationError
+from .ai_spans import made_by_ai
 from .allowlist import DROP, clean_value, is_allowed_key
 from .denylist import (  # noqa: F401  (re-exported: the default set's public home stays here too)
     DEFAULT_CONTENT_EVENTS,
@@ -61,7 +68,8 @@ from .denylist import (  # noqa: F401  (re-exported: the default set's public ho
 
 EXCEPTION_EVENT: Final = "exception"
 EXCEPTION_TYPE: Final = "exception.type"
-#: Removed from exception events on GenAI spans: both can quote argument values.
+#: Removed from the events of spans whose exception details go (any event name): both can quote
+#: argument values.
 EXCEPTION_DETAIL_KEYS: Final = frozenset({"exception.message", "exception.stacktrace"})
 
 #: Attributes that mark a span as made by a GenAI instrumentation (any library).
@@ -82,8 +90,10 @@ _OWN_KEYS: Final = frozenset(
 _CACHE_LIMIT: Final = 8192
 
 ExceptionScope = Literal["genai", "all"]
-StripMode = Literal["denylist", "allowlist"]
-STRIP_MODES: Final = ("denylist", "allowlist")
+StripMode = Literal["hybrid", "denylist", "allowlist"]
+STRIP_MODES: Final = ("hybrid", "denylist", "allowlist")
+#: The default mode: the one line to change (docs/stripping.md has the measurement behind it).
+DEFAULT_STRIP_MODE: Final[StripMode] = "hybrid"
 
 
 def _is_own_key(key: str) -> bool:
@@ -114,7 +124,9 @@ class StripOptions:
     client's, a database driver's) whose message quotes the arguments, and because the SDK's
     attribute limit can evict the very marker that makes a span look like GenAI.
     ``defaults=False`` starts from an empty forbidden set (for tests and special deployments).
-    ``mode="allowlist"`` keeps only known content-free keys (:mod:`.allowlist`) plus ``allow``;
+    ``mode="hybrid"`` (the default) judges spans and records made by an AI instrumentation by the
+    allow-list and the others by the deny-list; ``mode="denylist"`` judges everything by the
+    deny-list. ``mode="allowlist"`` keeps only known content-free keys (:mod:`.allowlist`) plus ``allow``;
     ``keys``, ``prefixes`` and ``patterns`` still forbid, and the default names still judge what
     lies *under* an ``allow`` key. ``max_key_length``: longer key paths are forbidden outright.
     """
@@ -126,9 +138,10 @@ class StripOptions:
     content_events: Iterable[str] = ()
     exception_scope: ExceptionScope = "all"
     defaults: bool = True
-    mode: StripMode = "denylist"
+    mode: StripMode = DEFAULT_STRIP_MODE
     max_key_length: int = MAX_KEY_LENGTH
     _names: dict = field(init=False, repr=False)
+    _genai: StripOptions | None = field(init=False, repr=False)
     _compiled: tuple[re.Pattern[str], ...] = field(init=False, repr=False)
     _cache: dict[str, bool] = field(init=False, repr=False)
 
@@ -164,10 +177,42 @@ class StripOptions:
         names = (DEFAULT_FORBIDDEN_KEYS | self.keys) if self.defaults else self.keys
         set_(self, "_names", name_trie(names))
         set_(self, "_cache", {})
+        genai = None
+        if self.mode == "hybrid":
+            genai = StripOptions(
+                keys=keys,
+                prefixes=self.prefixes,
+                patterns=patterns,
+                allow=self.allow,
+                content_events=events,
+                exception_scope=self.exception_scope,
+                defaults=self.defaults,
+                mode="allowlist",
+                max_key_length=self.max_key_length,
+            )
+        set_(self, "_genai", genai)
 
     @property
     def allowlist(self) -> bool:
         return self.mode == "allowlist"
+
+    @property
+    def hybrid(self) -> bool:
+        return self.mode == "hybrid"
+
+    @property
+    def genai_options(self) -> StripOptions:
+        """The options for a span or record an AI instrumentation made: the allow-list twin in hybrid
+        mode, else these options themselves."""
+        return self._genai if self._genai is not None else self
+
+    def for_item(
+        self, attributes: Mapping[str, Any] | None, scope_name: str | None, event_names: Iterable[str] = ()
+    ) -> StripOptions:
+        """The options that judge one span or log record (:mod:`.ai_spans` decides what AI made)."""
+        if self._genai is not None and made_by_ai(attributes, scope_name, event_names):
+            return self._genai
+        return self
 
     def is_forbidden(self, path: str) -> bool:
         """True when the key path ``path`` must not leave the process."""
@@ -303,7 +348,8 @@ def strip_event_attributes(
     """Cleaned event attributes, or ``None`` when the whole event is content and must go."""
     if options.is_content_event(name):
         return None
-    drop = EXCEPTION_DETAIL_KEYS if scrub_exception and name == EXCEPTION_EVENT else ()
+    # in every event, not only ``exception``: libraries record errors in events of their own names
+    drop = EXCEPTION_DETAIL_KEYS if scrub_exception else ()
     return strip_attributes(attributes, options, drop=drop)
 
 
@@ -343,7 +389,7 @@ def has_forbidden_key(attributes: Mapping[str, Any] | None, options: StripOption
     if not attributes:
         return False
     if options.allowlist:  # value rules may reduce a value: compare the cleaned copy
-        return strip_attributes(attributes, options) != {k: _normalised(v) for k, v in attributes.items()}
+        return strip_attributes(attributes, options) != normalised(attributes)
     cache, decide = options._cache, options.is_forbidden  # hot path: one dict lookup per known key
     for key, value in attributes.items():
         forbidden = cache.get(key)
@@ -374,6 +420,12 @@ def _normalised(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return tuple(_normalised(item) for item in value)
     return value
+
+
+def normalised(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """``attributes`` as :func:`strip_attributes` would return them if it removed nothing (lists as
+    tuples, maps as dicts): comparing the two tells whether anything was removed or reduced."""
+    return {key: _normalised(value) for key, value in attributes.items()}
 
 
 DEFAULT_OPTIONS: Final = StripOptions()

@@ -10,15 +10,20 @@ beside the transforms, it is the transforms having changed nothing. (Logfire's
 
 The content transforms, in the order they run (:func:`content_transforms`):
 
-* :func:`scrub_exception_details` — on spans the options say (GenAI spans, or all), an ``exception``
-  event loses ``exception.message`` / ``exception.stacktrace``; decided on the attributes as they
-  come, with any provenance added, before any key is removed;
+* :func:`scrub_exception_details` — on spans the options say (GenAI spans, or all), every event
+  (``exception`` or any other name a library chose) loses ``exception.message`` /
+  ``exception.stacktrace``; decided on the attributes as they come, with any provenance added,
+  before any key is removed;
 * :func:`strip_attribute_keys`, :func:`strip_event_content`, :func:`strip_link_keys` — forbidden keys
   go (nested ones too), content events go whole (:mod:`.redaction` decides which);
 * :func:`cut_status_description` — on those same spans the status description, which may quote an
   argument, is cut to the last exception's type;
 * :func:`clean_shared_objects` — the Resource and instrumentation scope, shared by many spans, are
   checked once each and rebuilt only when they hold a forbidden key.
+
+In the default ``"hybrid"`` mode :func:`content_transforms` returns one transform that picks, per
+span, the allow-list transforms (a span an AI instrumentation made, :mod:`.ai_spans`) or the
+deny-list ones (any other span); the Resource and scope are judged by the deny-list either way.
 
 The span processor puts one more in front: the provenance of other libraries' tool spans
 (:mod:`.thirdparty`), computed from the raw arguments before they are removed.
@@ -44,6 +49,7 @@ from .redaction import (
     EXCEPTION_TYPE,
     StripOptions,
     has_forbidden_key,
+    normalised,
     reduced_status_description,
     scrubs_exception_details,
     strip_attributes,
@@ -180,7 +186,29 @@ def clean_shared_objects(shared: SharedObjectCleaner, data: SpanData) -> None:
 
 
 def content_transforms(options: StripOptions, shared: SharedObjectCleaner) -> tuple[SpanTransform, ...]:
-    """The transforms that take content out of a span, for ``options``, in the order they must run."""
+    """The transforms that take content out of a span, for ``options``, in the order they must run.
+
+    Hybrid options give one transform that runs the allow-list's transforms on a span an AI
+    instrumentation made and the deny-list's on any other (``shared`` judges Resource and scope)."""
+    if options.hybrid:
+        genai = _fixed_transforms(options.genai_options, shared)
+        return (partial(_by_origin, options, genai, _fixed_transforms(options, shared)),)
+    return _fixed_transforms(options, shared)
+
+
+def _by_origin(
+    options: StripOptions,
+    genai: Sequence[SpanTransform],
+    other: Sequence[SpanTransform],
+    data: SpanData,
+) -> None:
+    scope = data.scope.name if data.scope is not None else None
+    chosen = options.for_item(data.attributes, scope, (event.name for event in data.events))
+    for transform in genai if chosen is not options else other:
+        transform(data)
+
+
+def _fixed_transforms(options: StripOptions, shared: SharedObjectCleaner) -> tuple[SpanTransform, ...]:
     return (
         partial(scrub_exception_details, options),
         partial(strip_attribute_keys, options),
@@ -198,14 +226,17 @@ def without_forbidden_keys(attributes: Mapping[str, Any] | None, options: StripO
     """``attributes`` itself when nothing in it must go; else a new dict without the forbidden keys, as
     :func:`.redaction.strip_attributes` makes it. (That the check and the removal agree is a property
     test of their own, ``tests/test_strip_redaction.py``.)"""
-    if attributes and has_forbidden_key(attributes, options):
+    if not attributes:
+        return attributes
+    if options.allowlist:  # the check would be the removal itself (value rules): do it once
+        cleaned = strip_attributes(attributes, options)
+        return attributes if cleaned == normalised(attributes) else cleaned
+    if has_forbidden_key(attributes, options):
         return strip_attributes(attributes, options)
     return attributes
 
 
 def _without_exception_details(event: Event) -> Event:
-    if event.name != EXCEPTION_EVENT:
-        return event
     attributes = _plain(event.attributes)
     if not attributes or not any(key in attributes for key in EXCEPTION_DETAIL_KEYS):
         return event
