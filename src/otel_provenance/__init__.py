@@ -45,9 +45,11 @@ _LAZY = {
     "ApprovalRequest": "otel_provenance.instrument.approval",
     "Policy": "otel_provenance.instrument.policy",
     "Input": "otel_provenance.instrument.policy",
+    "adk_plugin": "otel_provenance.instrument.adapters.adk",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .instrument.adapters.adk import adk_plugin
     from .instrument.approval import ApprovalRequest
     from .instrument.budget import Budget
     from .instrument.configure import configure, configure_logs, configure_metrics
@@ -101,4 +103,5 @@ __all__ = [
     "unsafe_log_processors",
     "unsafe_processors",
     "use_meter_provider",
+    "adk_plugin",
 ]

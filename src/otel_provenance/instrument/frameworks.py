@@ -1,9 +1,10 @@
 """Agent-framework context objects that a tool function receives but the model never chose.
 
 PydanticAI passes ``ctx: RunContext`` to ``@agent.tool`` functions, the OpenAI Agents SDK passes
-``RunContextWrapper`` / ``ToolContext``, LangGraph passes ``ToolRuntime``. They are not in the schema the
-model sees, so they are not arguments with a provenance: classifying one would tag it ``assumed`` and
-block every write tool that takes a context. ``@op.tool`` drops them before classification.
+``RunContextWrapper`` / ``ToolContext``, LangGraph passes ``ToolRuntime``, Google ADK passes
+``tool_context: ToolContext``. They are not in the schema the model sees, so they are not arguments
+with a provenance: classifying one would tag it ``assumed`` and block every write tool that takes a
+context. ``@op.tool`` drops them before classification.
 
 The registry names types by module and class and looks them up only in modules already imported, so
 this package never imports a framework.
@@ -19,6 +20,7 @@ CONTEXT_TYPES: Final = (
     ("pydantic_ai", "RunContext"),
     ("agents", "RunContextWrapper"),  # ToolContext is a subclass
     ("langgraph.prebuilt", "ToolRuntime"),
+    ("google.adk.tools.tool_context", "ToolContext"),  # ADK's `tool_context` (an alias of its Context)
 )
 _SCALARS: Final = (str, int, float, bool, type(None))
 
