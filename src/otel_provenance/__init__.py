@@ -92,6 +92,7 @@ __all__ = [
     "ToolPolicy",
     "TraceReadError",
     "__version__",
+    "adk_plugin",
     "configure",
     "configure_logs",
     "configure_metrics",
@@ -103,5 +104,4 @@ __all__ = [
     "unsafe_log_processors",
     "unsafe_processors",
     "use_meter_provider",
-    "adk_plugin",
 ]

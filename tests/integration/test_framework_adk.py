@@ -27,6 +27,7 @@ from google.adk.runners import InMemoryRunner
 from google.adk.tools import FunctionTool
 from google.genai import types
 from opentelemetry import trace
+from pydantic import Field
 
 import otel_provenance as op
 from framework_helpers import Exported, Workspace, assert_provenance
@@ -41,8 +42,8 @@ class ScriptedModel(BaseLlm):
     request's contents, so a test can read what the model was told."""
 
     model: str = "scripted"
-    script: list = []
-    seen: list = []
+    script: list = Field(default_factory=list)
+    seen: list = Field(default_factory=list)
 
     async def generate_content_async(self, llm_request, stream: bool = False):
         self.seen.append(llm_request.contents)
@@ -76,7 +77,12 @@ def drive(
         session = await runner.session_service.create_session(app_name="files_app", user_id="u")
         message = types.Content(role="user", parts=[types.Part(text="tidy up")])
         final = ""
-        run = op.run(inputs=inputs or {"root": "."}, agent_name="files", approver=approver, tracer_provider=OUT.provider)
+        run = op.run(
+            inputs=inputs or {"root": "."},
+            agent_name="files",
+            approver=approver,
+            tracer_provider=OUT.provider,
+        )
         with run:
             async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
                 if event.content and event.content.parts and event.content.parts[0].text:
@@ -134,7 +140,11 @@ def test_a_blocked_write_ends_the_run_normally_with_the_refusal_in_the_models_co
 
 def test_one_span_per_call_adks_own_with_the_models_call_id():
     ws = Workspace()
-    script = [("list_files", {"root": "."}), ("delete_file", {"path": ws.files[0]}), ("delete_file", {"path": ws.invented})]
+    script = [
+        ("list_files", {"root": "."}),
+        ("delete_file", {"path": ws.files[0]}),
+        ("delete_file", {"path": ws.invented}),
+    ]
     drive(workspace_tools(ws), script, plugins=[op.adk_plugin()])
     tool_spans = [s for s in OUT.spans if s.name.startswith("execute_tool")]
     assert len(tool_spans) == 3  # ADK's, adopted: no second span of ours inside
@@ -162,7 +172,11 @@ def test_other_errors_are_left_to_adk():
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
-        drive([FunctionTool(op.tool(side_effect="read")(explode))], [("explode", {"reason": "x"})], plugins=[op.adk_plugin()])
+        drive(
+            [FunctionTool(op.tool(side_effect="read")(explode))],
+            [("explode", {"reason": "x"})],
+            plugins=[op.adk_plugin()],
+        )
 
 
 def test_tool_context_is_not_an_argument():
@@ -192,7 +206,12 @@ def test_a_secret_canary_in_arguments_and_results_is_not_exported():
         """Read a note."""
         return {"text": secret}
 
-    drive([FunctionTool(read_note)], [("read_note", {"name": ws.files[0]})], plugins=[op.adk_plugin()], inputs={"name": ws.files[0]})
+    drive(
+        [FunctionTool(read_note)],
+        [("read_note", {"name": ws.files[0]})],
+        plugins=[op.adk_plugin()],
+        inputs={"name": ws.files[0]},
+    )
     OUT.assert_no_values([secret, ws.files[0]])
 
 
@@ -209,5 +228,10 @@ def test_the_call_is_known_by_the_models_id_before_it_runs():
         """Read a note."""
         return "text"
 
-    drive([FunctionTool(read_note)], [("read_note", {"name": "a"})], plugins=[op.adk_plugin()], approver=approver)
+    drive(
+        [FunctionTool(read_note)],
+        [("read_note", {"name": "a"})],
+        plugins=[op.adk_plugin()],
+        approver=approver,
+    )
     assert asked == ["adk-call-0"]

@@ -49,7 +49,9 @@ class AdoptedSpan:
 
 
 #: (tool name, the framework's call id) of the tool call a framework adapter is about to run.
-_FRAMEWORK_CALL: ContextVar[tuple[str, str] | None] = ContextVar("otel_provenance_framework_call", default=None)
+_FRAMEWORK_CALL: ContextVar[tuple[str, str] | None] = ContextVar(
+    "otel_provenance_framework_call", default=None
+)
 
 
 @contextmanager

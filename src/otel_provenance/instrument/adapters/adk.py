@@ -41,7 +41,9 @@ def _plugin_class() -> type:
     try:
         from google.adk.plugins.base_plugin import BasePlugin
     except ImportError as error:
-        raise ConfigurationError("op.adk_plugin(): Google ADK is not installed (pip install google-adk)") from error
+        raise ConfigurationError(
+            "op.adk_plugin(): Google ADK is not installed (pip install google-adk)"
+        ) from error
 
     class ProvenancePlugin(BasePlugin):
         """otel-provenance's callbacks for every tool of an ADK app (module docstring)."""
@@ -54,7 +56,9 @@ def _plugin_class() -> type:
                 _mark_adk_span(name, call_id)
             return None
 
-        async def after_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any, result: Any) -> None:
+        async def after_tool_callback(
+            self, *, tool: Any, tool_args: Any, tool_context: Any, result: Any
+        ) -> None:
             end_framework_call()
             return None
 
