@@ -235,3 +235,14 @@ def test_the_call_is_known_by_the_models_id_before_it_runs():
         approver=approver,
     )
     assert asked == ["adk-call-0"]
+
+
+def test_op_tool_over_an_adk_tool_object_is_refused_naming_where_it_goes():
+    def lookup(order_id: str) -> dict:
+        """Look an order up."""
+        return {}
+
+    with pytest.raises(
+        op.ConfigurationError, match=r"Google ADK tool object.*FunctionTool\(\.\.\.\) over @op.tool"
+    ):
+        op.tool(side_effect="read")(FunctionTool(lookup))
