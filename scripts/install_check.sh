@@ -16,12 +16,16 @@
 #   pinned  — the oldest supported SDK, the instrumentation released with it and the library it
 #             instruments, pins repeated;
 #   bare    — the same app, pins NOT repeated: `pip install .` alone;
-#   adk     — Google ADK 2.13.0 (requires opentelemetry-api/sdk <= 1.44), pins NOT repeated.
-# INSTALL_CHECK_CASES="pinned bare adk" (the default) chooses among them.
+#   adk     — Google ADK 2.13.0 (requires opentelemetry-api/sdk <= 1.44), pins NOT repeated; then
+#             tests/integration/test_framework_adk.py there;
+#   strands — Strands Agents 1.62.0 (requires mcp < 2.2: the newest test set has mcp 2.3, where pip
+#             can only pick strands-agents 0.0.1, an empty placeholder), pins NOT repeated; then
+#             tests/integration/test_framework_strands.py there.
+# INSTALL_CHECK_CASES="pinned bare adk strands" (the default) chooses among them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP_PINS="${APP_PINS:-opentelemetry-sdk==1.33.0 opentelemetry-instrumentation-requests==0.54b0 requests==2.32.3}"
-CASES="${INSTALL_CHECK_CASES:-pinned bare adk}"
+CASES="${INSTALL_CHECK_CASES:-pinned bare adk strands}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 pip_q=(-q --disable-pip-version-check)
@@ -75,9 +79,9 @@ check_case() {
   "$venv/bin/python" -m pip check
   echo "install_check[$name]: kept $(wc -l <"$work/$name.before.txt") preinstalled packages unchanged ($app; $mode); pip check clean"
 
-  # The app may bring the CLI's libraries itself (ADK brings PyYAML, httpx and jsonschema): checked only
-  # where it does not.
-  if [ "$name" != adk ]; then
+  # The app may bring the CLI's libraries itself (ADK and Strands bring PyYAML, httpx, jsonschema):
+  # checked only where it does not.
+  if [ "$name" != adk ] && [ "$name" != strands ]; then
   for lib in yaml httpx jinja2; do
     if "$venv/bin/python" -c "import $lib" 2>/dev/null; then
       echo "install_check[$name]: the base install brought '$lib' (it belongs in the cli extra)" >&2
@@ -151,6 +155,7 @@ for case in $CASES; do
     pinned) check_case pinned "$APP_PINS" repeat opentelemetry.instrumentation.requests ;;
     bare) check_case bare "$APP_PINS" bare opentelemetry.instrumentation.requests ;;
     adk) check_case adk "google-adk==2.13.0" bare google.adk integration/test_framework_adk.py ;;
-    *) echo "install_check: unknown case '$case' (pinned, bare, adk)" >&2; exit 2 ;;
+    strands) check_case strands "strands-agents==1.62.0" bare strands integration/test_framework_strands.py ;;
+    *) echo "install_check: unknown case '$case' (pinned, bare, adk, strands)" >&2; exit 2 ;;
   esac
 done
