@@ -80,6 +80,7 @@ def drive(
         run = op.run(
             inputs=inputs or {"root": "."},
             agent_name="files",
+            conversation_id=session.id,  # ADK's session: the conversation
             approver=approver,
             tracer_provider=OUT.provider,
         )
@@ -136,6 +137,12 @@ def test_a_blocked_write_ends_the_run_normally_with_the_refusal_in_the_models_co
     assert "delete_file" in refusal["error"] and "path=assumed" in refusal["error"]
     assert ws.invented not in refusal["error"]
     assert_provenance(OUT, ws)
+    (root,) = [
+        s
+        for s in OUT.spans
+        if s.name == "invoke_agent files" and s.instrumentation_scope.name == "otel_provenance"
+    ]
+    assert root.attributes["gen_ai.conversation.id"]
 
 
 def test_one_span_per_call_adks_own_with_the_models_call_id():
