@@ -253,3 +253,26 @@ def test_op_tool_over_an_adk_tool_object_is_refused_naming_where_it_goes():
         op.ConfigurationError, match=r"Google ADK tool object.*FunctionTool\(\.\.\.\) over @op.tool"
     ):
         op.tool(side_effect="read")(FunctionTool(lookup))
+
+
+def test_the_docs_snippet_runs_as_written(tmp_path):
+    """docs/frameworks.md's ADK block, with the stub model as its ``model``: the one line installs it."""
+    from framework_helpers_docs import run_doc_snippet
+
+    namespace = run_doc_snippet(
+        "Google ADK", tmp_path, model=ScriptedModel(script=[("delete_file", {"path": "guessed.txt"})])
+    )
+    runner = InMemoryRunner(app=namespace["app"])
+
+    async def main() -> str:
+        session = await runner.session_service.create_session(app_name="files_app", user_id="u")
+        message = types.Content(role="user", parts=[types.Part(text="tidy up")])
+        final = ""
+        with op.run(inputs={"path": "report.txt"}, tracer_provider=OUT.provider):
+            async for event in runner.run_async(user_id="u", session_id=session.id, new_message=message):
+                if event.content and event.content.parts and event.content.parts[0].text:
+                    final = event.content.parts[0].text
+        return final
+
+    assert asyncio.run(main()) == "done"
+    assert "path=assumed" in responses(namespace["model"])[-1]["error"]

@@ -131,3 +131,14 @@ def test_final_answer_is_read_by_its_one_argument_name(instrumented):
     deletes = out.tool_spans("delete_file")
     assert [s.attributes["agent.tool.status"] for s in deletes] == ["ok", "blocked"]
     out.assert_no_values([*ws.files, ws.invented])
+
+
+def test_the_docs_snippet_runs_as_written(tmp_path):
+    """docs/frameworks.md's smolagents block, with the stub model as its ``model``."""
+    from framework_helpers_docs import run_doc_snippet
+
+    model = ScriptedModel([("delete_file", {"path": "report.txt"}), ("delete_file", {"path": "guessed.txt"})])
+    namespace = run_doc_snippet("smolagents", tmp_path, model=model)
+    with op.run(inputs={"path": "report.txt"}):
+        assert namespace["agent"].run("Tidy up.") == "done"
+    assert "max_assumed:path=assumed" in model.seen[-1]

@@ -200,3 +200,17 @@ def test_a_secret_canary_in_arguments_and_results_is_not_exported():
 
     drive([read_note], [("read_note", {"name": ws.files[0]})], inputs={"name": ws.files[0]})
     OUT.assert_no_values([secret, ws.files[0]])
+
+
+def test_the_docs_snippet_runs_as_written(tmp_path):
+    """docs/frameworks.md's Strands block, with the stub model as its ``model``."""
+    from framework_helpers_docs import run_doc_snippet
+
+    model = ScriptedModel([("delete_file", {"path": "report.txt"}), ("delete_file", {"path": "guessed.txt"})])
+    namespace = run_doc_snippet("Strands Agents", tmp_path, model=model)
+    with op.run(inputs={"path": "report.txt"}, tracer_provider=OUT.provider):
+        answer = namespace["agent"]("Tidy up.")
+    assert str(answer).strip() == "done"
+    ran, refused = tool_results(model)
+    assert ran["status"] == "success" and refused["status"] == "error"
+    assert "path=assumed" in refused["content"][0]["text"]
