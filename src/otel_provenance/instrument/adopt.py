@@ -15,15 +15,14 @@ provenance attributes go onto it (keys the framework already set stay as they ar
 ``gen_ai.tool.call.id`` is the model's call id); the framework keeps ending it.
 
 **The model's call id.** ``gen_ai.tool.call.id`` joins a tool span to the model's request for it. When
-the framework knows that id, the call uses it instead of inventing one: an adopted span's own
-``gen_ai.tool.call.id``, or the id a framework adapter announced for this tool with
-:func:`framework_call` (ADK's ``function_call_id``, smolagents' and Strands' ``toolUseId``).
+the framework knows that id, the call uses it instead of inventing one: the id a framework adapter
+announced for this tool with :func:`announce_framework_call` (ADK's ``function_call_id``), or the
+``gen_ai.tool.call.id`` already on the span to be adopted (Strands' ``toolUseId``, PydanticAI's).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -54,23 +53,10 @@ _FRAMEWORK_CALL: ContextVar[tuple[str, str] | None] = ContextVar(
 )
 
 
-@contextmanager
-def framework_call(tool_name: str, call_id: Any) -> Iterator[None]:
-    """Inside the block, a call of ``tool_name`` takes ``call_id`` (the model's id for it) as its
-    ``gen_ai.tool.call.id``. A missing or non-string id announces nothing."""
-    if not isinstance(call_id, str) or not call_id:
-        yield
-        return
-    token = _FRAMEWORK_CALL.set((tool_name, call_id))
-    try:
-        yield
-    finally:
-        _FRAMEWORK_CALL.reset(token)
-
-
 def announce_framework_call(tool_name: str, call_id: Any) -> None:
-    """:func:`framework_call` for a framework whose hooks run before and after the tool but not around
-    it (ADK's callbacks); :func:`end_framework_call` withdraws it."""
+    """Until :func:`end_framework_call`, a call of ``tool_name`` takes ``call_id`` (the model's id for
+    it) as its ``gen_ai.tool.call.id``: for a framework whose hooks run before and after the tool
+    (ADK's callbacks). A missing or non-string id announces nothing."""
     _FRAMEWORK_CALL.set((tool_name, call_id) if isinstance(call_id, str) and call_id else None)
 
 
@@ -122,6 +108,5 @@ __all__ = [
     "adopt_outer_tool_span",
     "announce_framework_call",
     "end_framework_call",
-    "framework_call",
     "framework_call_id",
 ]
