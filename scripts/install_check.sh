@@ -8,24 +8,52 @@
 #   3. every package installed in step 1 keeps its version, and `pip check` is clean;
 #   4. the base install brings no YAML library, HTTP client or template engine, and the CLI names its
 #      extra; without an OTLP exporter, op.configure(exporter="otlp") names the extra that installs it;
-#   5. an instrumented run works there: one trace per op.run, written to an OTLP JSON Lines file.
+#   5. an instrumented run works there: one trace per op.run, written to an OTLP JSON Lines file;
+#   6. (a framework app) the framework's own test drives it there with a stub model: pytest and
+#      Hypothesis are added without moving any installed version (pip freeze compared, pip check),
+#      then FRAMEWORK_TESTS run (they cannot run in the newest test set: ADK bounds the SDK <= 1.44).
 # Cases (APP_PINS overrides the first one's pins):
 #   pinned  — the oldest supported SDK, the instrumentation released with it and the library it
 #             instruments, pins repeated;
 #   bare    — the same app, pins NOT repeated: `pip install .` alone;
-#   adk     — Google ADK 2.13.0 (requires opentelemetry-api/sdk <= 1.44), pins NOT repeated.
-# INSTALL_CHECK_CASES="pinned bare adk" (the default) chooses among them.
+#   adk     — Google ADK 2.13.0 (requires opentelemetry-api/sdk <= 1.44), pins NOT repeated; then
+#             tests/integration/test_framework_adk.py there;
+#   strands — Strands Agents 1.62.0 (requires mcp < 2.2: the newest test set has mcp 2.3, where pip
+#             can only pick strands-agents 0.0.1, an empty placeholder), pins NOT repeated; then
+#             tests/integration/test_framework_strands.py there.
+# INSTALL_CHECK_CASES="pinned bare adk strands" (the default) chooses among them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP_PINS="${APP_PINS:-opentelemetry-sdk==1.33.0 opentelemetry-instrumentation-requests==0.54b0 requests==2.32.3}"
-CASES="${INSTALL_CHECK_CASES:-pinned bare adk}"
+CASES="${INSTALL_CHECK_CASES:-pinned bare adk strands}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 pip_q=(-q --disable-pip-version-check)
 
-# check_case NAME "APP PINS" repeat|bare APP_MODULE
+# run_framework_tests NAME VENV TEST...: the framework's tests in the app's own environment
+run_framework_tests() {
+  local name="$1" venv="$2"
+  shift 2
+  "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.app.txt"
+  "$venv/bin/python" -m pip install "${pip_q[@]}" pytest hypothesis
+  "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.tests.txt"
+  local moved
+  moved="$(comm -23 "$work/$name.app.txt" "$work/$name.tests.txt")"
+  if [ -n "$moved" ]; then
+    echo "install_check[$name]: installing pytest moved the application's packages:" >&2
+    echo "$moved" | sed 's/^/  was: /' >&2
+    exit 1
+  fi
+  "$venv/bin/python" -m pip check
+  # the tree's tests against the installed package (not the tree's src/): PYTHONPATH has tests/ only
+  (cd tests && PYTHONPATH=. "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@")
+  echo "install_check[$name]: $* passed in the app's environment (pytest added, nothing moved)"
+}
+
+# check_case NAME "APP PINS" repeat|bare APP_MODULE [FRAMEWORK TEST...]
 check_case() {
   local name="$1" app="$2" mode="$3" module="$4"
+  shift 4
   local venv="$work/$name"
   local -a pins
   read -r -a pins <<<"$app"
@@ -51,9 +79,9 @@ check_case() {
   "$venv/bin/python" -m pip check
   echo "install_check[$name]: kept $(wc -l <"$work/$name.before.txt") preinstalled packages unchanged ($app; $mode); pip check clean"
 
-  # The app may bring the CLI's libraries itself (ADK brings PyYAML, httpx and jsonschema): checked only
-  # where it does not.
-  if [ "$name" != adk ]; then
+  # The app may bring the CLI's libraries itself (ADK and Strands bring PyYAML, httpx, jsonschema):
+  # checked only where it does not.
+  if [ "$name" != adk ] && [ "$name" != strands ]; then
   for lib in yaml httpx jinja2; do
     if "$venv/bin/python" -c "import $lib" 2>/dev/null; then
       echo "install_check[$name]: the base install brought '$lib' (it belongs in the cli extra)" >&2
@@ -116,6 +144,9 @@ assert len({s["traceId"] for s in spans}) == 2, "one trace per run"
 print(f"install_check[{case}]: instrumented run OK (2 runs, 2 traces, 4 spans)")
 PY
   )
+  if [ "$#" -gt 0 ]; then
+    run_framework_tests "$name" "$venv" "$@"
+  fi
   rm -rf "$venv"
 }
 
@@ -123,7 +154,8 @@ for case in $CASES; do
   case "$case" in
     pinned) check_case pinned "$APP_PINS" repeat opentelemetry.instrumentation.requests ;;
     bare) check_case bare "$APP_PINS" bare opentelemetry.instrumentation.requests ;;
-    adk) check_case adk "google-adk==2.13.0" bare google.adk ;;
-    *) echo "install_check: unknown case '$case' (pinned, bare, adk)" >&2; exit 2 ;;
+    adk) check_case adk "google-adk==2.13.0" bare google.adk integration/test_framework_adk.py ;;
+    strands) check_case strands "strands-agents==1.62.0" bare strands integration/test_framework_strands.py ;;
+    *) echo "install_check: unknown case '$case' (pinned, bare, adk, strands)" >&2; exit 2 ;;
   esac
 done

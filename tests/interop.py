@@ -31,6 +31,7 @@ MODULES = (
     "openinference.instrumentation.smolagents",
     "logfire",
     "agent_framework",
+    "opentelemetry.instrumentation.genai.langchain",  # the official GenAI instrumentation (#35)
 )
 TEST_SET_ENV = "OTEL_PROVENANCE_TEST_SET"
 

@@ -35,6 +35,8 @@ EXPECTED = {
     # argument-value policies (#34)
     "Input",
     "Policy",
+    # framework adapters (#35): the one line that installs each
+    "adk_plugin",
 }
 
 

@@ -45,9 +45,11 @@ _LAZY = {
     "ApprovalRequest": "otel_provenance.instrument.approval",
     "Policy": "otel_provenance.instrument.policy",
     "Input": "otel_provenance.instrument.policy",
+    "adk_plugin": "otel_provenance.instrument.adapters.adk",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .instrument.adapters.adk import adk_plugin
     from .instrument.approval import ApprovalRequest
     from .instrument.budget import Budget
     from .instrument.configure import configure, configure_logs, configure_metrics
@@ -90,6 +92,7 @@ __all__ = [
     "ToolPolicy",
     "TraceReadError",
     "__version__",
+    "adk_plugin",
     "configure",
     "configure_logs",
     "configure_metrics",

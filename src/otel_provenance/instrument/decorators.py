@@ -26,6 +26,7 @@ from ..errors import ConfigurationError
 from .approval import needs_approval_check
 from .binding import ArgumentBinder, check_option_names, refuse_if_changed
 from .budget import Budget
+from .frameworks import refuse_framework_tool
 from .lifecycle import ToolCall
 from .policy import Policy, as_policies, policy_checks
 from .toolspec import ToolSpec
@@ -90,6 +91,7 @@ def tool(
             _DecoratedTool(None, **options)
         # otherwise at ``def``, right below, where the function's name and parameters are known
         return lambda f: _DecoratedTool(f, **options).wrap(f)
+    refuse_framework_tool(func)  # a framework's tool object: say where @op.tool goes
     if not callable(func) and not isinstance(func, classmethod | staticmethod):
         raise ConfigurationError("op.tool: expected a function; use op.tool(...) with keyword arguments")
     return _DecoratedTool(func, **options).wrap(func)
@@ -117,6 +119,7 @@ class _DecoratedTool:
         trusted_fields: Iterable[str] = (),
         trusted_records: Callable[[Any], Any] | None = None,
     ) -> None:
+        refuse_framework_tool(func)
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
         tool_name = name if name is not None else getattr(inner, "__name__", None)
         approval = needs_approval_check(needs_approval, f"op.tool({tool_name})")

@@ -4,8 +4,9 @@
 method is the session's own) whose ``call_tool``:
 
 1. finds the tool's ``side_effect``: a :class:`ToolPolicy` override by tool name, else the tool's MCP
-   annotations from ``list_tools`` (listed once and cached): ``readOnlyHint`` → ``read``; anything else
-   — ``destructiveHint``, no hint, a tool missing from the listing — → ``write`` (fail closed);
+   annotations from ``list_tools`` (cached, and re-read on every listing): ``readOnlyHint`` →
+   ``read``; anything else — ``destructiveHint``, no hint, a tool missing from the listing — →
+   ``write`` (fail closed);
 2. classifies the arguments against the current ``op.run`` ledger and checks the budget — the same
    lifecycle as ``@op.tool`` (:class:`.lifecycle.ToolCall`) — *before* the request is sent;
 3. asks the approver when the tool's policy says it needs approval (``ToolPolicy(needs_approval=...)``,
@@ -21,8 +22,10 @@ method is the session's own) whose ``call_tool``:
 
 The span follows the MCP semantic conventions' advice for an outer tool span: the MCP keys
 (``mcp.method.name``, ``mcp.protocol.version``, ``mcp.session.id`` when given) go on the GenAI
-``execute_tool`` span. Argument names are the model's choice: identifier-like names are kept, any
-other becomes ``arguments.<position>`` (a key can itself be data).
+``execute_tool`` span. From protocol revision 2026-07-28 on, MCP has no sessions: a session that
+negotiated it never gets ``mcp.session.id``, even when ``session_id`` is given. Argument names are
+the model's choice: identifier-like names are kept, any other becomes ``arguments.<position>`` (a
+key can itself be data).
 
 MCP annotations are hints from the server. For a server you do not trust, state ``side_effect`` in a
 :class:`ToolPolicy`: an override always wins over the annotations.
@@ -53,6 +56,8 @@ _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
 READ_ONLY_HINT = ("read_only_hint", "readOnlyHint")  # mcp 2.x attribute name, then 1.x
 _MAX_RELISTED = 256
+#: the first MCP revision without sessions (revisions are dates: later ones compare greater)
+SESSIONLESS_FROM = "2026-07-28"
 
 
 @dataclass(frozen=True)
@@ -250,6 +255,8 @@ class _ProvenanceSession(wrapt.ObjectProxy):
             )
         if isinstance(version, str) and version:
             attributes[sc.MCP_PROTOCOL_VERSION] = version
+            if version >= SESSIONLESS_FROM:  # no session to name
+                return attributes
         session_id = self._self_session_id
         if callable(session_id):
             try:

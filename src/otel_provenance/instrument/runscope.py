@@ -63,11 +63,13 @@ class RunScope:
         "agent_name",
         "approval_timeout",
         "approver",
+        "conversation_id",
         "guard",
         "inputs",
         "inputs_declared",
         "ledger",
         "policy_totals",
+        "provider_name",
         "root_span",
         "run_id",
         "tracer_provider",
@@ -86,6 +88,8 @@ class RunScope:
         approver: Any = None,
         approval_timeout: float | None = None,
         request: str | None = None,
+        provider_name: str | None = None,
+        conversation_id: str | None = None,
     ) -> None:
         if inputs is not None and not isinstance(inputs, Mapping):
             raise ConfigurationError(f"op.run(inputs=...): expected a mapping, got {type(inputs).__name__}")
@@ -102,6 +106,10 @@ class RunScope:
             raise ConfigurationError("op.run(agent_name=...): expected a non-empty string")
         if not isinstance(root_span, bool):
             raise ConfigurationError("op.run(root_span=...): expected True or False")
+        for option, value in (("provider_name", provider_name), ("conversation_id", conversation_id)):
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigurationError(f"op.run({option}=...): expected a non-empty string")
+        self.provider_name, self.conversation_id = provider_name, conversation_id
         self.run_id = run_id or secrets.token_hex(16)
         self.agent_name = agent_name
         self.root_span = root_span
@@ -180,6 +188,10 @@ class RunScope:
         attributes: dict[str, Any] = {sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, sc.RUN_ID: self.run_id}
         if self.agent_name is not None:
             attributes[sc.GEN_AI_AGENT_NAME] = self.agent_name
+        if self.provider_name is not None:
+            attributes[sc.GEN_AI_PROVIDER_NAME] = self.provider_name
+        if self.conversation_id is not None:
+            attributes[sc.GEN_AI_CONVERSATION_ID] = self.conversation_id
         name = f"{sc.INVOKE_AGENT} {self.agent_name}" if self.agent_name else sc.INVOKE_AGENT
         span = tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
         return span, otel_context.attach(trace.set_span_in_context(span))
@@ -230,6 +242,8 @@ def run(
     approver: Any = None,
     approval_timeout: float | None = None,
     request: str | None = None,
+    provider_name: str | None = None,
+    conversation_id: str | None = None,
 ) -> RunScope:
     """Scope an agent run: declared ``inputs`` count as observed (source tool ``input``).
 
@@ -244,6 +258,9 @@ def run(
     run, in place of the one given to ``op.configure`` (:mod:`.guard`).
     ``approver`` and ``approval_timeout`` override ``op.configure``'s for this run's calls that need a
     person's approval (docs/guard.md).
+    ``provider_name`` (the model's provider: ``openai``, ``gcp.gemini``, …) and ``conversation_id``
+    (the framework's session or thread id) go on the ``invoke_agent`` span as ``gen_ai.provider.name``
+    and ``gen_ai.conversation.id``, as the GenAI conventions ask of an agent span.
     """
     return RunScope(
         inputs,
@@ -256,6 +273,8 @@ def run(
         approver=approver,
         approval_timeout=approval_timeout,
         request=request,
+        provider_name=provider_name,
+        conversation_id=conversation_id,
     )
 
 

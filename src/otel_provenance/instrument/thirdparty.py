@@ -11,6 +11,11 @@ Three libraries put a tool call's arguments and result on the span when content 
   ``traceloop.entity.output``. Positional arguments have no names there; they are named ``args.0``,
   ``args.1``, ….
 
+OpenInference's smolagents instrumentation records the bound arguments of smolagents' ``Tool.__call__``
+(``{"args": [...], "sanitize_inputs_outputs": true, "kwargs": {...}}``) and the tool's ``inputs`` (name →
+``{"type", "description"}``) as ``tool.parameters``: the call's arguments are ``kwargs`` (and ``args``
+by position), named by those inputs — ``final_answer``'s one argument is ``answer``.
+
 Argument names in those JSON payloads are chosen by whoever built the call — often the model — so a
 name can itself be data (``john_smith_ssn_078051120``). A name is exported only when the tool's
 schema names it: the JSON schema the span carries (OpenInference ``tool.parameters`` /
@@ -129,6 +134,8 @@ def schema_names(attributes: Mapping[str, Any]) -> frozenset[str]:
                 properties = schema["parameters"].get("properties")
             if isinstance(properties, Mapping):
                 return frozenset(name for name in properties if isinstance(name, str))
+            if schema and all(isinstance(v, Mapping) and "type" in v for v in schema.values()):
+                return frozenset(name for name in schema if isinstance(name, str))  # smolagents' inputs
     return frozenset()
 
 
@@ -140,6 +147,9 @@ def named_by_schema(values: Mapping[Any, Any], prefix: str, known: frozenset[str
         for i, (key, value) in enumerate(values.items())
     }
 
+
+#: smolagents' ``Tool.__call__(*args, sanitize_inputs_outputs=False, **kwargs)``, bound by OpenInference.
+_SMOLAGENTS_CALL_KEYS: Final = frozenset({"args", "sanitize_inputs_outputs", "kwargs"})
 
 #: OpenLLMetry's LangChain callback records ``{"input_str", "tags", "metadata", "inputs", "kwargs"}`` as
 #: a tool's arguments and ``{"output", "kwargs"}`` as its result: only ``inputs`` / ``output`` are the call.
@@ -159,19 +169,31 @@ def _arguments(library: str, raw: Any, known: frozenset[str]) -> Mapping[str, An
         inputs = parsed["inputs"]
         parsed = inputs if isinstance(inputs, Mapping) else parsed["input_str"]
     if library == OPENLLMETRY and isinstance(parsed, Mapping) and set(parsed) <= {"args", "kwargs"}:
-        out: dict[str, Any] = {}
-        args = parsed.get("args") or ()
-        if isinstance(args, (list, tuple)):
-            out.update((f"{POSITIONAL_PREFIX}{i}", value) for i, value in enumerate(args))
-        kwargs = parsed.get("kwargs") or {}
-        if isinstance(kwargs, Mapping):
-            out.update(named_by_schema(kwargs, "kwargs", known))
-        return out
+        return _args_and_kwargs(parsed, "kwargs", known)
+    if (
+        library == OPENINFERENCE
+        and isinstance(parsed, Mapping)
+        and set(parsed) == _SMOLAGENTS_CALL_KEYS
+        and not known & _SMOLAGENTS_CALL_KEYS  # a tool whose own parameters are these keeps them
+    ):
+        return _args_and_kwargs(parsed, "arguments", known)
     if isinstance(parsed, Mapping):  # the keys are part of the recorded arguments: maybe data
         return named_by_schema(parsed, "arguments", known)
     if parsed is None:
         return None
     return {WHOLE_INPUT: parsed}
+
+
+def _args_and_kwargs(parsed: Mapping[str, Any], prefix: str, known: frozenset[str]) -> dict[str, Any]:
+    """A bound ``(*args, **kwargs)``: positional ones as ``args.<i>``, keyword ones named by the schema."""
+    out: dict[str, Any] = {}
+    args = parsed.get("args") or ()
+    if isinstance(args, (list, tuple)):
+        out.update((f"{POSITIONAL_PREFIX}{i}", value) for i, value in enumerate(args))
+    kwargs = parsed.get("kwargs") or {}
+    if isinstance(kwargs, Mapping):
+        out.update(named_by_schema(kwargs, prefix, known))
+    return out
 
 
 def foreign_tool_call(

@@ -21,6 +21,7 @@ from opentelemetry import trace
 from .. import __version__
 from .. import semconv as sc
 from ..errors import ConfigurationError
+from .adopt import framework_call_id
 from .budget import Budget
 from .decision import Objection
 from .trust import SourceTrust, source_trust
@@ -123,8 +124,10 @@ class ToolSpec:
         return tracer
 
     def first_attributes(self, run_id: str | None) -> dict[str, Any]:
-        """The first essential attributes of a new call: a fresh call id, the constants, the run id."""
-        essential: dict[str, Any] = {sc.GEN_AI_TOOL_CALL_ID: f"call_{random.getrandbits(64):016x}"}
+        """The first essential attributes of a new call: its call id (the framework's, when it has one —
+        it joins the span to the model's request; else a fresh one), the constants, the run id."""
+        call_id = framework_call_id(self.name) or f"call_{random.getrandbits(64):016x}"
+        essential: dict[str, Any] = {sc.GEN_AI_TOOL_CALL_ID: call_id}
         essential.update(self._constant)
         if run_id is not None:
             essential[sc.RUN_ID] = run_id
