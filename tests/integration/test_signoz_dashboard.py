@@ -27,6 +27,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 import otel_provenance as op
 from instrument_helpers import Traced
 from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.offline.report.evaluations import LABELS
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "signoz" / "dashboard.json"
@@ -38,7 +39,7 @@ RESOURCE_KEYS = {"service.version", "service.name"}
 # The log records `gate check --export-findings` sends (one per rule result): their attributes.
 FINDING_LABEL = "gen_ai.evaluation.score.label"
 FINDING_RULE = "agent.rule.id"
-FINDING_LABELS = {"pass", "fail", "insufficient"}
+FINDING_LABELS = set(LABELS.values())  # every label --export-findings writes
 
 # perses_plugin_wrappers.go: allowedQueryKinds
 _ALL_BUT_PROMQL = {
