@@ -88,3 +88,18 @@ def test_semantic_convention_strings_match_the_installed_package():
     values = gen_ai_attributes.GenAiOperationNameValues
     assert values.EXECUTE_TOOL.value == semconv.EXECUTE_TOOL
     assert values.INVOKE_AGENT.value == semconv.INVOKE_AGENT
+
+
+def test_a_public_function_named_like_its_module_is_the_function_after_the_module_loaded() -> None:
+    """``fingerprint`` and ``evaluate`` live in modules of the same name; importing those modules binds
+    the name on the package, which must not turn the public function into the module."""
+    import importlib
+    import types
+
+    importlib.import_module("otel_provenance.offline.fingerprint")
+    importlib.import_module("otel_provenance.offline.evaluate")
+    from otel_provenance.offline import evaluate, fingerprint
+
+    assert not isinstance(fingerprint, types.ModuleType) and callable(fingerprint)
+    assert not isinstance(evaluate, types.ModuleType) and callable(evaluate)
+    assert fingerprint.__module__ == "otel_provenance.offline.fingerprint"

@@ -14,6 +14,8 @@ evaluate, mine, audit, diff ← aggregate, gate ← report ← engines; ``cli`` 
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 _PUBLIC: dict[str, str] = {
@@ -102,6 +104,24 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+#: Public functions named like the module that holds them. Importing such a module binds its name on
+#: this package to the module (the import system does that), so once anything has imported
+#: ``offline.fingerprint``, ``from otel_provenance.offline import fingerprint`` would give the module.
+_SHADOWED = frozenset(name for name, module in _PUBLIC.items() if name == module)
+
+
+class _PublicFace(types.ModuleType):
+    """This package, with the shadowed names always read from the table (the function, never the module)."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in _SHADOWED:
+            return getattr(importlib.import_module(f"{__name__}.{name}"), name)
+        return super().__getattribute__(name)
+
+
+sys.modules[__name__].__class__ = _PublicFace
 
 
 __all__ = sorted(_PUBLIC)  # built from the table: one place names the public face
