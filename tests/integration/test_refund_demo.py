@@ -248,15 +248,16 @@ def _gate_exit(contract_text: str, directory: Path, folder: Path) -> int:
 
 def test_every_line_boundary_cut_of_the_demo_contract_is_refused_or_fails_v2(demo, tmp_path):
     """#36: a copy of the contract cut short at a line boundary must never pass the failing release.
-    The seal ``mine`` writes near the top makes every such cut a refused contract; without the seal,
-    some cuts are valid contracts that pass release 2.0.0 (what the seal is there for)."""
+    The seal ``mine`` writes near the top (the line the contract ends with) makes every such cut a
+    refused contract; without the seal, some cuts are valid contracts that pass release 2.0.0 (what the
+    seal is there for)."""
     from otel_provenance.errors import ContractError
     from otel_provenance.offline import parse_contract
 
     _, out = demo
     text = (out / "contract.yaml").read_text()
     lines = text.splitlines(keepends=True)
-    assert lines[2] == "seal:\n"
+    assert lines[2] == "seal: '# end of contract'\n" and lines[-1] == "# end of contract\n"
     for k in range(1, len(lines)):
         cut = "".join(lines[:k])
         try:
@@ -264,7 +265,7 @@ def test_every_line_boundary_cut_of_the_demo_contract_is_refused_or_fails_v2(dem
         except ContractError:
             continue
         assert _gate_exit(cut, out / "release-2.0.0", tmp_path) != 0, f"the cut after line {k} passed v2"
-    unsealed = lines[:2] + lines[5:]
+    unsealed = lines[:2] + lines[3:]
     passing = [
         k
         for k in range(3, len(unsealed))

@@ -70,7 +70,7 @@ def _parse(text: str, source: str) -> Contract:
         seen[data["id"]] = index
         rules.append(_rule(data, doc, index, default))
     _check_policies(document.get("policies", {}), doc)
-    notes = _check_seal(document, doc)
+    notes = _check_seal(document, doc, text)
     min_runs = document.get("gate", {}).get("min_runs", 1)
     return Contract(
         name=document["name"],
@@ -86,45 +86,44 @@ def _parse(text: str, source: str) -> Contract:
 
 
 SEAL = "seal"
+END_LINE = "# end of contract"  # the seal's value: the line a sealed contract ends with
 UNSEALED_NOTE = (
     "the contract has no seal (written before seals, or by hand), so a copy cut short cannot be told "
     "from a whole one; `otel-provenance routes approve` or `mine` write one"
 )
 
 
-def _check_seal(document: dict[str, Any], doc: Located) -> tuple[str, ...]:
+def _check_seal(document: dict[str, Any], doc: Located, text: str) -> tuple[str, ...]:
     """A contract cut at a line boundary can still be valid YAML and a valid contract — with its last
-    rules, or the strictest part of one, gone. ``dump_document`` therefore writes a seal near the
-    top (the rule count and the digest of everything else); a cut keeps the seal and loses what it
-    vouches for, so it no longer matches. Without a seal the contract loads, with a note."""
+    rules, or the strictest part of one, gone. ``dump_document`` therefore writes a seal near the top
+    naming the line the contract ends with (:data:`END_LINE`). Any cut loses the last line while the
+    seal stays, so a sealed contract that does not end with that line is refused. A person's edits
+    (a rule removed, a limit changed) keep the last line and load as written: the seal vouches for the
+    end of the file, not for its content. Without a seal the contract loads, with a note."""
     seal = document.get(SEAL)
     if seal is None:
         return (UNSEALED_NOTE,)
-    if seal["rules"] != len(document["rules"]):
+    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    if last != seal:
         raise doc.error(
-            (SEAL, "rules"),
-            f"the contract has {len(document['rules'])} rule(s) but its seal says {seal['rules']}: "
-            "cut short or edited since it was written (delete the seal to load it unsealed)",
-        )
-    if seal["digest"] != document_digest(document):
-        raise doc.error(
-            (SEAL, "digest"),
-            "the contract does not match its seal's digest: cut short or edited since it was written "
-            "(delete the seal to load it unsealed)",
+            (SEAL,),
+            f"the contract's seal says it ends with the line {seal!r}, but it ends with {last[:60]!r}: "
+            "cut short (restore the rest of the file), or that line was moved (put it back last) "
+            "or deleted (delete the seal too, to load it unsealed)",
         )
     return ()
 
 
 def sealed(document: dict[str, Any]) -> dict[str, Any]:
-    """``document`` with a fresh seal (any old one replaced)."""
+    """``document`` with its seal (any old one replaced); :func:`dump_document` writes the end line."""
     out = {k: v for k, v in document.items() if k != SEAL}
-    out[SEAL] = {"rules": len(out["rules"]), "digest": document_digest(out)}
+    out[SEAL] = END_LINE
     return out
 
 
 def document_digest(document: dict[str, Any]) -> str:
-    """sha256 of the canonical JSON of ``document`` with rules (and families) sorted by id; the seal,
-    which holds this digest, is left out."""
+    """sha256 of the canonical JSON of ``document`` with rules (and families) sorted by id; the seal
+    is left out (it is not content: a sealed and an unsealed copy are one contract)."""
     canonical = {k: v for k, v in document.items() if k != SEAL}
     canonical["rules"] = sorted((_sorted_families(r) for r in document["rules"]), key=lambda r: r["id"])
     blob = json.dumps(canonical, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -292,9 +291,10 @@ def dump_document(document: dict[str, Any]) -> str:
             tool: [_order_policy(p) for p in entry] if isinstance(entry, list) else _order_policy(entry)
             for tool, entry in sorted(document["policies"].items())
         }
-    return yaml.dump(
+    body = yaml.dump(
         ordered, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096
     )
+    return f"{body}{END_LINE}\n"
 
 
 class _Dumper(yaml.SafeDumper):
