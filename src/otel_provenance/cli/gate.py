@@ -120,7 +120,7 @@ def _check(args: argparse.Namespace, io: IO) -> int:
     if shard is not None and wants_export(args):
         raise UsageError("gate check: a --partial is not a verdict: export findings from one unsharded check")
     targets = prepare(args, "gate check")
-    contract = load_contract(args.contract)
+    contract = _load(args.contract, io)
     try:
         source = TraceInput(io, args, args.traces, keep=shard.owns if shard is not None else None)
     except UsageError as exc:
@@ -173,8 +173,16 @@ def _witness_runs(args: argparse.Namespace, aggregate: Aggregate, contract: Cont
     return {run.run_id: run for run in source.runs()}
 
 
+def _load(path: str, io: IO) -> Contract:
+    """The contract, its notes (e.g. "no seal") said once on stderr."""
+    contract = load_contract(path)
+    for note in contract.notes:
+        io.warn(f"{path}: {note}")
+    return contract
+
+
 def _merge(args: argparse.Namespace, io: IO) -> int:
-    contract = load_contract(args.contract)
+    contract = _load(args.contract, io)
     partials = []
     for path in args.partials:
         try:
