@@ -310,10 +310,15 @@ def strip_attributes(
         return out
     dropped = frozenset(drop)
     allowlist = options.allowlist
+    identity = _logfire_identity(attributes) if allowlist else ()
     for key, value in attributes.items():
-        if key in dropped or options.is_forbidden(key):
+        if key in dropped or (key not in identity and options.is_forbidden(key)):
             continue
-        if allowlist and key not in options.allow and not _is_own_key(key):
+        if key in identity:
+            value = clean_value(semconv.GEN_AI_TOOL_NAME, value)  # an identifier, never a paragraph
+            if value is DROP:
+                continue
+        elif allowlist and key not in options.allow and not _is_own_key(key):
             value = clean_value(key, value)  # a known key keeps only a value of its kind
             if value is DROP:
                 continue
@@ -324,6 +329,23 @@ def strip_attributes(
         if cleaned is not _GONE:
             out[key] = cleaned
     return out
+
+
+#: logfire names its agent-run and tool spans only by a message template and the template's ``name``
+#: argument (``semconv.is_tool_span`` and ``semconv.tool_name`` read them). On these two templates —
+#: constants of logfire's code — ``name`` is the agent's or the tool's name: identity, not content, so
+#: the allow-list keeps both there (anywhere else a template or a ``name`` may hold a user's words).
+_LOGFIRE_IDENTITY_TEMPLATES: Final = frozenset(
+    (semconv.LOGFIRE_TOOL_TEMPLATE, semconv.LOGFIRE_AGENT_TEMPLATE)
+)
+_LOGFIRE_IDENTITY_KEYS: Final = (semconv.LOGFIRE_MSG_TEMPLATE, semconv.LOGFIRE_TOOL_NAME)
+
+
+def _logfire_identity(attributes: Mapping[str, Any]) -> tuple[str, ...]:
+    """The keys the allow-list keeps on a logfire agent-run or tool span (else none)."""
+    if attributes.get(semconv.LOGFIRE_MSG_TEMPLATE) in _LOGFIRE_IDENTITY_TEMPLATES:
+        return _LOGFIRE_IDENTITY_KEYS
+    return ()
 
 
 def is_genai_span(attributes: Mapping[str, Any] | None) -> bool:
