@@ -137,6 +137,7 @@ def _stop(pool: ProcessPoolExecutor) -> None:
     partial values are thrown away; nothing of theirs is written), then reap them, so that none is
     left orphaned. ``shutdown(wait=True)`` would wait for every shard to finish reading."""
     workers = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own record
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in workers:
         if worker.is_alive():
@@ -146,6 +147,11 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         if worker.is_alive():
             worker.kill()
             worker.join(timeout=5)
+    if manager is not None:
+        # The executor's manager thread closes its wake-up pipe once it sees the workers gone; were it
+        # still doing so at interpreter exit, the executor's exit hook would write to the closing pipe
+        # (Python 3.11: "OSError: Bad file descriptor" printed after "interrupted").
+        manager.join(timeout=5)
 
 
 def _fold_shard(source: PoolSource, fold: RunFold[Any], index: int) -> _Part:
