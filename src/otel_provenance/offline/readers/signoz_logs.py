@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ... import semconv
 from ...errors import QueryError
-from .signoz_query import MAX_LIMIT, SigNozClient, eq
+from .signoz_query import MAX_LIMIT, SigNozClient, eq, raw_query
 
 PAGE: Final = 1000
 _ORDER: Final = (
@@ -88,17 +88,7 @@ def _query(
         "limit": limit,
         "offset": offset,
     }
-    payload = {
-        "schemaVersion": "v1",
-        "start": start_ms,
-        "end": end_ms,
-        "requestType": "raw",
-        "noCache": True,
-        "variables": {},
-        "formatOptions": {"formatTableResultForUI": False, "fillGaps": False},
-        "compositeQuery": {"queries": [{"type": "builder_query", "spec": spec}]},
-    }
-    body = client._request("POST", "/api/v5/query_range", json=payload)  # the package's one transport
+    body = client._request("POST", "/api/v5/query_range", json=raw_query(spec, start_ms, end_ms))
     try:
         results = body["data"]["data"]["results"]
     except (KeyError, TypeError):

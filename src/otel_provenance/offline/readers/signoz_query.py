@@ -120,6 +120,21 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
+def raw_query(spec: dict[str, Any], start_ms: int, end_ms: int) -> dict[str, Any]:
+    """The query-range v5 request for one raw builder query (``spec``: its signal, filter, order, page),
+    uncached, as the traces reader and the findings (logs) reader both send it."""
+    return {
+        "schemaVersion": "v1",
+        "start": start_ms,
+        "end": end_ms,
+        "requestType": "raw",
+        "noCache": True,
+        "variables": {},
+        "formatOptions": {"formatTableResultForUI": False, "fillGaps": False},
+        "compositeQuery": {"queries": [{"type": "builder_query", "spec": spec}]},
+    }
+
+
 class SigNozClient:
     """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls,
     all timed on ``clock``."""
@@ -255,17 +270,7 @@ class SigNozClient:
             "limit": limit,
             "offset": offset,
         }
-        payload = {
-            "schemaVersion": "v1",
-            "start": start_ms,
-            "end": end_ms,
-            "requestType": "raw",
-            "noCache": True,
-            "variables": {},
-            "formatOptions": {"formatTableResultForUI": False, "fillGaps": False},
-            "compositeQuery": {"queries": [{"type": "builder_query", "spec": spec}]},
-        }
-        body = self._request("POST", "/api/v5/query_range", json=payload)
+        body = self._request("POST", "/api/v5/query_range", json=raw_query(spec, start_ms, end_ms))
         try:
             results = body["data"]["data"]["results"]
         except (KeyError, TypeError):
