@@ -9,6 +9,7 @@ once its workers are mid-read of a file large enough to keep them busy.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -60,10 +61,15 @@ def _group(pgid: int) -> list[int]:
     return members
 
 
-def interrupt_once(contract: Path, traces: Path, out_dir: Path, group: bool = True) -> None:
-    """Start ``gate check --jobs 2``, interrupt it mid-work, and check how it ended. ``group``: SIGINT
-    to the whole process group (a terminal's Ctrl-C); else to the command alone (``kill -INT``, a
-    supervisor), whose workers then hear nothing of it."""
+def interrupt_once(
+    contract: Path, traces: Path, out_dir: Path, group: bool = True, delay: float | None = None
+) -> str:
+    """Start ``gate check --jobs 2``, interrupt it, and check how it ended. ``group``: SIGINT to the
+    whole process group (a terminal's Ctrl-C); else to the command alone (``kill -INT``, a
+    supervisor), whose workers then hear nothing of it. ``delay``: seconds after the start (any
+    moment: starting up, loading, reading, judging, writing); by default half a second into the
+    workers' reading. Returns ``"interrupted"``; with a ``delay``, also ``"finished"`` when the
+    command ended before the signal was sent (nothing to check), or ``"before the command"``."""
     out_dir.mkdir(exist_ok=True)
     report = out_dir / "gate.html"
     argv = [*CLI, "gate", "check", "--contract", contract, "--release", "v1", "--jobs", "2", traces]
@@ -75,13 +81,19 @@ def interrupt_once(contract: Path, traces: Path, out_dir: Path, group: bool = Tr
         start_new_session=True,  # its own process group, as a shell gives a foreground job
     )
     try:
-        deadline = time.monotonic() + 60
-        while len(_group(proc.pid)) < 3:  # the command and its two workers
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "the workers never started"
-            time.sleep(0.02)
-        time.sleep(0.5)  # mid-read
-        assert proc.poll() is None, "the input was too small to interrupt mid-work"
+        if delay is None:
+            deadline = time.monotonic() + 60
+            while len(_group(proc.pid)) < 3:  # the command and its two workers
+                assert proc.poll() is None, proc.communicate()
+                assert time.monotonic() < deadline, "the workers never started"
+                time.sleep(0.02)
+            time.sleep(0.5)  # mid-read
+            assert proc.poll() is None, "the input was too small to interrupt mid-work"
+        else:
+            time.sleep(delay)
+            if proc.poll() is not None:
+                proc.communicate()
+                return "finished"
         if group:
             os.killpg(proc.pid, signal.SIGINT)
         else:
@@ -97,18 +109,103 @@ def interrupt_once(contract: Path, traces: Path, out_dir: Path, group: bool = Tr
     if left:
         os.killpg(proc.pid, signal.SIGKILL)
     stderr = err.decode()
-    assert proc.returncode == 1, (proc.returncode, stderr)
-    assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     assert took < STOP_SECONDS, f"stopped {took:.1f} s after Ctrl-C"
     assert not left, f"worker process(es) left running: {left}"
-    assert list(out_dir.iterdir()) == [], "a report file (or its temporary file) was left"
-    assert out == b""
+    written = sorted(path.name for path in out_dir.iterdir())
+    if written:  # a Ctrl-C in the instant the reports were put in place: all of them, whole
+        assert written == ["gate.html", "gate.json"], f"a report set cut short, or a temp file: {written}"
+        json.loads((out_dir / "gate.json").read_text())
+        assert (out_dir / "gate.html").read_text().rstrip().endswith("</html>")
+    else:
+        assert out == b""  # nothing printed before the reports are in place
+    if delay is not None and _before_the_command(proc.returncode, stderr):
+        return "before the command"
+    assert proc.returncode == 1, (proc.returncode, stderr)
+    assert "interrupted" in stderr and "Traceback" not in stderr, stderr
+    return "interrupted"
+
+
+def _before_the_command(code: int, stderr: str) -> bool:
+    """Interrupted while Python started and imported the command's first module (a tenth of a
+    second), before any of the command's code could run: Python's own ending — a KeyboardInterrupt
+    traceback through imports alone, and death by SIGINT (130 in a shell)."""
+    frames = [line for line in stderr.splitlines() if line.startswith('  File "')]
+    return (
+        code == -signal.SIGINT
+        and stderr.rstrip().endswith("KeyboardInterrupt")
+        and not any(line.rstrip().endswith((" in run", " in main")) for line in frames)
+    )
 
 
 def test_ctrl_c_stops_gate_check_jobs_2_at_once_and_leaves_nothing(tmp_path: Path) -> None:
     contract, traces = make_input(tmp_path)
     for attempt in range(3):
         interrupt_once(contract, traces, tmp_path / f"out{attempt}", group=attempt != 1)
+
+
+_INTERRUPTED_WHILE_LOADING = """
+import os, signal, sys
+
+class SignalOnImport:  # a real SIGINT, sent the moment the gate command's module starts loading
+    def find_spec(self, name, path=None, target=None):
+        if name == "otel_provenance.cli.gate":
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+
+sys.meta_path.insert(0, SignalOnImport())
+from otel_provenance.cli import main
+main()
+"""
+
+
+def test_ctrl_c_while_the_commands_load_says_interrupted() -> None:
+    """Loading the command modules is most of the start-up (about a second): a Ctrl-C then is
+    "interrupted", exit 1, like one at any later moment — not a KeyboardInterrupt traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_WHILE_LOADING, "gate", "check", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "otel-provenance: error: interrupted\n")
+
+
+_SWALLOWED = """
+import gc, os, signal, sys
+
+def swallow(phase, info):  # a real SIGINT whose KeyboardInterrupt Python can only print and drop
+    if phase == "start" and "otel_provenance.cli.gate" in sys.modules:  # once the command has begun
+        gc.callbacks.remove(swallow)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000):  # the interrupt is raised here, inside the collector's callback
+            pass
+
+gc.callbacks.append(swallow)
+from otel_provenance.cli import main
+main()
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_ctrl_c_python_swallows_is_still_an_interrupt(tmp_path: Path, jobs: str) -> None:
+    """A KeyboardInterrupt raised inside a callback Python only prints (a garbage-collector callback
+    here; the import system's module-lock callback at random moments) would be lost, and the command
+    would go on to a verdict and its reports: it ends as "interrupted", exit 1, nothing written."""
+    contract, traces = make_input(tmp_path, spans=6_000)
+    report = tmp_path / "out"
+    report.mkdir()
+    argv = ["gate", "check", "--contract", contract, "--release", "v1", "--jobs", jobs, traces]
+    argv += ["--report-html", report / "gate.html", "--report-json", report / "gate.json"]
+    done = subprocess.run(
+        [sys.executable, "-c", _SWALLOWED, *map(str, argv)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "otel-provenance: error: interrupted\n")
+    assert list(report.iterdir()) == []
 
 
 _CLUSTER = """

@@ -163,3 +163,20 @@ def test_a_full_device_is_an_error_and_stays_a_device(setup: tuple[Path, Path], 
     code, _, err = _gate(traces, contract, "--report-html", str(full))
     assert code == 1 and "cannot write (No space left on device)" in err
     assert stat.S_ISCHR(os.lstat(full).st_mode)
+
+
+@pytest.mark.parametrize("refused", ["--report-html", "--report-json"])
+def test_the_reports_of_one_command_are_put_in_place_together_or_not_at_all(
+    setup: tuple[Path, Path], tmp_path: Path, refused: str
+) -> None:
+    """One report that cannot be written (a directory) and one that can: neither is put in place, and
+    no temporary file is left — a reader never finds one report of the set without the other."""
+    traces, contract = setup
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a-directory").mkdir()
+    targets = {"--report-html": out / "gate.html", "--report-json": out / "gate.json"}
+    targets[refused] = out / "a-directory"
+    code, _, err = _gate(traces, contract, *[str(a) for pair in targets.items() for a in pair])
+    assert code == 1 and "a-directory: is a directory" in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["a-directory"]

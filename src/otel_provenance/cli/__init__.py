@@ -14,30 +14,41 @@ import argparse
 import contextlib
 import difflib
 import gc
+import importlib
 import os
 import re
 import sys
 from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import TextIO
 
 from .. import __version__
 from ..errors import OtelProvenanceError
+from . import _interrupt
 from ._common import EXIT_ERROR, IO, UsageError
 
 #: What only the command line needs, installed by ``pip install 'otel-provenance[cli]'``.
 CLI_EXTRA_MODULES = {"yaml": "PyYAML", "httpx": "httpx"}
 CLI_EXTRA_HINT = "pip install 'otel-provenance[cli]'"
 
-try:
-    from . import audit, diff, fetch, fingerprint, gate, keygen, mine, routes
-except ModuleNotFoundError as _missing:  # the base install is for instrumented apps: no CLI extra
-    if _missing.name not in CLI_EXTRA_MODULES:
-        raise
-    _MISSING_EXTRA: str | None = CLI_EXTRA_MODULES[_missing.name]
-    _COMMANDS: tuple = ()
-else:
-    _MISSING_EXTRA = None
-    _COMMANDS = (audit, diff, fingerprint, mine, routes, gate, fetch, keygen)
+#: The command modules, in the order ``--help`` lists them.
+_COMMAND_MODULES = ("audit", "diff", "fingerprint", "mine", "routes", "gate", "fetch", "keygen")
+
+
+def _commands() -> tuple[ModuleType, ...]:
+    """The command modules, imported when the parser is built — inside ``run``, not when this
+    package is imported: loading them is most of the command's start-up (about a second), and a
+    Ctrl-C then must end as "interrupted", exit 1, like one at any other moment, not a traceback.
+    The base install is for instrumented apps: without the cli extra this names the extra."""
+    try:
+        return tuple(importlib.import_module(f"{__name__}.{name}") for name in _COMMAND_MODULES)
+    except ModuleNotFoundError as missing:
+        if missing.name not in CLI_EXTRA_MODULES:
+            raise
+        raise UsageError(
+            f"the command line needs the cli extra ({CLI_EXTRA_MODULES[missing.name]} is missing): "
+            f"{CLI_EXTRA_HINT}"
+        ) from None
 
 
 _INVALID_CHOICE = re.compile(
@@ -118,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="otel-provenance", description="Prove what an AI agent did, from its traces.")
     parser.add_argument("--version", action="version", version=f"otel-provenance {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in _COMMANDS:
+    for module in _commands():
         module.register(sub)
     return parser
 
@@ -127,19 +138,19 @@ def run(argv: Sequence[str] | None = None, stdout: TextIO | None = None, stderr:
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     io = IO(stdout, stderr)
-    if _MISSING_EXTRA is not None:
-        io.error(f"the command line needs the cli extra ({_MISSING_EXTRA} is missing): {CLI_EXTRA_HINT}")
-        return EXIT_ERROR
-    parser = build_parser()
     try:
-        with contextlib.redirect_stdout(stdout):  # --help writes to the stream we were given
-            args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
-        handler = getattr(args, "handler", None)
-        if handler is None:
-            parser.print_help(stderr)
-            return EXIT_ERROR
-        with _offline_gc():
-            return int(handler(args, io))
+        with _interrupt.heard():
+            parser = build_parser()
+            with contextlib.redirect_stdout(stdout):  # --help writes to the stream we were given
+                args = parser.parse_args(list(argv) if argv is not None else sys.argv[1:])
+            handler = getattr(args, "handler", None)
+            if handler is None:
+                parser.print_help(stderr)
+                return EXIT_ERROR
+            with _offline_gc():
+                code = int(handler(args, io))
+            _interrupt.check()  # a Ctrl-C Python swallowed on the way is no verdict
+            return code
     except _ParserExit as exc:  # --help / --version
         if exc.message:
             stderr.write(exc.message)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Final, TextIO
 
 from ..offline.outcome import Outcome
+from . import _interrupt
 
 # The exit codes are the outcomes' (offline.outcome): one place says which number means what.
 EXIT_PASS: Final = Outcome.PASS.exit_code
@@ -24,6 +25,7 @@ class IO:
     stderr: TextIO
 
     def out(self, text: str = "") -> None:
+        _interrupt.check()  # nothing is printed after a Ctrl-C, even one Python swallowed
         self.stdout.write(text + "\n")
 
     def error(self, text: str) -> None:

@@ -7,7 +7,7 @@ import argparse
 
 from ..offline.report.formats import ReportContext, formats_for, render
 from ._common import IO
-from ._writefile import write_text
+from ._writefile import committed_together, write_text
 
 
 def add_report_arguments(p: argparse.ArgumentParser, subject: str) -> None:
@@ -26,11 +26,13 @@ def wants(args: argparse.Namespace, name: str, subject: str) -> bool:
 
 
 def emit(args: argparse.Namespace, io: IO, subject: str, result: object, context: ReportContext) -> None:
-    """Write every report file the arguments ask for, then print ``--format``'s report."""
-    for fmt in formats_for(subject):
-        path = _path(args, fmt.flag) if fmt.flag else None
-        if path:
-            write_text(path, render(subject, fmt.name, result, context))
+    """Write every report file the arguments ask for — all of them or, interrupted, none — then
+    print ``--format``'s report."""
+    with committed_together():
+        for fmt in formats_for(subject):
+            path = _path(args, fmt.flag) if fmt.flag else None
+            if path:
+                write_text(path, render(subject, fmt.name, result, context))
     for line in render(subject, args.format, result, context).splitlines(keepends=True):
         io.stdout.write(line)  # line by line: a reader that goes away (`… | head`) is seen at once
 

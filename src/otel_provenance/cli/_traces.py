@@ -16,6 +16,7 @@ from ..offline.engines.source import TraceSource
 from ..offline.model import Run
 from ..offline.readers import ReadReport
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
+from . import _interrupt
 from ._common import EXIT_INSUFFICIENT, EXIT_PASS, IO
 from ._sources import open_source
 
@@ -59,7 +60,13 @@ class TraceInput:
     ) -> None:
         self.io = io
         self._progress = _Progress(io) if io.is_tty else None
-        self.source: TraceSource = open_source(args, paths, release, keep=keep, progress=self._progress)
+        self.source: TraceSource = open_source(args, paths, release, keep=keep, progress=self._on_progress)
+
+    def _on_progress(self, label: str, done: int, total: int) -> None:
+        """Called now and then while the source reads: where a Ctrl-C Python swallowed stops it."""
+        _interrupt.check()
+        if self._progress is not None:
+            self._progress(label, done, total)
 
     @property
     def report(self) -> ReadReport:

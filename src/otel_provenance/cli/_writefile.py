@@ -23,9 +23,11 @@ What the target is decides how it is written (``_plan``):
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import io
 import os
 import secrets
+import signal
 import stat
 import sys
 from collections.abc import Iterator
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import TextIO
 
 from ..errors import ConfigurationError
+from . import _interrupt
 
 _REFUSED = {
     stat.S_IFDIR: "a directory",
@@ -55,6 +58,49 @@ class _Target(io.FileIO):
 
 def _text(fd: int) -> TextIO:
     return io.TextIOWrapper(io.BufferedWriter(_Target(fd, "w")), encoding="utf-8", newline="\n")
+
+
+_held: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar("held", default=None)
+
+
+@contextlib.contextmanager
+def committed_together() -> Iterator[None]:
+    """The regular files written in the block are put in place together when it ends, or none is:
+    each is written whole to its temporary file first; then the renames are done in one step that a
+    Ctrl-C cannot cut (SIGINT is held for those few system calls and acted on after them). Whatever
+    ends the block early — an error, a Ctrl-C — removes every temporary file. A device, FIFO or the
+    process's own output is written in place as it comes, as always."""
+    held: list[tuple[Path, Path]] = []
+    token = _held.set(held)
+    try:
+        yield
+        _interrupt.check()
+        with _sigint_held():
+            while held:
+                tmp, target = held[0]
+                try:
+                    os.replace(tmp, target)
+                except OSError as exc:
+                    raise _cannot(str(target), exc) from None
+                held.pop(0)
+    finally:
+        _held.reset(token)
+        for tmp, _ in held:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+@contextlib.contextmanager
+def _sigint_held() -> Iterator[None]:
+    try:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):  # no POSIX signal masks here: nothing to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def write_text(path: str, text: str) -> None:
@@ -120,6 +166,11 @@ def _atomic(path: str, target: Path) -> Iterator[TextIO]:
             body = True
             yield f
             body = False
+        _interrupt.check()  # after a Ctrl-C (even one Python swallowed) no report is put in place
+        held = _held.get()
+        if held is not None:
+            held.append((tmp, target))  # put in place with the others (committed_together)
+            return
         os.replace(tmp, target)
     except BaseException as exc:  # a write error, or Ctrl-C mid-write: no temporary file is left
         if tmp is not None:

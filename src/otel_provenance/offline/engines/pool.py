@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -35,6 +35,10 @@ from .fold import RunFold
 from .source import FileSource
 
 P = TypeVar("P")
+
+#: How often the parent calls the progress callback while its processes fold (the CLI's callback is
+#: also where a Ctrl-C that Python swallowed stops the command).
+_HEARTBEAT_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -83,9 +87,16 @@ class PoolSource:
     def fold(self, fold: RunFold[P]) -> P:
         pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_leave_interrupts_to_the_parent)
         try:
-            parts = list(
-                pool.map(_fold_shard, [self] * self.jobs, [fold] * self.jobs, range(1, self.jobs + 1))
-            )
+            shards = [pool.submit(_fold_shard, self, fold, i) for i in range(1, self.jobs + 1)]
+            while True:  # the progress callback hears from the parent a few times a second
+                done, waiting = wait(shards, timeout=_HEARTBEAT_S, return_when=FIRST_EXCEPTION)
+                if self.report.progress is not None:
+                    self.report.progress(f"{self.jobs} processes", len(done), len(shards))
+                for shard in done:
+                    shard.result()  # a worker's crash (not an input error: those come back as _Part)
+                if not waiting:
+                    break
+            parts = [shard.result() for shard in shards]
         except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: stop the workers now
             _stop(pool)
             raise
