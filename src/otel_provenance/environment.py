@@ -13,8 +13,8 @@ never a value of a secret.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Final
+from collections.abc import Callable, Mapping
+from typing import Final, TypeVar
 
 from .errors import ConfigurationError
 
@@ -74,6 +74,7 @@ PYTEST_CURRENT_TEST: Final = "PYTEST_CURRENT_TEST"
 
 _TRUE: Final = frozenset({"1", "true", "yes", "on"})
 _FALSE: Final = frozenset({"0", "false", "no", "off"})
+_N = TypeVar("_N", int, float)
 
 
 def text(name: str, environ: Mapping[str, str] | None = None) -> str | None:
@@ -104,21 +105,21 @@ def flag(name: str, default: bool, environ: Mapping[str, str] | None = None) -> 
 
 def integer(name: str, environ: Mapping[str, str] | None = None) -> int | None:
     """A whole number; None when unset."""
-    value = text(name, environ)
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ConfigurationError(f"{name}: expected an integer") from None
+    return _parsed(name, environ, int, "an integer")
 
 
 def number(name: str, environ: Mapping[str, str] | None = None) -> float | None:
     """A number; None when unset."""
+    return _parsed(name, environ, float, "a number")
+
+
+def _parsed(
+    name: str, environ: Mapping[str, str] | None, parse: Callable[[str], _N], expected: str
+) -> _N | None:
     value = text(name, environ)
     if value is None:
         return None
     try:
-        return float(value)
+        return parse(value)
     except ValueError:
-        raise ConfigurationError(f"{name}: expected a number") from None
+        raise ConfigurationError(f"{name}: expected {expected}") from None

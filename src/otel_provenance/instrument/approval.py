@@ -140,7 +140,7 @@ def ask(approver: Callable[..., Any] | None, request: ApprovalRequest, timeout: 
         box.append(answer)
         done.set()
 
-    _start_worker(approver, request, deadline, timeout, put)
+    _start_worker(_answer_in_thread, approver, request, deadline, timeout, put)
     if not done.wait(timeout):
         return timed_out(timeout)
     return box[0]
@@ -166,7 +166,7 @@ async def ask_async(approver: Callable[..., Any] | None, request: ApprovalReques
         with contextlib.suppress(RuntimeError):  # the loop has closed: nobody is waiting any more
             loop.call_soon_threadsafe(_settle, future, answer)
 
-    _start_worker(approver, request, time.monotonic() + timeout, timeout, put)
+    _start_worker(_answer_in_thread, approver, request, time.monotonic() + timeout, timeout, put)
     done, _ = await asyncio.wait({future}, timeout=timeout)
     if not done:
         future.cancel()
@@ -184,19 +184,11 @@ def _settle(future: asyncio.Future[Answer], answer: Answer) -> None:
         future.set_result(answer)
 
 
-def _start_worker(
-    approver: Callable[..., Any],
-    request: ApprovalRequest,
-    deadline: float,
-    timeout: float,
-    put: Callable[[Answer], None],
-) -> None:
+def _start_worker(work: Callable[..., None], *args: Any) -> None:
+    """Run ``work(*args)`` in a daemon thread, in a copy of the caller's context."""
     context = contextvars.copy_context()
     threading.Thread(
-        target=context.run,
-        args=(_answer_in_thread, approver, request, deadline, timeout, put),
-        name="otel-provenance-approver",
-        daemon=True,
+        target=context.run, args=(work, *args), name="otel-provenance-approver", daemon=True
     ).start()
 
 

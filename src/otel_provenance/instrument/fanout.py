@@ -20,6 +20,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from ..errors import ConfigurationError
+
 _logger = logging.getLogger("otel_provenance.instrument.processor")
 _NS_PER_MS = 1_000_000
 
@@ -39,6 +41,19 @@ class OnceLog:
             self._seen.add(key)
         # Only the type: an exception's message or traceback may quote content.
         _logger.error("otel-provenance: %s failed with %s", what, key[1])
+
+
+def checked_fanout(
+    wrapper: str, downstream: tuple[Any, ...], hooks: tuple[str, ...], kind: str, log: OnceLog
+) -> SafeFanout:
+    """The fan-out over a wrapper's ``downstream`` processors, each of which must have the ``hooks`` of
+    a ``kind`` (else a :class:`ConfigurationError` naming the ``wrapper`` and the processor)."""
+    for i, processor in enumerate(downstream):
+        if not all(callable(getattr(processor, m, None)) for m in hooks):
+            raise ConfigurationError(
+                f"{wrapper}: downstream[{i}] ({type(processor).__name__}) is not a {kind}"
+            )
+    return SafeFanout(downstream, log)
 
 
 class SafeFanout:

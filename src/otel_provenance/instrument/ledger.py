@@ -202,6 +202,12 @@ def _bytes_text(value: Any) -> str | None:
     return None if _CONTROL(text) else text
 
 
+def _drop_older_half(bounded: dict) -> None:
+    """Drop the older half of a dict that outgrew its bound (dicts keep insertion order)."""
+    for old in list(islice(bounded, len(bounded) // 2)):
+        del bounded[old]
+
+
 def _via_names(kind: int) -> tuple[str, ...]:
     return tuple(name for bit, name in _VIA_NAMES if kind & bit)
 
@@ -325,8 +331,7 @@ class Ledger:
             if echo is not None and echo.keys:
                 self._echo_spans[span_id] = echo.keys
                 if len(self._echo_spans) > self.max_entries:
-                    for old in list(islice(self._echo_spans, len(self._echo_spans) // 2)):
-                        del self._echo_spans[old]
+                    _drop_older_half(self._echo_spans)
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
                 if trust.trusted:
                     room = self._walk(tool, span_id, result, field_prefix, 0, room, echo)
@@ -338,12 +343,10 @@ class Ledger:
             if len(self._index) > self.max_entries:
                 self._evict()
             if len(self._flags) > self.max_entries:
-                for old in list(islice(self._flags, len(self._flags) // 2)):
-                    del self._flags[old]
+                _drop_older_half(self._flags)
                 self.evicted += 1
             if len(self._names) > self.max_entries:  # a name lost makes a mapping key unsourced: fails closed
-                for old in list(islice(self._names, len(self._names) // 2)):
-                    del self._names[old]
+                _drop_older_half(self._names)
 
     def next_attempt(self, tool: str, signature: tuple) -> int:
         """0 on the first call of ``tool`` with these argument digests in this run, then 1, 2, ..."""
@@ -352,8 +355,7 @@ class Ledger:
             attempt = self._attempts.get(key, 0)
             self._attempts[key] = attempt + 1
             if len(self._attempts) > self.max_entries:
-                for old in list(islice(self._attempts, len(self._attempts) // 2)):
-                    del self._attempts[old]
+                _drop_older_half(self._attempts)
         return attempt
 
     def _walk(
@@ -586,8 +588,7 @@ class Ledger:
         if texts:
             self._calls[span_id] = texts
             if len(self._calls) > max(16, self.max_entries // 10):
-                for old in list(islice(self._calls, len(self._calls) // 2)):
-                    del self._calls[old]
+                _drop_older_half(self._calls)
 
     def _evict(self) -> None:
         """Drop the oldest entries down to 3/4 of the bound, rebuilding the index compactly.

@@ -32,9 +32,8 @@ from typing import Any
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
 
-from ..errors import ConfigurationError
 from ._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
-from .fanout import OnceLog, SafeFanout
+from .fanout import OnceLog, checked_fanout
 from .internal_errors import reraise_own_bug_under_pytest
 from .processor import warn_leaks
 from .redaction import (
@@ -44,6 +43,7 @@ from .redaction import (
     has_forbidden_key,
     strip_attributes,
     strip_log_body,
+    wrapper_options,
 )
 from .span_transforms import bounded_attributes
 
@@ -152,17 +152,11 @@ class ProvenanceLogRecordProcessor(LogRecordProcessor):
 
     def __init__(self, *downstream: LogRecordProcessor, options: StripOptions | None = None) -> None:
         require_current_logs_sdk("ProvenanceLogRecordProcessor")
-        for i, processor in enumerate(downstream):
-            if not all(callable(getattr(processor, m, None)) for m in ("on_emit", "shutdown", "force_flush")):
-                raise ConfigurationError(
-                    f"ProvenanceLogRecordProcessor: downstream[{i}] ({type(processor).__name__}) "
-                    "is not a LogRecordProcessor"
-                )
-        if options is not None and not isinstance(options, StripOptions):
-            raise ConfigurationError("ProvenanceLogRecordProcessor: options must be a StripOptions")
+        wrapper = "ProvenanceLogRecordProcessor"
         self._log_once = OnceLog()
-        self._fanout = SafeFanout(downstream, self._log_once)
-        self._options = options or DEFAULT_OPTIONS
+        hooks = ("on_emit", "shutdown", "force_flush")
+        self._fanout = checked_fanout(wrapper, downstream, hooks, "LogRecordProcessor", self._log_once)
+        self._options = wrapper_options(wrapper, options)
         self._guard = _LogLeakGuard()
 
     @property

@@ -29,10 +29,9 @@ from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-from ..errors import ConfigurationError
-from .fanout import OnceLog, SafeFanout
+from .fanout import OnceLog, checked_fanout
 from .internal_errors import reraise_own_bug_under_pytest
-from .redaction import DEFAULT_OPTIONS, StripOptions
+from .redaction import DEFAULT_OPTIONS, StripOptions, wrapper_options
 from .span_transforms import (
     SharedObjectCleaner,
     SpanData,
@@ -172,17 +171,11 @@ class ProvenanceSpanProcessor(SpanProcessor):
         foreign_budgets: Mapping[str, Any] | None = None,
         foreign_argument_names: Mapping[str, Any] | None = None,
     ) -> None:
-        for i, processor in enumerate(downstream):
-            if not all(callable(getattr(processor, m, None)) for m in ("on_start", "on_end", "shutdown")):
-                raise ConfigurationError(
-                    f"ProvenanceSpanProcessor: downstream[{i}] ({type(processor).__name__}) "
-                    "is not a SpanProcessor"
-                )
-        if options is not None and not isinstance(options, StripOptions):
-            raise ConfigurationError("ProvenanceSpanProcessor: options must be a StripOptions")
+        wrapper = "ProvenanceSpanProcessor"
         self._log = OnceLog()
-        self._fanout = SafeFanout(downstream, self._log)
-        self._options = options or DEFAULT_OPTIONS
+        hooks = ("on_start", "on_end", "shutdown")
+        self._fanout = checked_fanout(wrapper, downstream, hooks, "SpanProcessor", self._log)
+        self._options = wrapper_options(wrapper, options)
         self._guard = _LeakGuard()
         self._classifier = None
         transforms: tuple[SpanTransform, ...] = content_transforms(

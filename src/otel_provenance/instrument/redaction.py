@@ -451,3 +451,10 @@ def normalised(attributes: Mapping[str, Any]) -> dict[str, Any]:
 
 
 DEFAULT_OPTIONS: Final = StripOptions()
+
+
+def wrapper_options(wrapper: str, options: StripOptions | None) -> StripOptions:
+    """A processor wrapper's ``options=`` (:data:`DEFAULT_OPTIONS` when ``None``), or its error."""
+    if options is not None and not isinstance(options, StripOptions):
+        raise ConfigurationError(f"{wrapper}: options must be a StripOptions")
+    return options or DEFAULT_OPTIONS

@@ -21,6 +21,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from ...errors import ContractError
+from ...policy_law import format_path  # how a contract error names a place: rules[0].select
 from .rational import MAX_MAGNITUDE
 
 Path = tuple[str | int, ...]
@@ -41,14 +42,6 @@ MAX_REPEATS: Final = 10_000
 """Values that aliases may repeat in all. An anchor reused for a selector repeats a handful; aliases
 of aliases of lists ("billion laughs") repeat exponentially many, and would exhaust memory before the
 schema could refuse them (the written-out data is what the validator reads)."""
-
-
-def format_path(path: Path) -> str:
-    """``("rules", 0, "select")`` → ``rules[0].select``: how a contract error names a place."""
-    text = ""
-    for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else part)
-    return text
 
 
 @dataclass(frozen=True, slots=True)

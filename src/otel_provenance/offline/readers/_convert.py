@@ -9,7 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Final
+from collections.abc import Mapping
+from typing import Final, TypeVar
 
 from ..model import SpanKind, Status, StatusCode
 
@@ -30,6 +31,7 @@ _KINDS: Final = tuple(SpanKind)
 _STATUS_CODES: Final = tuple(StatusCode)
 _KIND_NAMES: Final = {f"SPAN_KIND_{k.name}": k for k in SpanKind}
 _STATUS_NAMES: Final = {f"STATUS_CODE_{c.name}": c for c in StatusCode}
+_E = TypeVar("_E", SpanKind, StatusCode)
 
 
 class _Bad(Exception):
@@ -99,21 +101,20 @@ def parent_id_from_text(value: object) -> str | None:
 
 
 def trace_id_from_bytes(value: bytes, field: str = "trace_id") -> str:
-    if len(value) != 16:
-        raise _Bad(f"{field} has {len(value)} bytes, expected 16")
-    tid = value.hex()
-    if tid == ZERO_TRACE_ID:
-        raise _Bad(f"{field} is all zeros (invalid)")
-    return tid
+    return _id_from_bytes(value, field, 16, ZERO_TRACE_ID)
 
 
 def span_id_from_bytes(value: bytes, field: str = "span_id") -> str:
-    if len(value) != 8:
-        raise _Bad(f"{field} has {len(value)} bytes, expected 8")
-    sid = value.hex()
-    if sid == ZERO_SPAN_ID:
+    return _id_from_bytes(value, field, 8, ZERO_SPAN_ID)
+
+
+def _id_from_bytes(value: bytes, field: str, size: int, zero: str) -> str:
+    if len(value) != size:
+        raise _Bad(f"{field} has {len(value)} bytes, expected {size}")
+    hex_id = value.hex()
+    if hex_id == zero:
         raise _Bad(f"{field} is all zeros (invalid)")
-    return sid
+    return hex_id
 
 
 def parent_id_from_bytes(value: bytes) -> str | None:
@@ -146,23 +147,24 @@ def _integer(value: object, field: str, low: int, high: int, kind: str) -> int:
 
 
 def span_kind(value: object) -> SpanKind:
-    if type(value) is int:
-        if 0 <= value < len(_KINDS):
-            return _KINDS[value]
-        raise _Bad(f"kind {value} is out of range 0..{len(_KINDS) - 1}")
-    if type(value) is str and value in _KIND_NAMES:
-        return _KIND_NAMES[value]
-    raise _Bad("kind is not a known span kind")
+    return _enum_member(value, _KINDS, _KIND_NAMES, "kind", "span kind")
 
 
 def status_code(value: object) -> StatusCode:
+    return _enum_member(value, _STATUS_CODES, _STATUS_NAMES, "status code", "status code")
+
+
+def _enum_member(
+    value: object, by_number: tuple[_E, ...], by_name: Mapping[str, _E], field: str, meaning: str
+) -> _E:
+    """An OTLP enum's member from its number or its proto name (``SPAN_KIND_SERVER``)."""
     if type(value) is int:
-        if 0 <= value < len(_STATUS_CODES):
-            return _STATUS_CODES[value]
-        raise _Bad(f"status code {value} is out of range 0..{len(_STATUS_CODES) - 1}")
-    if type(value) is str and value in _STATUS_NAMES:
-        return _STATUS_NAMES[value]
-    raise _Bad("status code is not a known status code")
+        if 0 <= value < len(by_number):
+            return by_number[value]
+        raise _Bad(f"{field} {value} is out of range 0..{len(by_number) - 1}")
+    if type(value) is str and value in by_name:
+        return by_name[value]
+    raise _Bad(f"{field} is not a known {meaning}")
 
 
 def b64_bytes(value: object, field: str) -> bytes:

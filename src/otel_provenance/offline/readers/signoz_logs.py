@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from ... import semconv
 from ...errors import QueryError
-from .signoz_query import MAX_LIMIT, SigNozClient, eq, raw_query
+from .signoz_query import MAX_LIMIT, SigNozClient, eq, raw_rows
 
 PAGE: Final = 1000
 _ORDER: Final = (
@@ -88,18 +88,7 @@ def _query(
         "limit": limit,
         "offset": offset,
     }
-    body = client._request("POST", "/api/v5/query_range", json=raw_query(spec, start_ms, end_ms))
-    try:
-        results = body["data"]["data"]["results"]
-    except (KeyError, TypeError):
-        raise QueryError(f"{client!r}: /api/v5/query_range answered without data.data.results") from None
-    rows: list[Mapping[str, Any]] = []
-    for result in results or ():
-        for row in result.get("rows") or ():  # null, not [], when nothing matches
-            data = row.get("data") if isinstance(row, dict) else None
-            if not isinstance(data, dict):
-                raise QueryError(f"{client!r}: /api/v5/query_range returned a log row without data")
-            rows.append(data)
+    rows, _warning = raw_rows(client, spec, start_ms, end_ms, shown=f"{client!r}: ", row="log row")
     return rows
 
 

@@ -135,6 +135,27 @@ def raw_query(spec: dict[str, Any], start_ms: int, end_ms: int) -> dict[str, Any
     }
 
 
+def raw_rows(
+    client: SigNozClient, spec: dict[str, Any], start_ms: int, end_ms: int, *, shown: str, row: str
+) -> tuple[list[dict[str, Any]], Any]:
+    """Send :func:`raw_query`; the ``data`` of each row (``rows: null`` is ``[]``) and SigNoz's warning.
+    ``shown`` begins each error message, ``row`` names what a row is."""
+    body = client._request("POST", "/api/v5/query_range", json=raw_query(spec, start_ms, end_ms))
+    try:
+        results = body["data"]["data"]["results"]
+    except (KeyError, TypeError):
+        raise QueryError(f"{shown}/api/v5/query_range answered without data.data.results") from None
+    warning = body["data"].get("warning")
+    rows: list[dict[str, Any]] = []
+    for result in results or ():
+        for found in result.get("rows") or ():  # rows is null, not [], when nothing matches
+            data = found.get("data") if isinstance(found, dict) else None
+            if not isinstance(data, dict):
+                raise QueryError(f"{shown}/api/v5/query_range returned a {row} without data")
+            rows.append(data)
+    return rows, warning
+
+
 class SigNozClient:
     """A SigNoz endpoint with credentials, a per-request timeout and one total deadline for all calls,
     all timed on ``clock``."""
@@ -270,19 +291,7 @@ class SigNozClient:
             "limit": limit,
             "offset": offset,
         }
-        body = self._request("POST", "/api/v5/query_range", json=raw_query(spec, start_ms, end_ms))
-        try:
-            results = body["data"]["data"]["results"]
-        except (KeyError, TypeError):
-            raise QueryError(f"{self._shown}/api/v5/query_range answered without data.data.results") from None
-        warning = body["data"].get("warning")
-        rows: list[dict[str, Any]] = []
-        for result in results or ():
-            for row in result.get("rows") or ():  # rows is null, not [], when nothing matches
-                data = row.get("data") if isinstance(row, dict) else None
-                if not isinstance(data, dict):
-                    raise QueryError(f"{self._shown}/api/v5/query_range returned a row without data")
-                rows.append(data)
+        rows, warning = raw_rows(self, spec, start_ms, end_ms, shown=self._shown, row="row")
         if warning:
             said = self.withhold_echo(warning_text(warning))
             if not rows and offset == 0:
