@@ -77,6 +77,38 @@ def test_missing_extra_and_duplicated_steps_are_marked() -> None:
     assert all(not n.marks for n in clean.route.tree.nodes)
 
 
+def _route_order(view) -> list[str]:
+    steps = {n.key: n.step for n in view.route.tree.nodes}
+    children = dict(view.route.tree.children)
+    order: list[str] = []
+    for root in view.route.tree.roots:
+        order += [steps[root]] + [steps[k] for k in children.get(root, ())]
+    return order
+
+
+def test_the_approved_route_is_drawn_in_the_runs_time_order_and_missing_steps_last() -> None:
+    """A family records no order, and its canonical route lists steps by name (customer.notify
+    first): beside a run, the steps the run made follow the run's calls in time; those it skipped
+    come after them, as their placeholders do in the run's column."""
+    contract = parse_contract(_contract(triage_run("model")))
+    assert _route_order(run_view(triage_run("good"), contract)) == [
+        "ticket.triage",
+        "ticket.fetch",
+        "ticket.classify",
+        "permissions.check",
+        "ticket.update",
+        "customer.notify",
+    ]
+    assert _route_order(run_view(triage_run("bad", skip_check=True), contract)) == [
+        "ticket.triage",
+        "ticket.fetch",
+        "ticket.classify",
+        "ticket.update",
+        "customer.notify",
+        "permissions.check",
+    ]
+
+
 def test_a_blocked_call_did_not_happen() -> None:
     """A blocked call is marked blocked: it neither counts as a duplicate nor stands in for the step."""
     contract = parse_contract(_contract(triage_run("model")))

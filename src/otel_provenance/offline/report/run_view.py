@@ -13,7 +13,8 @@ two trees top-down, step by step (calls of one step are paired in time order). T
 - a call with ``agent.tool.status = blocked`` did not happen: it is marked **blocked** and neither
   matches a route step nor counts as a duplicate.
 
-A family records step and edge multisets, not time: the route's siblings are drawn in step order.
+A family records step and edge multisets, not time: the route's siblings paired with the run's
+calls are drawn in those calls' time order, the rest after them in step order.
 ``run_view_against(run, other)`` compares with another run instead (``diff``), in its time order;
 the other run's blocked calls are never missing. With no contract (``audit``) the run is drawn alone.
 """
@@ -21,7 +22,7 @@ the other run's blocked calls are never missing. With no contract (``audit``) th
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
@@ -234,8 +235,11 @@ def _view(run: Run, ref: _RefTree | None) -> RunView:
                     key[2:] if ref.kind == "run" else None,
                 )
             )
+        order = _in_run_order(graph, matcher.paired) if ref.kind == "family" else list
         route_tree = Tree(
-            tuple(ref_nodes), tuple(ref.roots), tuple((k, tuple(v)) for k, v in ref.children.items() if v)
+            tuple(ref_nodes),
+            tuple(order(ref.roots)),
+            tuple((k, tuple(order(v))) for k, v in ref.children.items() if v),
         )
         route = Reference(ref.kind, ref.id, ref.rule_id, format_rational(Fraction(*ref.score)), route_tree)
     nodes = [
@@ -377,6 +381,7 @@ class _Matcher:
         self.graph, self.steps, self.blocked, self.ref = graph, steps, blocked, ref
         self.children, self.roots = children, roots  # the run tree's, extended with placeholders
         self.missing_route: set[str] = set()
+        self.paired: dict[str, str] = {}  # reference key -> the run's span id it was paired with
         self.extra: set[str] = set()
         self.placeholders: list[Node] = []
 
@@ -394,6 +399,7 @@ class _Matcher:
                 candidates = free.get(self.ref.nodes[route_kid])
                 if candidates:
                     run_kid = candidates.pop(0)
+                    self.paired[route_kid] = run_kid
                     stack.append(
                         (run_kid, list(self.graph.children(run_kid)), self.ref.children.get(route_kid, []))
                     )
@@ -414,6 +420,17 @@ class _Matcher:
         if kids:
             self.children[key] = kids
         return key
+
+
+def _in_run_order(graph: CausalGraph, paired: dict[str, str]) -> Callable[[list[str]], list[str]]:
+    """A family's canonical route lists siblings by step name (it records no order): drawn beside a
+    run, the siblings paired with the run's calls follow those calls' time order, and the rest (the
+    steps missing from the run) come after them, as their placeholders do in the run's column."""
+
+    def order(keys: list[str]) -> list[str]:
+        return sorted(keys, key=lambda k: (0, _pos(graph, paired[k])) if k in paired else (1, (0, "")))
+
+    return order
 
 
 def _flows(graph: CausalGraph) -> tuple[Flow, ...]:
