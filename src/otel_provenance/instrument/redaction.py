@@ -43,6 +43,7 @@ with ``StripOptions(allow={"gen_ai.tool.description"})`` if your descriptions ar
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,7 @@ STRIP_MODES: Final = ("hybrid", "denylist", "allowlist")
 DEFAULT_STRIP_MODE: Final[StripMode] = "hybrid"
 
 
+@functools.lru_cache(maxsize=_CACHE_LIMIT)  # the same few keys on every span
 def _is_own_key(key: str) -> bool:
     return key in _OWN_KEYS or semconv.split_arg_attr(key) is not None
 
@@ -437,6 +439,8 @@ def _scalars_only(values: tuple) -> bool:
 
 
 def _normalised(value: Any) -> Any:
+    if type(value) in _SCALARS:  # the common case, without the slow ABC isinstance checks below
+        return value
     if isinstance(value, Mapping):
         return {key: _normalised(inner) for key, inner in value.items()}
     if isinstance(value, (list, tuple)):
