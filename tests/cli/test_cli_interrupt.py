@@ -143,6 +143,91 @@ def test_ctrl_c_stops_gate_check_jobs_2_at_once_and_leaves_nothing(tmp_path: Pat
         interrupt_once(contract, traces, tmp_path / f"out{attempt}", group=attempt != 1)
 
 
+def _cpu_ticks(pgid: int) -> int:
+    """User + system CPU clock ticks of the live processes of group ``pgid``, so far."""
+    ticks = 0
+    for pid in _group(pgid):
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return ticks
+
+
+def _loading_ticks() -> int:
+    """CPU ticks the command line spends starting and loading (``--help``): measured here, so that
+    "mid-work" below means past loading on this machine, however fast or loaded it is."""
+    proc = subprocess.Popen([*CLI, "--help"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return round((usage.ru_utime + usage.ru_stime) * os.sysconf("SC_CLK_TCK"))
+
+
+@pytest.fixture(scope="module")
+def big_input(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return make_input(tmp_path_factory.mktemp("interrupt-input"), spans=60_000)
+
+
+COMMANDS = {
+    "gate check": [
+        "gate",
+        "check",
+        "--contract",
+        "{contract}",
+        "--release",
+        "v1",
+        "{traces}",
+        "--report-json",
+        "{out}/gate.json",
+    ],
+    "audit": ["audit", "{traces}", "--report-json", "{out}/audit.json"],
+    "audit --jobs 2": ["audit", "--jobs", "2", "{traces}", "--report-json", "{out}/audit.json"],
+    "fingerprint --jobs 2": ["fingerprint", "--jobs", "2", "{traces}"],
+    "mine": ["mine", "--approved", "{traces}", "-o", "{out}/contract.yaml"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_ctrl_c_stops_every_command_mid_work(
+    big_input: tuple[Path, Path], tmp_path: Path, command: str
+) -> None:
+    """#37: "interrupting any command": each command that reads traces, Ctrl-C'd once it has used a
+    third of a second of CPU past loading — exit 1, "interrupted", nothing printed or written, no
+    process left."""
+    contract, traces = big_input
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = [a.format(contract=contract, traces=traces, out=out) for a in COMMANDS[command]]
+    threshold = _loading_ticks() + os.sysconf("SC_CLK_TCK") // 3
+    proc = subprocess.Popen(
+        [*CLI, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while _cpu_ticks(proc.pid) < threshold:
+            assert proc.poll() is None, f"{command} ended before it could be interrupted"
+            assert time.monotonic() < deadline, f"{command} never got past loading"
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)
+        sent = time.monotonic()
+        stdout, stderr = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    left = _group(proc.pid)
+    if left:
+        os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, stdout) == (1, b""), stderr.decode()
+    assert stderr.decode().endswith("otel-provenance: error: interrupted\n"), stderr.decode()
+    assert "Traceback" not in stderr.decode()
+    assert took < STOP_SECONDS, f"stopped {took:.1f} s after Ctrl-C"
+    assert not left, f"process(es) left running: {left}"
+    assert list(out.iterdir()) == []
+
+
 _INTERRUPTED_WHILE_LOADING = """
 import os, signal, sys
 
