@@ -94,20 +94,10 @@ def interrupt_once(
             if proc.poll() is not None:
                 proc.communicate()
                 return "finished"
-        if group:
-            os.killpg(proc.pid, signal.SIGINT)
-        else:
-            proc.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        out, err = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    left = _group(proc.pid)
-    if left:
-        os.killpg(proc.pid, signal.SIGKILL)
+    except BaseException:
+        _kill(proc)
+        raise
+    out, err, took, left = _interrupt(proc, group)
     stderr = err.decode()
     assert took < STOP_SECONDS, f"stopped {took:.1f} s after Ctrl-C"
     assert not left, f"worker process(es) left running: {left}"
@@ -123,6 +113,31 @@ def interrupt_once(
     assert proc.returncode == 1, (proc.returncode, stderr)
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     return "interrupted"
+
+
+def _interrupt(proc: subprocess.Popen, group: bool) -> tuple[bytes, bytes, float, list[int]]:
+    """SIGINT to the command's process group (a terminal's Ctrl-C) or to the command alone; then its
+    output, the seconds it took to end, and the processes of its group still alive (killed)."""
+    try:
+        if group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=30)
+        took = time.monotonic() - sent
+    finally:
+        _kill(proc)
+    left = _group(proc.pid)
+    if left:
+        os.killpg(proc.pid, signal.SIGKILL)
+    return out, err, took, left
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
 
 
 def _before_the_command(code: int, stderr: str) -> bool:
@@ -209,17 +224,10 @@ def test_ctrl_c_stops_every_command_mid_work(
             assert proc.poll() is None, f"{command} ended before it could be interrupted"
             assert time.monotonic() < deadline, f"{command} never got past loading"
             time.sleep(0.01)
-        os.killpg(proc.pid, signal.SIGINT)
-        sent = time.monotonic()
-        stdout, stderr = proc.communicate(timeout=30)
-        took = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    left = _group(proc.pid)
-    if left:
-        os.killpg(proc.pid, signal.SIGKILL)
+    except BaseException:
+        _kill(proc)
+        raise
+    stdout, stderr, took, left = _interrupt(proc, group=True)
     assert (proc.returncode, stdout) == (1, b""), stderr.decode()
     assert stderr.decode().endswith("otel-provenance: error: interrupted\n"), stderr.decode()
     assert "Traceback" not in stderr.decode()
