@@ -456,3 +456,52 @@ def test_the_records_do_not_depend_on_the_order_the_traces_are_given_in(
         assert code == 2, err
         seen.append(_records_in(target))
     assert seen[0] != [] and seen[0] == seen[1]
+
+
+def _shard_partials(release: dict, tmp_path: Path) -> list[Path]:
+    partials = []
+    for index in (1, 2):
+        partial = tmp_path / f"partial-{index}.json"
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1",
+            "--shard", f"{index}/2", "--partial", partial, release["good"], release["bad"],
+        )  # fmt: skip
+        assert code == 0, err
+        partials.append(partial)
+    return partials
+
+
+def test_gate_merge_exports_the_records_of_one_unsharded_check(release: dict, tmp_path: Path) -> None:
+    """Each shard's partial records where its runs live, so `gate merge --findings-file` writes the
+    records one unsharded check writes: the same findings and verdicts on the same traces and spans
+    (a passing run's verdict on its own root span too)."""
+    one = tmp_path / "one.jsonl"
+    code, _, err = cli(
+        "gate", "check", "--contract", release["contract"], "--release", "v1", "--findings-file", one,
+        release["good"], release["bad"],
+    )  # fmt: skip
+    assert code == 2, err
+    merged = tmp_path / "merged.jsonl"
+    partials = _shard_partials(release, tmp_path)
+    code, _, err = cli(
+        "gate", "merge", "--contract", release["contract"], "--findings-file", merged, *partials
+    )
+    assert code == 2, err
+    assert "exported 4 evaluation record(s)" in err
+    assert _records_in(merged) == _records_in(one)
+    assert {r.get("spanId") for r in _records_in(merged)} >= {release["blocked_span"], release["good_root"]}
+
+
+def test_gate_merge_names_a_partial_whose_run_places_are_broken(release: dict, tmp_path: Path) -> None:
+    partials = _shard_partials(release, tmp_path)
+    broken = next(p for p in partials if "run_places" in p.read_text())
+    data = json.loads(broken.read_text())
+    data["run_places"][next(iter(data["run_places"]))] = ["not-a-trace-id", None]
+    broken.write_text(json.dumps(data))
+    target = tmp_path / "merged.jsonl"
+    code, out, err = cli(
+        "gate", "merge", "--contract", release["contract"], "--findings-file", target, *partials
+    )
+    assert code == 1
+    assert str(broken) in err and "trace id" in err, err
+    assert out == "" and not target.exists()

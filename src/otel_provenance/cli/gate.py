@@ -13,7 +13,7 @@ import argparse
 import re
 from pathlib import Path
 
-from ..offline.aggregate import Aggregate
+from ..offline.aggregate import Aggregate, run_places
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.model import Contract
 from ..offline.engines.fold import gate_fold
@@ -88,6 +88,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     merge.add_argument("--contract", required=True, metavar="C", help="the contract YAML file")
     merge.add_argument("partials", nargs="+", metavar="PARTIAL", help="files written by gate check --partial")
     _common_options(merge, completed_at=False)
+    add_export_arguments(merge)
     merge.set_defaults(handler=_merge)
     p.set_defaults(handler=_missing_action)
 
@@ -118,7 +119,10 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         except ValueError as exc:
             raise UsageError(f"gate check: {exc}") from None
     if shard is not None and wants_export(args):
-        raise UsageError("gate check: a --partial is not a verdict: export findings from one unsharded check")
+        raise UsageError(
+            "gate check: a --partial is not a verdict: export the findings from `gate merge` "
+            "(each partial records where its runs live)"
+        )
     targets = prepare(args, "gate check")
     contract = _load(args.contract, io)
     try:
@@ -138,14 +142,15 @@ def _check(args: argparse.Namespace, io: IO) -> int:
         release_attribute=args.release_attribute,
     )
     refs: dict[str, RunRef] = {}
-    if targets:
+    if targets or shard is not None:  # a partial keeps where its runs live, for gate merge's export
         aggregate, refs = source.fold(with_run_refs(fold, args.release, args.release_attribute))
     else:
         aggregate = source.fold(fold)
     source.warn_incomplete()
     aggregate = aggregate.with_incomplete_inputs(str(item) for item in source.report.incomplete)
     if shard is not None:
-        write_text(args.partial, aggregate.for_shard(shard.index, shard.count).to_json())
+        places = {run: (ref.trace_id, ref.span_id) for run, ref in refs.items() if ref.trace_id}
+        write_text(args.partial, aggregate.for_shard(shard.index, shard.count).to_json(places))
         io.out(
             f"PARTIAL: shard {args.shard} of release {args.release}: {aggregate.evaluated} run(s) evaluated; "
             f"no decision until `otel-provenance gate merge` combines every shard."
@@ -182,8 +187,10 @@ def _load(path: str, io: IO) -> Contract:
 
 
 def _merge(args: argparse.Namespace, io: IO) -> int:
+    targets = prepare(args, "gate merge")
     contract = _load(args.contract, io)
     partials = []
+    refs: dict[str, RunRef] = {}
     for path in args.partials:
         try:
             text = Path(path).read_text(encoding="utf-8")
@@ -193,6 +200,8 @@ def _merge(args: argparse.Namespace, io: IO) -> int:
         if not partial.shard_count:
             raise UsageError(f"gate merge: {path} is not a shard's partial result: {_RERUN}")
         partials.append(partial)
+        if targets:
+            refs.update((run, RunRef(*place)) for run, place in run_places(text, path).items())
     merged = partials[0]
     try:
         for partial in partials[1:]:
@@ -210,7 +219,7 @@ def _merge(args: argparse.Namespace, io: IO) -> int:
         raise UsageError(
             f"gate merge: the partials were produced with a different contract than {args.contract}"
         )
-    return _decide_and_report(merged, contract, args, io)
+    return _decide_and_report(merged, contract, args, io, None, targets, refs)
 
 
 def _decide_and_report(

@@ -17,6 +17,7 @@ what it needs (and a contract with a rate cannot be read by a version that wrote
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -211,8 +212,10 @@ class Aggregate:
 
     # -- partial files ----------------------------------------------------------------------------
 
-    def to_json(self) -> str:
-        data = {
+    def to_json(self, places: Mapping[str, tuple[str, str | None]] | None = None) -> str:
+        """The partial file's text; ``places``: where each run lives (its trace and the span its
+        verdict goes on), kept for ``gate merge --export-findings`` (read back by ``run_places``)."""
+        data: dict[str, Any] = {
             "format": PARTIAL_FORMAT,
             "contract_digest": self.contract_digest,
             "release": self.release,
@@ -229,6 +232,8 @@ class Aggregate:
                 for rid, t in sorted(self.rules.items())
             },
         }
+        if places:
+            data["run_places"] = {run: [trace, span] for run, (trace, span) in sorted(places.items())}
         return canonical_json(data)
 
     @classmethod
@@ -272,6 +277,33 @@ class Aggregate:
             raise TraceReadError(
                 source, f"not a valid partial gate result ({type(exc).__name__}: {exc})"
             ) from None
+
+
+_TRACE_ID: Final = re.compile(r"[0-9a-f]{32}")
+_SPAN_ID: Final = re.compile(r"[0-9a-f]{16}")
+
+
+def run_places(text: str, source: str) -> dict[str, tuple[str, str | None]]:
+    """Where each run of a partial file lives — ``{run id: (trace id, span id or None)}``, as
+    ``Aggregate.to_json(places=...)`` wrote it; empty for a partial that records none."""
+    try:
+        places = json.loads(text).get("run_places", {})
+        if not isinstance(places, dict):
+            raise ValueError("run_places must be an object")
+        out: dict[str, tuple[str, str | None]] = {}
+        for run_id, place in places.items():
+            if not isinstance(place, list) or len(place) != 2:
+                raise ValueError(f"the place of run {run_id!r} must be [trace id, span id or null]")
+            trace, span = place
+            if not (isinstance(trace, str) and _TRACE_ID.fullmatch(trace)):
+                raise ValueError(f"the trace id of run {run_id!r} is not 32 lowercase hex digits")
+            if span is not None and not (isinstance(span, str) and _SPAN_ID.fullmatch(span)):
+                raise ValueError(f"the span id of run {run_id!r} is not 16 lowercase hex digits")
+            out[run_id] = (trace, span)
+        return out
+    except (ValueError, AttributeError) as exc:
+        problem = f"not a valid partial gate result ({type(exc).__name__}: {exc})"
+        raise TraceReadError(source, problem) from None
 
 
 def _shard_from_json(data: dict[str, Any]) -> tuple[int, tuple[int, ...]]:
