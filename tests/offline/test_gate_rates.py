@@ -330,3 +330,21 @@ def test_an_undecided_rate_lists_its_failing_runs_as_the_evidence_so_far() -> No
     assert "3 failing of 12 run(s): the runs show the failing-run rate neither above nor at most 0.1" in (
         render_text(result)
     )
+
+
+def test_an_undecided_rate_draws_its_failing_runs_in_the_html_report(tmp_path: Path) -> None:
+    """The evidence so far is drawn, not only listed: a person sees what the failing runs did while
+    the rate is undecided (the three failing runs are alike: drawn once, the others counted)."""
+    traces = tmp_path / "traces.jsonl"
+    export_runs(_runs(RATES["30%"], 12), str(traces))
+    contract = tmp_path / "c.yaml"
+    contract.write_text(RATE_CONTRACT)
+    page = tmp_path / "g.html"
+    code, _, err = _cli(
+        "gate", "check", "--contract", contract, "--release", "v2", "--completed-at", AT, traces,
+        "--report-html", page,
+    )  # fmt: skip
+    assert code == 3, err
+    html = page.read_text()
+    assert html.count('class="run"') == 1 and "<svg" in html
+    assert "Drawn once for 3 identical runs" in html
