@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import json
 import os
 import random
 import subprocess
@@ -26,6 +27,7 @@ fsspec = pytest.importorskip("fsspec")
 import cloudpickle  # noqa: E402  (installed with distributed)
 from benchmarks import tracegen  # noqa: E402
 
+from interop import logs_sdk  # noqa: E402
 from otel_provenance import semconv  # noqa: E402
 from otel_provenance.cli import run  # noqa: E402
 
@@ -410,3 +412,30 @@ def test_audit_on_the_cluster_matches_one_process_byte_for_byte(cluster, scatter
         pages.append(page.read_text())
     assert pages[0] == pages[1]
     assert pages[0].count('<section id="run-') == 12  # the 12 failing runs with the smallest ids
+
+
+@logs_sdk
+def test_findings_exported_from_the_cluster_are_those_of_one_process(cluster, scattered, tmp_path) -> None:
+    """Where each run lives is read in the same fold as its evaluation, on the cluster too: the
+    exported records (findings and run verdicts, with their traces and spans) match one process."""
+    paths, contract = scattered
+    written = {}
+    for name, extra in (("one", ()), ("dask", ("--dask-scheduler", cluster.scheduler_address))):
+        target = tmp_path / f"findings-{name}.jsonl"
+        code, _, err = cli(
+            "gate", "check", "--contract", contract, "--release", "v1", "--findings-file", str(target),
+            *paths, *extra,
+        )  # fmt: skip
+        assert code == 2, err
+        records = [
+            r
+            for line in target.read_text().splitlines()
+            for rl in json.loads(line)["resourceLogs"]
+            for sl in rl["scopeLogs"]
+            for r in sl["logRecords"]
+        ]
+        for r in records:  # stamped when sent
+            del r["timeUnixNano"], r["observedTimeUnixNano"]
+        written[name] = records
+    assert written["dask"] == written["one"]
+    assert len(written["one"]) > 10 and all(r.get("traceId") for r in written["one"])
