@@ -59,10 +59,19 @@ COMPLETED_AT = "2026-01-01T00:00:00Z"  # injected: a verdict never reads the clo
 
 @contextmanager
 def services(out: Path):
-    """Start the five services; on exit close their stdin so they flush their spans and stop."""
+    """Start the five services; on exit close their stdin so they flush their spans and stop. The
+    payment service's ledger goes to :func:`ledger_file`, outside the folder of trace files."""
     procs = {
         name: subprocess.Popen(
-            [sys.executable, str(HERE / "services.py"), name, "--out", str(out)],
+            [
+                sys.executable,
+                str(HERE / "services.py"),
+                name,
+                "--out",
+                str(out),
+                "--ledger",
+                str(ledger_file(out)),
+            ],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -138,9 +147,14 @@ def blocked_calls(directory: Path) -> dict[str, int]:
     return reasons
 
 
+def ledger_file(directory: Path) -> Path:
+    """The payment service's ledger of a phase: ``<out>/ledgers/<phase>.txt``."""
+    return directory.parent / "ledgers" / f"{directory.name}.txt"
+
+
 def refunds_booked(directory: Path) -> dict[str, int]:
     """Refunds per order, from the payment service's own ledger."""
-    ledger = directory / "payment-ledger.txt"
+    ledger = ledger_file(directory)
     booked: dict[str, int] = {}
     for line in ledger.read_text().splitlines() if ledger.exists() else ():
         order = line.split()[0]
@@ -200,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("out/refund-demo"), help="where files go")
     args = parser.parse_args(argv)
     out: Path = args.out
-    for old in [*out.glob("*/**/*.jsonl"), *out.glob("*/payment-ledger.txt")]:
+    for old in [*out.glob("*/**/*.jsonl"), *out.glob("ledgers/*.txt")]:
         old.unlink()
 
     print("== 25 approved runs of release 1.0.0")
@@ -249,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         else ""
     )
     print(f"   its findings as gen_ai.evaluation.result log records: {out / 'findings-2.0.0.jsonl'}{where}")
-    print(f"   the payment service's own ledgers: {out}/<phase>/payment-ledger.txt")
+    print(f"   the payment service's own ledgers: {out}/ledgers/<phase>.txt")
     return v2_code
 
 

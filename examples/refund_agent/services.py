@@ -1,6 +1,6 @@
 """The refund agent's five backend services, each its own process speaking JSON over HTTP on loopback.
 
-    python services.py NAME --out DIR
+    python services.py NAME --out DIR [--ledger FILE]
 
 starts service NAME (policy, orders, fraud, payment, notification) on a free loopback port, prints
 ``READY <port>`` on stdout, and serves until stdin closes or it is terminated. Each request is a SERVER
@@ -36,8 +36,9 @@ def _digest(*parts: str) -> str:
 
 class _State:
     """In-memory books of the fake backends; the payment ledger is what a duplicate refund corrupts.
-    The payment service also keeps its own log of every refund it books (``payment-ledger.txt`` in
-    its ``--out`` folder, one ``<order id> <refund id>`` line each): the evidence the demo counts."""
+    The payment service also keeps its own log of every refund it books (``--ledger FILE``, one
+    ``<order id> <refund id>`` line each): the evidence the demo counts. It is not a trace file, so it
+    is kept out of ``--out``, which a gate may be given whole."""
 
     def __init__(self) -> None:
         self.ledger_file: Path | None = None
@@ -186,10 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("name", choices=sorted(HANDLERS))
     parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("--ledger", type=Path, help="payment: where to log every refund booked")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.name == "payment":
-        STATE.ledger_file = args.out / "payment-ledger.txt"
+    if args.name == "payment" and args.ledger is not None:
+        args.ledger.parent.mkdir(parents=True, exist_ok=True)
+        STATE.ledger_file = args.ledger
     provider = tracer_provider(
         f"refund-{args.name}", None, args.out / f"service-{args.name}.jsonl", set_global=True
     )

@@ -64,6 +64,26 @@ def test_the_v1_behaviour_passes_the_same_gate(demo):
     assert "exit 0" in block
 
 
+@pytest.mark.parametrize(
+    ("phase", "release", "code"), [("release-2.0.0", "2.0.0", 2), ("release-1.1.0", "1.1.0", 0)]
+)
+def test_a_phase_folder_given_whole_gates_as_its_span_files_do(demo, phase, release, code):
+    """A user handed the demo's output passes a phase's folder, not a glob: the folder holds trace,
+    log and metrics files only (the payment ledger lives in ``ledgers/``), so the verdict is the same."""
+    import io
+
+    from otel_provenance.cli import run
+
+    _, out = demo
+    argv = ["gate", "check", "--contract", str(out / "contract.yaml"), "--release", release]
+    err = io.StringIO()
+    assert (
+        run([*argv, "--completed-at", "2026-12-01T00:00:00Z", str(out / phase)], io.StringIO(), err) == code
+    )
+    assert "neither OTLP" not in err.getvalue()
+    assert {p.parent.name for p in out.rglob("*.txt")} == {"ledgers"}  # no ledger among the traces
+
+
 def _ledger(path: Path) -> dict[str, int]:
     booked: dict[str, int] = {}
     for line in path.read_text().splitlines() if path.exists() else ():
@@ -76,8 +96,8 @@ def test_under_the_guard_no_bad_refund_reaches_the_payment_service_and_no_approv
     at most one (here none: the contract stops the run before the payment) with the contract loaded;
     the 25 runs of the approved behaviour under the same contract have no blocked call."""
     proc, out = demo
-    unguarded = _ledger(out / "release-2.0.0" / "payment-ledger.txt")
-    guarded = _ledger(out / "guard-2.0.0" / "payment-ledger.txt")
+    unguarded = _ledger(out / "ledgers" / "release-2.0.0.txt")
+    guarded = _ledger(out / "ledgers" / "guard-2.0.0.txt")
     assert sorted(unguarded.values()) == [2] * 5  # control: without the guard each request pays twice
     assert all(count <= 1 for count in guarded.values())
     approved = list(iter_runs(sorted((out / "guard-1.1.0").glob("*.jsonl"))))

@@ -139,5 +139,8 @@ def test_text_that_is_not_otlp_is_named_on_its_first_line(tmp_path: Path) -> Non
     path = _write(tmp_path / "notes.txt", "hello world\nsecond line\n")
     with pytest.raises(TraceReadError) as caught:
         list(iter_runs([path]))
-    assert str(caught.value) == f"{path}:1: text that is neither OTLP JSON nor OTLP protobuf"
+    assert str(caught.value) == (
+        f"{path}:1: text that is neither OTLP JSON nor OTLP protobuf (not a trace file? name only the"
+        " trace files, e.g. DIR/*.jsonl rather than DIR)"
+    )
     assert (caught.value.source, caught.value.line) == (str(path), 1)

@@ -355,6 +355,12 @@ class Decoder:
     claims: Callable[[bytes], bool] | None = None
 
 
+TEXT_REFUSED: Final = (
+    "text that is neither OTLP JSON nor OTLP protobuf (not a trace file? name only the trace files,"
+    " e.g. DIR/*.jsonl rather than DIR)"
+)
+
+
 def _refused(problem: str) -> Units:
     def units(file: TraceFile, stream: IO[bytes], report: ReadReport | None, label: str) -> Iterator[Unit]:
         raise TraceReadError(file.source, problem, 1)
@@ -379,7 +385,7 @@ DECODERS: Final[dict[str, Decoder]] = {
         Decoder(FORMAT_PROTO, lambda file, stream, report, label: file._proto_units(stream, report)),
         Decoder(FORMAT_FRAMED, lambda file, stream, report, label: file._framed_units(stream, report, label)),
         Decoder(FORMAT_BOM, _refused("starts with a UTF-8 byte-order mark (remove it)")),
-        Decoder(FORMAT_TEXT, _refused("text that is neither OTLP JSON nor OTLP protobuf")),
+        Decoder(FORMAT_TEXT, _refused(TEXT_REFUSED)),
         Decoder(FORMAT_EMPTY, _nothing),
     )
 }
