@@ -304,3 +304,17 @@ def _accepts(text: str) -> bool:
     except ContractError:
         return False
     return True
+
+
+def test_the_readme_sample_gate_output_is_what_the_demo_prints(demo):
+    """The README shows release 2.0.0's gate output: every line it shows (the trace-id lines aside,
+    which differ on every run) is one the demo printed, and it leaves out no finding the demo printed."""
+    proc, _ = demo
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("```\nFAIL: This release exceeded")
+    sample = readme[start + 4 : readme.index("```", start + 4)].splitlines()
+    shown = [line for line in sample if not line.startswith("  ")]
+    printed = proc.stdout[proc.stdout.index("== gate check release 2.0.0") :].splitlines()
+    assert [line for line in shown if line not in printed] == []
+    findings = [line for line in printed if line.split(" ", 1)[0].isupper() and "(" in line.split(" ", 2)[1]]
+    assert findings and [line for line in findings if line not in shown] == []
