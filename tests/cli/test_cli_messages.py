@@ -43,6 +43,11 @@ def test_a_misspelt_option_is_named_with_the_closest_known_one(tmp_path: Path, t
     code, _, err = cli("routes", "list", "--contract", contract, "--zzzz")  # nothing close
     assert code == 1 and "unknown option --zzzz" in err and "did you mean" not in err
 
+    code, _, err = cli("audit", traces, "--jbos", "2")  # letters swapped
+    assert code == 1 and "unknown option --jbos (did you mean --jobs?)" in err
+    code, _, err = cli("audit", traces, "--bogus")  # shares only the dashes and two letters with --jobs
+    assert code == 1 and "unknown option --bogus" in err and "did you mean" not in err
+
 
 def test_a_misspelt_command_is_named_with_the_closest_one() -> None:
     code, _, err = cli("aduit", "x.jsonl")

@@ -100,9 +100,11 @@ class _Parser(argparse.ArgumentParser):
         return None
 
     def _unknown_message(self, name: str) -> str:
-        options = [option for option in self._option_string_actions if option.startswith("--")]
-        close = difflib.get_close_matches(name, options, n=1, cutoff=0.6)
-        return f"unknown option {name}" + (f" (did you mean {close[0]}?)" if close else "")
+        # Compared without the leading dashes, which every option shares: with them, --bogus was
+        # "close" to --jobs. 0.75 still names --contract for --contrat and --jobs for --jbos.
+        options = {option[2:]: option for option in self._option_string_actions if option.startswith("--")}
+        close = difflib.get_close_matches(name.lstrip("-"), options, n=1, cutoff=0.75)
+        return f"unknown option {name}" + (f" (did you mean {options[close[0]]}?)" if close else "")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         raise _ParserExit(status, message)
