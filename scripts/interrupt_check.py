@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "cli")]
 
-from test_cli_interrupt import CLI, interrupt_once, make_input  # noqa: E402
+from test_cli_interrupt import CLI, interrupt_once, make_input, sigint_as_a_terminal_gives_it  # noqa: E402
 
 
 def _whole_run(contract: Path, traces: Path, out_dir: Path) -> float:
@@ -45,6 +45,7 @@ def main() -> int:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     seed = int(sys.argv[2]) if len(sys.argv) > 2 else time.time_ns() % 1_000_000
     draw = random.Random(seed)
+    sigint_as_a_terminal_gives_it()
     with tempfile.TemporaryDirectory() as tmp:
         contract, traces = make_input(Path(tmp))
         length = min(_whole_run(contract, traces, Path(tmp) / f"whole{i}") for i in range(3))
