@@ -103,6 +103,41 @@ def test_a_value_inside_an_untrusted_text_is_untrusted_never_observed():
     assert account["kind"] == sc.KIND_UNTRUSTED and account["projection"] == "in_text"
 
 
+def test_a_flag_found_only_in_an_untrusted_result_is_untrusted():
+    """Booleans are evidence by field name: ``notify_payee`` in the e-mail is an outsider's choice,
+    counted against ``max_untrusted`` like any untrusted value; in the run's inputs it is observed."""
+
+    def traced_tools() -> tuple[Traced, object, object]:
+        t = Traced()
+
+        @op.tool(side_effect="read", trust="untrusted", tracer_provider=t.provider)
+        def read_email(email_id: str) -> dict:
+            return {"id": "m-4711", "account": ACCOUNT, "notify_payee": False}
+
+        @op.tool(side_effect="write", tracer_provider=t.provider)
+        def pay(account: str, amount: float, notify_payee: bool) -> str:
+            return "paid"
+
+        return t, read_email, pay
+
+    t, read_email, pay = traced_tools()
+    with op.run(inputs={"account": ACCOUNT, "amount": 1200}):
+        read_email("inbox-1")
+        with pytest.raises(op.ProvenanceError) as blocked:
+            pay(account=ACCOUNT, amount=1200, notify_payee=False)
+    assert blocked.value.violations == ("max_untrusted:notify_payee=untrusted",)
+    flag = arg_attrs(t.span("pay"), "notify_payee")
+    assert flag["kind"] == sc.KIND_UNTRUSTED
+    assert flag["source_tool"] == "read_email" and flag["source_field"] == "notify_payee"
+
+    t, read_email, pay = traced_tools()
+    with op.run(inputs={"account": ACCOUNT, "amount": 1200, "notify_payee": False}):
+        read_email("inbox-1")
+        assert pay(account=ACCOUNT, amount=1200, notify_payee=False) == "paid"
+    flag = arg_attrs(t.span("pay"), "notify_payee")
+    assert flag["kind"] == sc.KIND_OBSERVED and flag["source_tool"] == sc.SOURCE_INPUT
+
+
 def test_a_trusted_tool_echoing_an_untrusted_argument_does_not_make_it_trusted():
     t = Traced()
     read_email, pay = mailbox(t), payments(t)
