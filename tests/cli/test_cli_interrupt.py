@@ -91,7 +91,8 @@ def interrupt_once(
     supervisor), whose workers then hear nothing of it. ``delay``: seconds after the start (any
     moment: starting up, loading, reading, judging, writing); by default half a second into the
     workers' reading. Returns ``"interrupted"``; with a ``delay``, also ``"finished"`` when the
-    command ended before the signal was sent (nothing to check), or ``"before the command"``."""
+    command ended before the signal was sent (nothing to check), ``"before the command"``, or
+    ``"at its exit"``."""
     out_dir.mkdir(exist_ok=True)
     report = out_dir / "gate.html"
     argv = [*CLI, "gate", "check", "--contract", contract, "--release", "v1", "--jobs", "2", traces]
@@ -130,8 +131,10 @@ def interrupt_once(
         assert (out_dir / "gate.html").read_text().rstrip().endswith("</html>")
     else:
         assert out == b""  # nothing printed before the reports are in place
-    if delay is not None and _before_the_command(proc.returncode, stderr):
+    if delay is not None and _before_the_command(proc.returncode, stderr, written):
         return "before the command"
+    if delay is not None and _at_its_exit(proc.returncode, stderr, out, written):
+        return "at its exit"
     assert proc.returncode == 1, (proc.returncode, stderr)
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
     return "interrupted"
@@ -162,16 +165,25 @@ def _kill(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
-def _before_the_command(code: int, stderr: str) -> bool:
+def _before_the_command(code: int, stderr: str, written: list[str]) -> bool:
     """Interrupted while Python started and imported the command's first module (a tenth of a
-    second), before any of the command's code could run: Python's own ending — a KeyboardInterrupt
-    traceback through imports alone, and death by SIGINT (130 in a shell)."""
+    second), before any of the command's code could run: Python's own ending — death by SIGINT (130
+    in a shell), silent in the first milliseconds (before Python has a handler for it), then with a
+    KeyboardInterrupt traceback through imports alone. Nothing written."""
+    if code != -signal.SIGINT or written:
+        return False
     frames = [line for line in stderr.splitlines() if line.startswith('  File "')]
-    return (
-        code == -signal.SIGINT
-        and stderr.rstrip().endswith("KeyboardInterrupt")
+    return stderr == "" or (
+        stderr.rstrip().endswith("KeyboardInterrupt")
         and not any(line.rstrip().endswith((" in run", " in main")) for line in frames)
     )
+
+
+def _at_its_exit(code: int, stderr: str, out: bytes, written: list[str]) -> bool:
+    """Interrupted in Python's own teardown, after the command had put its reports in place and
+    printed its verdict: Python has given SIGINT back to the system's default there, so the process
+    ends by the signal (130 in a shell) and says nothing more. Nothing is lost or cut short."""
+    return code == -signal.SIGINT and stderr == "" and out != b"" and written == ["gate.html", "gate.json"]
 
 
 def test_ctrl_c_stops_gate_check_jobs_2_at_once_and_leaves_nothing(tmp_path: Path) -> None:
@@ -285,6 +297,39 @@ def test_ctrl_c_while_the_commands_load_says_interrupted() -> None:
     )
     assert (done.returncode, done.stdout, done.stderr) == (1, "", "otel-provenance: error: interrupted\n")
 
+
+_INTERRUPTED_AT_THE_END = """
+import os, signal, sys
+
+class SignalOnFlush:  # a real SIGINT the moment main() flushes the command's finished output
+    def __init__(self, stream):
+        self.stream, self.sent = stream, False
+    def write(self, text):
+        return self.stream.write(text)
+    def flush(self):
+        if not self.sent:
+            self.sent = True
+            os.kill(os.getpid(), signal.SIGINT)
+        self.stream.flush()
+
+sys.stdout = SignalOnFlush(sys.stdout)
+from otel_provenance.cli import main
+main()
+"""
+
+
+def test_ctrl_c_after_the_command_ended_says_interrupted_not_a_traceback() -> None:
+    """Between the command's end and the process's (main() flushing its output), a Ctrl-C is
+    Python's default handler's again: it is said as at any other moment, exit 1, no traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_AT_THE_END, "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (1, "otel-provenance: error: interrupted\n")
+    assert done.stdout.startswith("otel-provenance")  # the command itself had ended: its output is there
 
 _SWALLOWED = """
 import gc, os, signal, sys

@@ -186,10 +186,14 @@ def _silence(stream: TextIO) -> None:
 
 
 def main() -> None:
-    code = run()
     try:
-        sys.stdout.flush()  # the buffered rest of the report; the reader may have gone
-    except BrokenPipeError:
-        _silence(sys.stdout)
+        code = run()
+        try:
+            sys.stdout.flush()  # the buffered rest of the report; the reader may have gone
+        except BrokenPipeError:
+            _silence(sys.stdout)
+            code = EXIT_ERROR
+    except KeyboardInterrupt:  # between the command's end and the process's: said, not a traceback
+        sys.stderr.write("otel-provenance: error: interrupted\n")
         code = EXIT_ERROR
     sys.exit(code)
