@@ -188,6 +188,28 @@ def test_trusted_fields_and_trusted_records_stay_trusted():
     assert vouched["kind"] == sc.KIND_OBSERVED and vouched["source_field"] == "0.body"
 
 
+@pytest.mark.parametrize("bound", [2, 3])
+def test_a_trusted_field_nested_in_an_untrusted_result_is_kept_while_the_room_lasts(bound):
+    """The walk for ``trusted_fields`` charges the room as the ordinary walk does: a container a
+    unit, a leaf a unit. Bound 2 is just enough for ``{"meta": {"id": …}}`` (the outer dict, then
+    the inner one, whose ``id`` is the last thing indexed): the id stays trusted."""
+    t = Traced()
+
+    @op.tool(side_effect="read", trust="untrusted", trusted_fields={"id"}, tracer_provider=t.provider)
+    def read_email(email_id: str) -> dict:
+        return {"meta": {"id": "m-4711-x"}}
+
+    @op.tool(side_effect="write", tracer_provider=t.provider)
+    def delete_email(email_id: str) -> str:
+        return "deleted"
+
+    with op.run(ledger_max_entries=bound):
+        read_email("inbox-1")
+        assert delete_email(email_id="m-4711-x") == "deleted"
+    got = arg_attrs(t.span("delete_email"), "email_id")
+    assert (got["kind"], got["source_field"]) == (sc.KIND_OBSERVED, "meta.id")
+
+
 def test_max_untrusted_is_a_budget_like_the_others():
     t = Traced()
     read_email = mailbox(t)
