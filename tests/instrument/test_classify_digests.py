@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -196,3 +199,30 @@ def test_a_pydantic_field_never_set_is_digested_as_null_not_as_a_fault() -> None
     classification = classify_arguments("t", {"arg": Partial.model_construct(x=1)}, None, settings=SETTINGS)
     assert classification.faults == ()
     assert classification.arguments[0].digest == digest({"x": 1, "y": None})
+
+
+_SET_DIGEST = """
+from otel_provenance.instrument.classify import classify_arguments
+from otel_provenance.instrument.settings import configure_settings
+
+settings = configure_settings(digest_key=bytes(range(32)), environ={})
+members = {f"member-{i:02d}" for i in range(24)} | {7, 3.5}
+(argument,) = classify_arguments("t", {"arg": members}, None, settings=settings).arguments
+print(argument.digest)
+"""
+
+
+def test_a_set_digests_alike_in_processes_with_different_hash_seeds() -> None:
+    """A set's iteration order follows the process's hash seed; its digest must not (a retried call
+    in another worker is the same argument)."""
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", _SET_DIGEST],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for seed in (0, 1, 2, 3)
+    }
+    assert len(digests) == 1, digests
