@@ -194,6 +194,6 @@ def main() -> None:
             _silence(sys.stdout)
             code = EXIT_ERROR
     except KeyboardInterrupt:  # between the command's end and the process's: said, not a traceback
-        sys.stderr.write("otel-provenance: error: interrupted\n")
+        IO(sys.stdout, sys.stderr).error("interrupted")
         code = EXIT_ERROR
     sys.exit(code)
