@@ -143,9 +143,32 @@ def over_budget(count: ArgumentCount, limits: Limits) -> tuple[str, ...]:
     return tuple(over)
 
 
+EGRESS_KINDS: Final = frozenset({semconv.KIND_ASSUMED, semconv.KIND_UNTRUSTED})
+"""The kinds an *egress* argument may not have (#44): an argument of a read that sends data out of
+the process — a URL to fetch, an address to query — is judged like a write's destination, at zero:
+an unsourced or outsider-chosen one is where an injected instruction exfiltrates through a read."""
+
+
+def egress_unsourced(kinds: Iterable[tuple[str, str]], egress: Collection[str]) -> tuple[str, ...]:
+    """The ``egress`` argument names whose kind is in ``EGRESS_KINDS``, sorted (no allow-list reaches
+    them: they say where data goes)."""
+    if not egress:
+        return ()
+    return tuple(sorted(name for name, kind in kinds if name in egress and kind in EGRESS_KINDS))
+
+
+def egress_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
+    """The argument names a tool span's tool declared egress (``agent.budget.egress``); empty when absent."""
+    return _names_on_span(attributes, semconv.BUDGET_EGRESS)
+
+
 def allowed_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
     """The argument names a tool span's budget allowed (``agent.budget.allowed``); empty when absent."""
-    value = attributes.get(semconv.BUDGET_ALLOWED)
+    return _names_on_span(attributes, semconv.BUDGET_ALLOWED)
+
+
+def _names_on_span(attributes: Mapping[str, object], key: str) -> frozenset[str]:
+    value = attributes.get(key)
     if isinstance(value, str):
         return frozenset({value})
     if isinstance(value, (tuple, list)):

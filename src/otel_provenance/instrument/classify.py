@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -52,6 +53,7 @@ _NONE_TEXT = "\x00null"
 _TRUE_TEXT = "\x00true"
 _FALSE_TEXT = "\x00false"
 _ID_FIELDS = frozenset({"id", "id_"})
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall
 
 
 class ArgumentProvenance(NamedTuple):
@@ -393,17 +395,28 @@ def _match_scalar(
     field_name = obs.field_name
     if field_name == name and not name.isdigit():
         return match
-    if field_name in _ID_FIELDS and (_names_an_id(name) or _names_an_id(container)):
-        match.projection = pj.combine(match.projection, pj.ID_ALIAS)
-        return match
+    if field_name in _ID_FIELDS:
+        thing = _id_of(name) or _id_of(container)
+        if thing is not None and thing in ledger.record_words(obs):
+            match.projection = pj.combine(match.projection, pj.ID_ALIAS)
+            return match
     return None
 
 
-def _names_an_id(name: str) -> bool:
-    """``file_id``, ``event_id``, ``fileId`` (or a list of them: ``file_ids``, ``fileIds``): an
-    argument naming the id of some thing."""
+def _id_of(name: str) -> str | None:
+    """The thing an argument names the id of — ``file_id``, ``fileId``, ``calendar_event_id`` (or a
+    list of them: ``file_ids``, ``fileIds``) -> ``file``, ``file``, ``event`` — or None. Its id is
+    evidence only when found as the ``id`` of a record of that kind (:func:`.ledger.record_words`):
+    a calendar event's id 13 is no file's."""
     stem = name[:-1] if name.endswith(("_ids", "Ids")) else name
-    return (stem.endswith("_id") and len(stem) > 3) or (stem.endswith("Id") and stem[-3:-2].islower())
+    if stem.endswith("_id") and len(stem) > 3:
+        head = stem[:-3]
+    elif stem.endswith("Id") and stem[-3:-2].islower():
+        head = stem[:-2]
+    else:
+        return None
+    words = _WORDS(head)
+    return words[-1].lower() if words else None
 
 
 def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:

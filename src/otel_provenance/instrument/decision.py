@@ -51,9 +51,20 @@ class Decision(NamedTuple):
         return out
 
 
-def decide(classification: Classification, *, budget: Budget, side_effect: str, enforce: bool) -> Decision:
-    """The budget's verdict on a classified call. ``enforce=False`` only tags: nothing is blocked."""
-    verdict = budget.check(classification, side_effect, enforce_globally=enforce)
+def decide(
+    classification: Classification,
+    *,
+    budget: Budget,
+    side_effect: str,
+    enforce: bool,
+    egress: frozenset[str] = frozenset(),
+) -> Decision:
+    """The budget's verdict on a classified call. ``enforce=False`` only tags: nothing is blocked.
+    ``egress``: the tool's arguments that send data out, judged like a write's destination."""
+    if egress:
+        verdict = budget.check(classification, side_effect, enforce_globally=enforce, egress=egress)
+    else:  # a Budget subclass of the application's may not take ``egress``
+        verdict = budget.check(classification, side_effect, enforce_globally=enforce)
     return Decision(verdict.violations, verdict.blocked, verdict)
 
 

@@ -58,7 +58,7 @@ from . import projections as pj
 from . import textforms as tf
 from .fieldpaths import MAX_DEPTH, children, echo_targets, field_path, safe_names, safe_segment
 from .textindex import TextIndex
-from .trust import TRUSTED, SourceTrust
+from .trust import TRUSTED, VALUES, SourceTrust
 
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
@@ -74,6 +74,9 @@ _KIND = 7
 _VIA_OBJECT = 1 << 3
 _VIA_BYTES = 2 << 3
 _VIA_DECIMAL = 4 << 3
+# an entry whose words are not evidence (#44): remembered from a ``values`` source — a whole value
+# counts, a value found inside its text is ``untrusted`` (who wrote the text is not known)
+_UNVOUCHED = 8 << 3
 _VIA_NAMES = ((_VIA_OBJECT, pj.OBJECT_ATTRIBUTE), (_VIA_BYTES, pj.BYTES_TEXT), (_VIA_DECIMAL, pj.DECIMAL))
 _SPACE = re.compile(r"\s").search
 # last or first characters of a text whose token differs from the text itself (see textforms.tokens)
@@ -212,6 +215,29 @@ def _via_names(kind: int) -> tuple[str, ...]:
     return tuple(name for bit, name in _VIA_NAMES if kind & bit)
 
 
+_CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def words_of(name: str) -> frozenset[str]:
+    """The lower-case words of a name (``CloudDriveFile``, ``calendar_events``, ``fileIds``), each
+    also without a plural ``s`` (``events`` -> ``event``): how a record's kind and an argument's
+    ``<thing>_id`` are compared."""
+    words = {w.lower() for w in _CAMEL_WORDS.findall(name)}
+    return frozenset(words | {w[:-1] for w in words if len(w) > 3 and w.endswith("s")})
+
+
+def record_words(tool: str, path: tuple, record: Any) -> frozenset[str]:
+    """What a record is, by the most specific name known: its class (a dataclass, a pydantic model, an
+    object — not a plain dict), else the field that holds it (``files.3`` -> ``files``), else the
+    tool that returned it (``list_files``)."""
+    if not isinstance(record, Mapping):
+        return words_of(type(record).__name__)
+    for segment in reversed(path):
+        if isinstance(segment, str) and segment.isidentifier():
+            return words_of(segment)
+    return words_of(tool)
+
+
 class Ledger:
     """What one run has observed. Safe to share between the threads of one run."""
 
@@ -232,11 +258,14 @@ class Ledger:
         self._attempts: dict[tuple, int] = {}
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
         self._names: dict[Any, tuple] = {}  # field name of a result -> (tool, span, path)
+        # (span id, field path of a record with an ``id``) -> what the record is (:func:`record_words`)
+        self._records: dict[tuple[str, str], frozenset[str]] = {}
         self._echo_spans: dict[str, frozenset[str]] = {}  # span id -> echo keys of its unsourced arguments
         self._lock = threading.Lock()
         self._texts = TextIndex(max_entries)  # tokens and date/number forms, read lazily
         self._scanned = 0  # how many main-index entries (in insertion order) the text index has read
         self._untrusted: Ledger | None = None  # results of tools declared untrusted
+        self._unvouched = False  # whether a result whose words are not evidence was remembered
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
     # -- state ----------------------------------------------------------------------------------------
@@ -247,10 +276,11 @@ class Ledger:
 
     @property
     def has_untrusted(self) -> bool:
-        """Whether this run or an enclosing one has remembered a result of an untrusted tool."""
+        """Whether this run or an enclosing one has remembered anything a value may be ``untrusted``
+        by: a result of an untrusted tool, or a text whose words are not evidence."""
         ledger: Ledger | None = self
         while ledger is not None:
-            if ledger._untrusted is not None:
+            if ledger._untrusted is not None or ledger._unvouched:
                 return True
             ledger = ledger.parent
         return False
@@ -278,7 +308,7 @@ class Ledger:
         field_prefix: tuple = (),
         call_arguments: Mapping[str, Any] | None = None,
         unsourced: Mapping[str, Any] | None = None,
-        trust: SourceTrust = TRUSTED,
+        trust: SourceTrust = VALUES,
     ) -> None:
         """Index every non-empty scalar leaf of ``result``. Never raises for odd values.
 
@@ -286,9 +316,13 @@ class Ledger:
         projection: a listing's root argument joined with one of its entries. ``unsourced`` (name ->
         value of the call's unsourced arguments: not observed): echoes of these values — equal, or
         derived by case, space, path or zero-padding changes, or a piece of a path — are not evidence;
-        when they are too big to examine, nothing of the result is. An untrusted ``trust``: the
-        result goes to the untrusted ledger, but for the records it vouches for and the fields it
-        names (by their own name, anywhere), which stay here.
+        when they are too big to examine, nothing of the result is. ``trust`` (:mod:`.trust`): at
+        ``values`` (the default) the words inside the result's texts are not evidence of their own
+        (found only there, a value is ``untrusted``); at ``trusted`` they are. An untrusted
+        ``trust``: the result goes to the untrusted ledger, but for the records it vouches for and
+        the fields it names (by their own name, anywhere), which stay here: a vouched record as ``trusted`` (the user or
+        the system wrote it), a named field at ``values``. Fields
+        named ``untrusted_fields`` go to the untrusted ledger, whatever the level.
         """
         echo = None
         if unsourced:
@@ -325,6 +359,10 @@ class Ledger:
             self.untrusted()._remember(tool, result, span_id, field_prefix, call_arguments, echo, TRUSTED)
             if not trust.fields:
                 return
+        via = 0 if trust.words else _UNVOUCHED
+        if via:
+            self._unvouched = True
+        outsiders: list[tuple[tuple, Any]] = []
         with self._lock:
             before = len(self._index)
             room = self.max_entries
@@ -333,10 +371,16 @@ class Ledger:
                 if len(self._echo_spans) > self.max_entries:
                     _drop_older_half(self._echo_spans)
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
-                if trust.trusted:
-                    room = self._walk(tool, span_id, result, field_prefix, 0, room, echo)
+                if not trust.trusted:
+                    room = self._walk_fields(
+                        tool, span_id, result, field_prefix, 0, room, trust.fields, echo, via
+                    )
+                elif trust.untrusted_fields:
+                    room = self._walk_split(
+                        tool, span_id, result, field_prefix, 0, room, trust.untrusted_fields, outsiders, echo, via
+                    )
                 else:
-                    room = self._walk_fields(tool, span_id, result, field_prefix, 0, room, trust.fields, echo)
+                    room = self._walk(tool, span_id, result, field_prefix, 0, room, echo, via)
             added = len(self._index) != before or room < self.max_entries - 1
             if added and call_arguments:
                 self._remember_call(span_id, call_arguments)
@@ -347,6 +391,10 @@ class Ledger:
                 self.evicted += 1
             if len(self._names) > self.max_entries:  # a name lost makes a mapping key unsourced: fails closed
                 _drop_older_half(self._names)
+        if outsiders:  # fields an outsider writes, in records the system made: the untrusted ledger's
+            untrusted = self.untrusted()
+            for path, item in outsiders:
+                untrusted._remember(tool, item, span_id, path, call_arguments, echo, TRUSTED)
 
     def next_attempt(self, tool: str, signature: tuple) -> int:
         """0 on the first call of ``tool`` with these argument digests in this run, then 1, 2, ..."""
@@ -387,7 +435,7 @@ class Ledger:
         elif t is list or t is tuple:
             if (
                 echo is None
-                and not via
+                and not via & ~_UNVOUCHED
                 and len(value) >= _BULK_MIN
                 and len(value) < room
                 and self._bulk(tool, span_id, value, path)
@@ -422,6 +470,8 @@ class Ledger:
         room -= 1
         if names is not None:
             self._note_names(names, (tool, span_id, path), echo)
+            if "id" in names or "id_" in names:
+                self._note_record(tool, span_id, path, value)
         index = self._index
         normalise = pj.normalise
         text_kind = pj.TEXT | via
@@ -480,6 +530,25 @@ class Ledger:
                 break
         return room
 
+    def _note_record(self, tool: str, span_id: str, path: tuple, record: Any) -> None:
+        """Remember what a record with an ``id`` is (a file, an event), so that its id sources only
+        the id of the same kind of thing (``file_id``: :meth:`record_words`)."""
+        self._records[(span_id, ".".join(map(safe_segment, path)))] = record_words(tool, path, record)
+        if len(self._records) > self.max_entries:
+            _drop_older_half(self._records)
+
+    def record_words(self, observation: Observation) -> frozenset[str]:
+        """What the record holding an ``id`` observation is (``{"file"}``, ``{"calendar", "event"}``),
+        empty when unknown; asked of the ledger that remembered it, and of the enclosing runs'."""
+        key = (observation.span_id, observation.field.rpartition(".")[0])
+        ledger: Ledger | None = self
+        while ledger is not None:
+            for source in (ledger, ledger._untrusted):
+                if source is not None and (words := source._records.get(key)) is not None:
+                    return words
+            ledger = ledger.parent
+        return frozenset()
+
     def _note_names(self, names: Any, entry: tuple, echo: _Echo | None) -> None:
         """Remember the field names a result used (a mapping key given as an argument may be one);
         never the names an unsourced argument gave it."""
@@ -536,6 +605,7 @@ class Ledger:
         room: int,
         fields: frozenset[str],
         echo: _Echo | None = None,
+        via: int = _UNVOUCHED,
     ) -> int:
         """Index only the fields named in ``fields`` (and all they hold), wherever they are in ``value``:
         the system-set fields of an untrusted result."""
@@ -548,13 +618,59 @@ class Ledger:
         for key, item in items:
             if type(key) is str and key in fields:
                 if children(item) is None:
-                    room -= self._leaf(tool, span_id, item, path, key, echo)
+                    room -= self._leaf(tool, span_id, item, path, key, echo, via)
                 else:
-                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room, echo)
+                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room, echo, via)
             else:
-                room = self._walk_fields(tool, span_id, item, (*path, key), depth + 1, room, fields, echo)
+                room = self._walk_fields(
+                    tool, span_id, item, (*path, key), depth + 1, room, fields, echo, via
+                )
             if room <= 0:
                 break
+        return room
+
+    def _walk_split(
+        self,
+        tool: str,
+        span_id: str,
+        value: Any,
+        path: tuple,
+        depth: int,
+        room: int,
+        fields: frozenset[str],
+        outsiders: list[tuple[tuple, Any]],
+        echo: _Echo | None,
+        via: int,
+    ) -> int:
+        """Index ``value`` but the fields named in ``fields`` (wherever they are), which are collected in
+        ``outsiders`` as ``(path, value)`` for the untrusted ledger: the fields an outsider writes in
+        records the system made (``untrusted_fields``)."""
+        if depth > MAX_DEPTH or room <= 0:
+            return room
+        items = children(value)
+        if items is None:
+            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "", echo, via)
+        room -= 1
+        kept = []
+        for key, item in items:
+            if type(key) is str and key in fields:
+                outsiders.append(((*path, key), item))
+                continue
+            kept.append(key)
+            if type(item) is bool:
+                flag = (str(key), item)
+                if echo is None or flag not in echo.flags:
+                    self._flags[flag] = (tool, span_id, path, key)
+                continue
+            room = self._walk_split(
+                tool, span_id, item, (*path, key), depth + 1, room, fields, outsiders, echo, via
+            )
+            if room <= 0:
+                break
+        if not isinstance(value, list | tuple | set | frozenset):
+            self._note_names(kept, (tool, span_id, path), echo)
+            if "id" in kept or "id_" in kept:
+                self._note_record(tool, span_id, path, value)
         return room
 
     def _bulk(self, tool: str, span_id: str, values: Any, path: tuple) -> bool:
@@ -668,15 +784,22 @@ class Ledger:
         """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER.
 
         Trusted sources first: this ledger, then the enclosing runs' (``parent``); only then the
-        untrusted results of each, in the same order — a match there has ``trusted=False``. A match
+        untrusted results of each, in the same order — a match there has ``trusted=False``. A value
+        found in this ledger only inside a text whose words are not evidence (a ``values`` source)
+        is ``trusted=False`` too, and comes after every trusted match. A match
         in the result of a call that had the argument (or a form of it) among its unsourced arguments
         is an echo, whatever the route — inside a text, joined from a path's pieces — and no match.
         """
         ledger: Ledger | None = self
+        unvouched: Match | None = None  # found only inside a text whose words are not evidence
         while ledger is not None:
             if (found := ledger._lookup(text, kind)) is not None and not ledger._echoed(text, found):
-                return found
+                if found.trusted:
+                    return found
+                unvouched = unvouched or found
             ledger = ledger.parent
+        if unvouched is not None:
+            return unvouched
         ledger = self
         while ledger is not None:
             untrusted = ledger._untrusted
@@ -750,13 +873,14 @@ class Ledger:
         if hit is None:  # pragma: no cover - resolve() saw the key a moment ago, under the lock
             return None
         number = () if kind == pj.TEXT else pj.NUMBER_AS_TEXT
-        return Match(hit, pj.combine(pj.IN_TEXT, found[1], number, hit.via))
+        return Match(hit, pj.combine(pj.IN_TEXT, found[1], number, hit.via), found[2])
 
-    def _form_match(self, form: tuple[str, bool], projection: str) -> Match | None:
+    def _form_match(self, form: tuple[str, bool, bool], projection: str) -> Match | None:
         hit = self.observation(form[0])
         if hit is None:  # pragma: no cover - find_form() resolved the key a moment ago, under the lock
             return None
-        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else (), hit.via))
+        # a whole value in another form counts at ``values``; written inside an unvouched text, not
+        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else (), hit.via), form[2])
 
     def _read_new_texts(self) -> None:
         """Hand the text index the texts remembered since it last read (the main index keeps its
@@ -776,7 +900,7 @@ class Ledger:
                     or "=" in text
                     or _SPACE(text)
                 ):
-                    add(key, text)
+                    add(key, text, not entry[5] & _UNVOUCHED)
         self._scanned = len(index)
 
     def _text_of(self, key: str) -> str | None:

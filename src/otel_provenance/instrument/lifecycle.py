@@ -123,6 +123,7 @@ class ToolCall:
                 budget=spec.budget,
                 side_effect=spec.side_effect,
                 enforce=settings.enforce,
+                egress=spec.egress,
             )
             essential[sc.RETRY_NUMBER] = self._attempt(self.classification)
             key = spec.idempotency_key
@@ -391,7 +392,7 @@ class ToolCall:
 
 
 #: ``gen_ai.security.risk.category`` of an objection, by its rule (the part before the first ``:``).
-_RISK = {"max_untrusted": "prompt_injection", "provenance_fault": "_OTHER"}
+_RISK = {"max_untrusted": "prompt_injection", "egress": "sensitive_information_disclosure", "provenance_fault": "_OTHER"}
 
 
 def _security_decision(decision: Decision, essential: Mapping[str, Any]) -> dict[str, Any]:

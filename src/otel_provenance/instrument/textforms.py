@@ -244,11 +244,12 @@ def _zone(text: str) -> _dt.tzinfo:
 
 
 def looks_like_destination(value: str) -> bool:
-    """Whether a whole value is an e-mail address, a URL, an IBAN or a long account/phone number."""
+    """Whether a whole value is an e-mail address, a URL, an IBAN or a long account/phone number — not
+    a date written with digits (``2026-06-12`` has eight of them, and sends nothing anywhere)."""
     text = value.strip()
     if not text or len(text) > 2048 or not _may_be_destination(text):
         return False
-    return _DESTINATION.fullmatch(text) is not None
+    return _DESTINATION.fullmatch(text) is not None and not (text[0].isdigit() and date_forms(text))
 
 
 def destinations_in(text: str) -> list[str]:
