@@ -109,15 +109,17 @@ def count_arguments(
     allow: Collection[str] = (),
     reach: Collection[str] = ALLOW_REACH,
     vetted: Collection[str] = (),
+    approved: Collection[str] = (),
 ) -> ArgumentCount:
     """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach`` — or in
     ``VETTED_REACH``, when the name is ``vetted`` too — is not counted, unless the name is a
-    destination (:func:`is_destination_name`)."""
+    destination (:func:`is_destination_name`). A name in ``approved`` is not counted at all: a person
+    was shown its value and its source and let the call run (``agent.budget.asked``)."""
     counted: dict[str, list[str]] = {kind: [] for kind in COUNTED_KINDS}
     allowed: list[str] = []
     for name, kind in kinds:
         names = counted.get(kind)
-        if names is None:
+        if names is None or name in approved:
             continue
         exempt = name in allow and (kind in reach or (kind in VETTED_REACH and name in vetted))
         if exempt and not is_destination_name(name):
@@ -160,6 +162,16 @@ def egress_unsourced(kinds: Iterable[tuple[str, str]], egress: Collection[str]) 
 def egress_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
     """The argument names a tool span's tool declared egress (``agent.budget.egress``); empty when absent."""
     return _names_on_span(attributes, semconv.BUDGET_EGRESS)
+
+
+def approved_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
+    """The argument names the budget does not count on a tool span: those accepted as delegated
+    (``agent.budget.delegated``), and those a person was asked about (``agent.budget.asked``) when the
+    answer was ``approved`` (``agent.guard.approval``)."""
+    accepted = _names_on_span(attributes, semconv.BUDGET_DELEGATED)
+    if attributes.get(semconv.GUARD_APPROVAL) != semconv.APPROVAL_APPROVED:
+        return accepted
+    return accepted | _names_on_span(attributes, semconv.BUDGET_ASKED)
 
 
 def allowed_on_span(attributes: Mapping[str, object]) -> frozenset[str]:

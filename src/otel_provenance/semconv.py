@@ -99,6 +99,11 @@ BUDGET_MAX_UNTRUSTED: Final = "agent.budget.max_untrusted"
 BUDGET_ALLOWED: Final = "agent.budget.allowed"  # argument names the budget's allow-list exempted (string[])
 # argument names the tool declared egress: judged like a write's destination, even on a read (#44)
 BUDGET_EGRESS: Final = "agent.budget.egress"
+# argument names a person was asked about (a destination delegated by the user's request, #44)
+BUDGET_ASKED: Final = "agent.budget.asked"
+# argument names accepted as delegated: taken from a source the user named, in a call the user's own
+# words shaped (#44; instrument/delegation.py)
+BUDGET_DELEGATED: Final = "agent.budget.delegated"
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call
 

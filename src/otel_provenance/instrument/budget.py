@@ -43,6 +43,8 @@ RULE_MAX_INVENTED = "max_invented"
 RULE_MAX_UNTRUSTED = "max_untrusted"
 RULE_FAULT = "provenance_fault"
 RULE_EGRESS = "egress"  # an egress argument (a URL a read fetches) that is assumed or untrusted
+#: An ask: a destination taken from a source the user's request named (``delegated:<argument>``).
+RULE_DELEGATED = "delegated"
 _RULES = {
     sc.KIND_ASSUMED: RULE_MAX_ASSUMED,
     sc.KIND_INVENTED: RULE_MAX_INVENTED,
@@ -101,8 +103,19 @@ class Budget:
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)
         max_untrusted = self.max_untrusted if self.max_untrusted is not None else (0 if write else None)
         enforce = (self.enforce if self.enforce is not None else write) and enforce_globally
-        vetted = allow & classification.references if classification.references else ()
-        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow, vetted=vetted)
+        vetted: frozenset[str] = allow & classification.references if classification.references else _NONE
+        # taken from a source the user named (#44): accepted, or for a person to decide when this
+        # budget counts it (a write's, or an egress argument)
+        delegated = classification.delegated
+        asked = classification.asked & egress
+        if max_untrusted is not None and enforce:
+            asked = asked | classification.asked
+        count = count_arguments(
+            [(a.name, a.kind) for a in classification.arguments],
+            allow,
+            vetted=vetted,
+            approved=delegated | asked if delegated or asked else _NONE,
+        )
         over = over_budget(count, _limits(max_assumed, self.max_invented, max_untrusted))
         short = classification.short
         violations = [
@@ -114,7 +127,10 @@ class Budget:
         enforced = bool(violations) and enforce
         if egress:
             kinds = classification.kinds()
-            outward = [f"{RULE_EGRESS}:{name}={kinds[name]}" for name in egress_unsourced(kinds.items(), egress)]
+            outward = [
+                f"{RULE_EGRESS}:{name}={kinds[name]}"
+                for name in egress_unsourced(kinds.items(), egress - asked - delegated)
+            ]
             if outward:
                 violations.extend(outward)
                 enforced = enforced or ((self.enforce is not False) and enforce_globally)
@@ -129,9 +145,12 @@ class Budget:
             untrusted=len(count.untrusted),
             max_untrusted=max_untrusted,
             egress=tuple(sorted(egress)),
+            asked=tuple(sorted(asked)),
+            delegated=tuple(sorted(delegated)),
         )
 
 
+_NONE: frozenset[str] = frozenset()
 _LIMITS: dict[tuple[int | None, int | None, int | None], Limits] = {}
 
 
@@ -159,6 +178,8 @@ class Verdict(NamedTuple):
     untrusted: int = 0
     max_untrusted: int | None = None
     egress: tuple[str, ...] = ()  # argument names the tool declared egress
+    asked: tuple[str, ...] = ()  # delegated, not accepted: a person decides (``delegated:<name>`` asks)
+    delegated: tuple[str, ...] = ()  # delegated and accepted: the user's words shaped the call
 
     def attributes(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -170,6 +191,10 @@ class Verdict(NamedTuple):
             out[sc.BUDGET_ALLOWED] = list(self.allowed)
         if self.egress:
             out[sc.BUDGET_EGRESS] = list(self.egress)
+        if self.asked:
+            out[sc.BUDGET_ASKED] = list(self.asked)
+        if self.delegated:
+            out[sc.BUDGET_DELEGATED] = list(self.delegated)
         if self.max_assumed is not None:
             out[sc.BUDGET_MAX_ASSUMED] = self.max_assumed
         if self.max_invented is not None:

@@ -40,9 +40,10 @@ from typing import Any, NamedTuple
 
 from .. import semconv as sc
 from . import projections as pj
+from .delegation import delegation
 from .digest import keyed_digest
 from .fieldpaths import CallerName
-from .ledger import Ledger, Match
+from .ledger import Ledger, Match, words_of
 from .settings import Settings, get_settings
 from .textforms import destinations_in, looks_like_destination
 
@@ -73,7 +74,9 @@ class Classification:
 
     __slots__ = (
         "arguments",
+        "asked",
         "caller_named",
+        "delegated",
         "destinations",
         "faults",
         "key_id",
@@ -94,6 +97,8 @@ class Classification:
         references: frozenset[str] = frozenset(),
         short: frozenset[str] = frozenset(),
         caller_named: frozenset[str] = frozenset(),
+        delegated: frozenset[str] = frozenset(),
+        asked: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
@@ -104,6 +109,10 @@ class Classification:
         self.references = references  # untrusted arguments whose value is one token, no destination
         self.short = short  # assumed arguments the run did see, too short to count by value alone
         self.caller_named = caller_named  # names the caller chose (``**kwargs``): never default-allowed
+        # untrusted arguments taken from a source the user named (#44, :mod:`.delegation`): accepted
+        # (the user's words shaped this call) or to be asked of a person
+        self.delegated = delegated
+        self.asked = asked
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -246,6 +255,7 @@ def classify_arguments(
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
     destinations, references = _value_checks(results, arguments)
     short = _below_the_floor(results, arguments, ledger, floor)
+    delegated, asked = delegation(results, arguments, ledger)
     return Classification(
         tool=tool,
         arguments=tuple(results),
@@ -256,6 +266,8 @@ def classify_arguments(
         references=references,
         short=short,
         caller_named=frozenset(caller_named) if caller_named else _NONE,
+        delegated=delegated,
+        asked=asked,
     )
 
 
@@ -356,9 +368,20 @@ def _classify_one(
             match = _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
-        if first is None or (first.trusted and not match.trusted):
-            first = match  # the source recorded: the first leaf's, or the first untrusted leaf's
+        if (
+            first is None
+            or (first.trusted and not match.trusted)
+            or (not match.trusted and _directed(first, ledger) and not _directed(match, ledger))
+        ):
+            # the source recorded: the first leaf's, or the first untrusted leaf's — one the user did
+            # not direct, when there is one (a structure is delegated only when all of it is)
+            first = match
     return _provenance(name, digest, first, STRUCTURE)
+
+
+def _directed(match: Match, ledger: Ledger) -> bool:
+    span_id = match.observation.span_id
+    return bool(span_id) and ledger.directed(span_id)
 
 
 def _provenance(name: str, digest: str, match: Match | None, projection: str | None) -> ArgumentProvenance:
@@ -385,22 +408,66 @@ def _match_scalar(
     if ledger is None or not text:
         return None
     match = ledger.lookup(text, kind)
-    if match is None:
-        return None
+    if match is not None and not _counts(name, text, match, ledger, floor, container):
+        match = None  # short, and not under a name that says what it is
+    if match is not None and match.trusted:
+        return match
+    # unmatched, short or untrusted: the user's own words (at any length), then a value computed
+    # from what the run sourced (re-done, so no floor)
+    said = ledger.said_by_user(text)
+    if said is not None:
+        return said
+    derived = ledger.derive(text, kind)
+    return derived if derived is not None else match
+
+
+def _counts(name: str, text: str, match: Match, ledger: Ledger, floor: int, container: str) -> bool:
+    """Whether a match is evidence for an argument: long enough; or short, but in the run's request,
+    or found as a whole under a field of the argument's own name — or, in a source trusted word for
+    word (the inputs, a ``trust="trusted"`` tool, a vouched record), under a field that names what
+    the argument names: a list of them (``users`` for ``user``), another name of a person for a
+    person (``sender`` for ``recipient``), the ``id`` of a record of the kind a ``<thing>_id`` names."""
     obs = match.observation
     if len(text) >= floor or (obs.tool == sc.SOURCE_INPUT and obs.field == sc.SOURCE_REQUEST):
-        return match
+        return True
     if not match.by_field:  # a short value inside a text: not evidence
-        return None
+        return False
     field_name = obs.field_name
     if field_name == name and not name.isdigit():
-        return match
+        return True
+    if not obs.vouched:  # the names below are read only where the words are trusted (#44)
+        return False
     if field_name in _ID_FIELDS:
         thing = _id_of(name) or _id_of(container)
         if thing is not None and thing in ledger.record_words(obs):
             match.projection = pj.combine(match.projection, pj.ID_ALIAS)
-            return match
-    return None
+            return True
+        return False
+    if field_name.isdigit():  # an item of a list: named by the list, or by the tool that listed it
+        head, _, _ = obs.field.rpartition(".")
+        field_name = head.rpartition(".")[2] if head else obs.tool
+    return _same_kind(name, field_name)
+
+
+def _same_kind(name: str, field: str) -> bool:
+    """``user`` and ``users`` / ``get_users_in_channel``; a person and a person (``recipient`` and
+    ``sender``, ``participants`` and ``members``)."""
+    wanted = _WORDS(name)
+    if not wanted:
+        return False
+    last = wanted[-1].lower()
+    words = words_of(field)
+    return last in words or (last in PERSON_WORDS and not PERSON_WORDS.isdisjoint(words))
+
+
+#: Words that name a person in a field or an argument: a short name (``Bob``) under one is a person's.
+PERSON_WORDS = frozenset(
+    {
+        "user", "users", "member", "members", "participant", "participants", "recipient", "recipients",
+        "sender", "author", "owner", "organizer", "invitee", "invitees", "assignee", "username", "person",
+        "people", "contact", "contacts", "colleague", "colleagues",
+    }
+)  # fmt: skip
 
 
 def _id_of(name: str) -> str | None:
@@ -456,6 +523,12 @@ def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
 
 
 _TOO_BIG: list = []
+
+
+def structure_leaves(value: Any) -> list[tuple[str | None, Any, str]] | None:
+    """:func:`_structure_leaves` of a value, or None when it is too big or too deep to examine."""
+    leaves = _structure_leaves(value)
+    return None if leaves is _TOO_BIG else leaves
 
 
 def _structure_leaves(value: Any, root: str = "") -> list[tuple[str | None, Any, str]]:

@@ -54,6 +54,8 @@ from itertools import chain, islice
 from operator import itemgetter
 from typing import Any
 
+from ..semconv import SOURCE_INPUT
+from . import derived as dv
 from . import projections as pj
 from . import textforms as tf
 from .fieldpaths import MAX_DEPTH, children, echo_targets, field_path, safe_names, safe_segment
@@ -89,10 +91,17 @@ _HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
 class Observation:
     """One remembered leaf: where it came from and its text before normalisation."""
 
-    __slots__ = ("field", "kind", "span_id", "text", "tool", "via")
+    __slots__ = ("field", "kind", "span_id", "text", "tool", "via", "vouched")
 
     def __init__(
-        self, tool: str, span_id: str, field: str, text: str, kind: int, via: tuple[str, ...] = ()
+        self,
+        tool: str,
+        span_id: str,
+        field: str,
+        text: str,
+        kind: int,
+        via: tuple[str, ...] = (),
+        vouched: bool = True,
     ) -> None:
         self.tool = tool
         self.span_id = span_id
@@ -100,6 +109,9 @@ class Observation:
         self.text = text
         self.kind = kind
         self.via = via  # projections naming how the value was read from the result
+        # its source is trusted word for word (the request, the inputs, a ``trusted`` tool, a vouched
+        # record), not only as whole values: the name-based matches of short values need that
+        self.vouched = vouched
 
     @property
     def field_name(self) -> str:
@@ -128,13 +140,16 @@ class Match:
 class _ListSource:
     """A bulk-indexed flat list of plain strings; the position of a value is resolved on demand."""
 
-    __slots__ = ("items", "path", "positions", "prefix", "span_id", "tool")
+    __slots__ = ("items", "path", "positions", "prefix", "span_id", "tool", "vouched")
 
-    def __init__(self, tool: str, span_id: str, path: tuple, items: tuple[str, ...]) -> None:
+    def __init__(
+        self, tool: str, span_id: str, path: tuple, items: tuple[str, ...], vouched: bool = True
+    ) -> None:
         self.tool = tool
         self.span_id = span_id
         self.path = path
         self.items = items
+        self.vouched = vouched
         self.positions: dict[str, int] | None = None
         self.prefix = ""  # the exported form of ``path`` plus ".", made with ``positions``
 
@@ -145,7 +160,7 @@ class _ListSource:
             self.prefix = "".join(safe_segment(part) + "." for part in self.path)
         position = positions.get(key)
         field = self.prefix + (str(position) if position is not None else "*")
-        return Observation(self.tool, self.span_id, field, key, pj.TEXT)
+        return Observation(self.tool, self.span_id, field, key, pj.TEXT, vouched=self.vouched)
 
 
 _NORMALISED_STARTS = frozenset(".{[")
@@ -266,6 +281,12 @@ class Ledger:
         self._scanned = 0  # how many main-index entries (in insertion order) the text index has read
         self._untrusted: Ledger | None = None  # results of tools declared untrusted
         self._unvouched = False  # whether a result whose words are not evidence was remembered
+        self._outsider = False  # this is a run's ledger of untrusted results
+        # span ids of calls the user directed (an argument from the request or inputs, or delegated):
+        # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted
+        self._directed: set[str] = set()
+        self._operands = dv.Operands()  # what derived values may be computed from, read lazily
+        self._operands_scanned = 0
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
     # -- state ----------------------------------------------------------------------------------------
@@ -292,7 +313,10 @@ class Ledger:
             with self._lock:
                 ledger = self._untrusted
                 if ledger is None:
-                    ledger = self._untrusted = Ledger(self.max_entries)
+                    ledger = Ledger(self.max_entries)
+                    ledger._outsider = True
+                    ledger._directed = self._directed
+                    self._untrusted = ledger
         return ledger
 
     def __len__(self) -> int:
@@ -320,9 +344,9 @@ class Ledger:
         ``values`` (the default) the words inside the result's texts are not evidence of their own
         (found only there, a value is ``untrusted``); at ``trusted`` they are. An untrusted
         ``trust``: the result goes to the untrusted ledger, but for the records it vouches for and
-        the fields it names (by their own name, anywhere), which stay here: a vouched record as ``trusted`` (the user or
-        the system wrote it), a named field at ``values``. Fields
-        named ``untrusted_fields`` go to the untrusted ledger, whatever the level.
+        the fields it names (by their own name, anywhere), which stay here: a vouched record as
+        ``trusted`` (the user or the system wrote it), a named field at ``values``. Fields named
+        ``untrusted_fields`` go to the untrusted ledger, whatever the level.
         """
         echo = None
         if unsourced:
@@ -377,7 +401,16 @@ class Ledger:
                     )
                 elif trust.untrusted_fields:
                     room = self._walk_split(
-                        tool, span_id, result, field_prefix, 0, room, trust.untrusted_fields, outsiders, echo, via
+                        tool,
+                        span_id,
+                        result,
+                        field_prefix,
+                        0,
+                        room,
+                        trust.untrusted_fields,
+                        outsiders,
+                        echo,
+                        via,
                     )
                 else:
                     room = self._walk(tool, span_id, result, field_prefix, 0, room, echo, via)
@@ -438,7 +471,7 @@ class Ledger:
                 and not via & ~_UNVOUCHED
                 and len(value) >= _BULK_MIN
                 and len(value) < room
-                and self._bulk(tool, span_id, value, path)
+                and self._bulk(tool, span_id, value, path, not via)
             ):
                 return room - len(value) - 1  # as the per-leaf path charges it: the list, then each item
             items = enumerate(value)
@@ -652,11 +685,17 @@ class Ledger:
             return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "", echo, via)
         room -= 1
         kept = []
+        keyed = isinstance(value, Mapping)
         for key, item in items:
             if type(key) is str and key in fields:
                 outsiders.append(((*path, key), item))
                 continue
             kept.append(key)
+            if keyed and type(key) is str and not key.isidentifier() and 0 < len(key) <= pj.MAX_TEXT_LENGTH:
+                norm = pj.normalise(key)  # a key that is data (an address a file is shared with)
+                if echo is None or not echo.withholds(norm):
+                    self._index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
+                room -= 1
             if type(item) is bool:
                 flag = (str(key), item)
                 if echo is None or flag not in echo.flags:
@@ -673,7 +712,7 @@ class Ledger:
                 self._note_record(tool, span_id, path, value)
         return room
 
-    def _bulk(self, tool: str, span_id: str, values: Any, path: tuple) -> bool:
+    def _bulk(self, tool: str, span_id: str, values: Any, path: tuple, vouched: bool = True) -> bool:
         """Index a flat list of plain ASCII strings that need no normalisation in one C-level pass."""
         try:
             joined = "\x00".join(values)
@@ -694,7 +733,7 @@ class Ledger:
             longest >= pj.UUID_LENGTH and not {pj.UUID_LENGTH, 40, 64}.isdisjoint(map(len, values))
         ):
             return False  # over-long values, possible UUIDs or object ids (prefix index): per-leaf path
-        source = _ListSource(tool, span_id, path, tuple(values))
+        source = _ListSource(tool, span_id, path, tuple(values), vouched)
         self._index.update(dict.fromkeys(values, source))
         return True
 
@@ -720,6 +759,7 @@ class Ledger:
         index = self._index = dict(islice(self._index.items(), excess, None))
         self.evicted += excess
         self._scanned = max(0, self._scanned - excess)
+        self._operands_scanned = max(0, self._operands_scanned - excess)
         self._shas = {p: kept for p, shas in self._shas.items() if (kept := [s for s in shas if s in index])}
 
     # -- reading --------------------------------------------------------------------------------------
@@ -735,7 +775,7 @@ class Ledger:
         if kind <= _KIND:
             return Observation(tool, span_id, field, key if text is None else text, kind)
         text = key if text is None else text
-        return Observation(tool, span_id, field, text, kind & _KIND, _via_names(kind))
+        return Observation(tool, span_id, field, text, kind & _KIND, _via_names(kind), not kind & _UNVOUCHED)
 
     def flag(self, name: str, value: bool) -> Observation | None:
         """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
@@ -900,8 +940,100 @@ class Ledger:
                     or "=" in text
                     or _SPACE(text)
                 ):
-                    add(key, text, not entry[5] & _UNVOUCHED)
+                    add(key, text, not entry[5] & _UNVOUCHED, entry[0] == SOURCE_INPUT)
         self._scanned = len(index)
+
+    def said_by_user(self, text: str) -> Match | None:
+        """``text`` as the user wrote it, inside the run's request or inputs (in any letter case), at
+        any length: the user's own words are no chance match (this run's, or an enclosing one's)."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            with ledger._lock:
+                ledger._read_new_texts()
+                found = ledger._texts.find_in_users_words(text, ledger._text_of)
+                hit = ledger.observation(found[0]) if found is not None else None
+            if found is not None and hit is not None:
+                return Match(hit, pj.combine(pj.IN_TEXT, found[1]))
+            ledger = ledger.parent
+        return None
+
+    # -- directed calls and derived values ----------------------------------------------------------
+    def direct(self, span_id: str) -> None:
+        """Mark a call the user directed: one of its arguments came from the run's request or inputs
+        (``read_file("bill.txt")`` for "pay the bill in bill.txt"), or was delegated in turn."""
+        if span_id:
+            with self._lock:
+                self._directed.add(span_id)
+                if len(self._directed) > self.max_entries:
+                    self._directed.clear()  # fail closed: nothing is delegated any more
+
+    def directed(self, span_id: str) -> bool:
+        """Whether the call with this span id was directed by the user, in this run or an enclosing one."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if span_id in ledger._directed:
+                return True
+            ledger = ledger.parent
+        return False
+
+    def derive(self, text: str, kind: int) -> Match | None:
+        """A date, a time or an amount computed from what the run sourced (:mod:`.derived`): the
+        operand it was derived from, projection ``derived``; or None."""
+        dates = tf.date_forms(text) if kind == pj.TEXT and _HAS_DIGIT(text) else ()
+        if not dates and kind != pj.NUMBER:  # an amount is a number; a text of digits is an id
+            return None
+        sources: list[Ledger] = []
+        ledger: Ledger | None = self
+        while ledger is not None:
+            sources.extend(s for s in (ledger, ledger._untrusted) if s is not None)
+            ledger = ledger.parent
+        for source in sources:
+            with source._lock:
+                source._read_operands()
+        operands = dv.Operands.merged([s._operands for s in sources])  # a duration here, a time there
+        key = dv.derive_date(text, operands) if dates else dv.derive_number(text, operands)
+        if key is None:
+            return None
+        for source in sources:  # the operand's own ledger: keys are unique to the ledger that made them
+            hit = source.observation(key)
+            if hit is not None:
+                # computed from an outsider's words (a directed call's result): as untrusted as they are
+                whole = bool(tf.date_forms(hit.text)) or tf.number_form(hit.text) is not None
+                entry = source._index.get(key)
+                unvouched = type(entry) is tuple and bool(entry[5] & _UNVOUCHED) and not whole
+                return Match(hit, pj.combine(dv.DERIVED, hit.via), not (source._outsider or unvouched))
+        return None
+
+    def _read_operands(self) -> None:
+        """Hand :attr:`_operands` what was remembered since it last read: whole dates and numbers of
+        trusted sources; the dates, numbers, durations and percentages written in texts whose words
+        are evidence — and in what directed calls returned (the user named that source)."""
+        index = self._index
+        if self._operands_scanned >= len(index):
+            return
+        operands, outsider, directed = self._operands, self._outsider, self._directed
+        moments: dict[tuple, str] = {}  # (span id, record path) -> its first date-and-time
+        for key, entry in islice(index.items(), self._operands_scanned, None):
+            if type(entry) is not tuple:
+                continue
+            tool, span_id, parent, _, raw, kind = entry
+            users = tool == SOURCE_INPUT or span_id in directed
+            if outsider and not users:
+                continue
+            text = key if raw is None else raw
+            if len(text) >= 16 and text[4:5] == "-" and _HAS_DIGIT(text[:1]):  # an event's start, end
+                first = moments.setdefault((span_id, parent), text)
+                if first is not text:
+                    operands.add_length(first, text)
+            if kind & _KIND == pj.NUMBER:
+                with contextlib.suppress(decimal.InvalidOperation):
+                    operands.add_number(key, decimal.Decimal(text), request=users)
+            elif (not kind & _UNVOUCHED and not outsider) or users:  # its words are evidence
+                if _HAS_DIGIT(text) or _SPACE(text):
+                    operands.add_text(key, text, request=users)
+            elif _HAS_DIGIT(text):  # a whole value only
+                operands.add_value(key, text)
+        self._operands_scanned = len(index)
 
     def _text_of(self, key: str) -> str | None:
         """The text a main-index key was remembered from, if it is still there as a text."""

@@ -207,6 +207,7 @@ class ToolCall:
             tool=self.spec.name,
             arguments=self.arguments,
             reasons=self.decision.asks,
+            sources=_asked_sources(self.classification, self.decision.asks),
             run_id=self.essential.get(sc.RUN_ID),
             call_id=self.essential[sc.GEN_AI_TOOL_CALL_ID],
             side_effect=self.spec.side_effect,
@@ -316,10 +317,13 @@ class ToolCall:
         if self.ledger is None:
             return
         try:
+            span_id = _span_id(self.span)
+            if self.classification is not None and _directed(self.classification, self.ledger):
+                self.ledger.direct(span_id)
             self.ledger.remember(
                 self.spec.name,
                 result,
-                _span_id(self.span),
+                span_id,
                 field_prefix=prefix,
                 call_arguments=self.arguments,
                 unsourced=self.unsourced,
@@ -392,7 +396,38 @@ class ToolCall:
 
 
 #: ``gen_ai.security.risk.category`` of an objection, by its rule (the part before the first ``:``).
-_RISK = {"max_untrusted": "prompt_injection", "egress": "sensitive_information_disclosure", "provenance_fault": "_OTHER"}
+def _asked_sources(classification: Classification | None, asks: tuple[str, ...]) -> dict[str, str]:
+    """For each argument a person is asked about (``delegated:<name>``): where its value came from,
+    as ``<tool> <field>`` — shown beside the value, never exported."""
+    if classification is None:
+        return {}
+    named = {reason.partition(":")[2] for reason in asks if reason.startswith("delegated:")}
+    return {
+        a.name: f"{a.source_tool} {a.source_field}"
+        for a in classification.arguments
+        if a.name in named and a.source_tool is not None
+    }
+
+
+def _directed(classification: Classification, ledger: Ledger | None) -> bool:
+    """Whether the user directed this call — an argument of it came from the run's request or inputs
+    (``read_file("bill.txt")``), or from what a call the user directed returned (the link in the
+    message the request points to): what it returns is a source the user named (#44)."""
+    return bool(classification.delegated or classification.asked) or any(
+        a.kind == sc.KIND_OBSERVED
+        and (
+            a.source_tool == sc.SOURCE_INPUT
+            or (ledger is not None and a.source_span_id and ledger.directed(a.source_span_id))
+        )
+        for a in classification.arguments
+    )
+
+
+_RISK = {
+    "max_untrusted": "prompt_injection",
+    "egress": "sensitive_information_disclosure",
+    "provenance_fault": "_OTHER",
+}
 
 
 def _security_decision(decision: Decision, essential: Mapping[str, Any]) -> dict[str, Any]:

@@ -35,7 +35,7 @@ Resolve = Callable[[str], "str | None"]
 class TextIndex:
     """Tokens and normal forms of the texts a ledger has handed over."""
 
-    __slots__ = ("_forms", "_tokens", "_weak_forms", "_weak_tokens", "max_entries")
+    __slots__ = ("_folded", "_forms", "_tokens", "_weak_forms", "_weak_tokens", "max_entries")
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
@@ -43,14 +43,22 @@ class TextIndex:
         self._forms: dict[str, tuple[str, bool]] = {}  # form key -> (main-index key, found inside a text)
         self._weak_tokens: dict[str, list[str]] = {}  # the same, for texts whose words are not evidence
         self._weak_forms: dict[str, tuple[str, bool]] = {}
+        self._folded: dict[str, list[str]] = {}  # case-folded tokens of the user's own words
 
     @property
     def empty(self) -> bool:
         return not self._tokens and not self._forms and not self._weak_tokens and not self._weak_forms
 
-    def add(self, key: str, text: str, vouched: bool = True) -> None:
+    def add(self, key: str, text: str, vouched: bool = True, users: bool = False) -> None:
         """Index the tokens and forms of ``text``, remembered under the main-index ``key``; ``vouched``:
-        its words are evidence (its source is trusted as a whole), not only the text as a whole."""
+        its words are evidence (its source is trusted as a whole), not only the text as a whole;
+        ``users``: the user's own words (the request, the inputs), also found in another case."""
+        if users:
+            for token in dict.fromkeys(piece.casefold() for piece in tf.tokens(text)):
+                keys = self._folded.setdefault(token, [])
+                if not keys or keys[-1] != key:
+                    keys.append(key)
+                    del keys[:-MAX_KEYS_PER_TOKEN]
         if vouched:
             tokens, forms = self._tokens, self._forms
         else:
@@ -78,7 +86,7 @@ class TextIndex:
         number = tf.number_form(text)
         if number is not None and number[len(tf.NUMBER_KEY) :] != text:
             self._forms[number] = (key, False)
-        for table in (tokens, forms, self._forms):
+        for table in (tokens, forms, self._forms, self._folded):
             if len(table) > self.max_entries:
                 for old in list(islice(table, len(table) // 2)):
                     del table[old]
@@ -102,6 +110,25 @@ class TextIndex:
                         norm, steps = pj.normalise_steps(piece)
                         if steps and norm == value:
                             return key, steps, vouched
+        found = self.find_in_users_words(value, resolve)
+        return (*found, True) if found is not None else None
+
+    def find_in_users_words(self, value: str, resolve: Resolve) -> tuple[str, tuple[str, ...]] | None:
+        """The main-index key of the user's own text (the request, the inputs) holding ``value`` on
+        token boundaries — as written, else in another case (``casefold``: the user's "family reunion"
+        as a title) — with the steps; or None."""
+        token = tf.first_token(value)
+        if not token:
+            return None
+        folded = value.casefold()
+        for key in reversed(self._folded.get(token.casefold(), ())):
+            text = resolve(key)
+            if text is None:
+                continue
+            if tf.in_text(value, text):
+                return key, ()
+            if tf.in_text(folded, text.casefold()):
+                return key, (pj.CASEFOLD,)
         return None
 
     def find_form(self, form: str, resolve: Resolve) -> tuple[str, bool, bool] | None:

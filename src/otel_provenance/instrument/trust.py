@@ -104,7 +104,9 @@ def source_trust(
             )
         return SourceTrust(False, fields, trusted_records)
     if fields or trusted_records is not None:
-        raise ConfigurationError(f"{owner}: trusted_fields and trusted_records are only for trust='untrusted'")
+        raise ConfigurationError(
+            f"{owner}: trusted_fields and trusted_records are only for trust='untrusted'"
+        )
     words = trust == sc.TRUST_TRUSTED
     if outsiders:
         return SourceTrust(True, words=words, untrusted_fields=outsiders)
