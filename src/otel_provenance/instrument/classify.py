@@ -43,7 +43,7 @@ from . import projections as pj
 from .delegation import delegation
 from .digest import keyed_digest
 from .fieldpaths import CallerName
-from .ledger import Ledger, Match, words_of
+from .ledger import LOCAL_CALL, Ledger, Match, words_of
 from .settings import Settings, get_settings
 from .textforms import destinations_in, looks_like_destination
 
@@ -67,6 +67,7 @@ class ArgumentProvenance(NamedTuple):
     source_field: str | None = None
     source_span_id: str | None = None
     projection: str | None = None
+    source_call: str | None = None  # the ledger's id of the source call (its span id, or a local one)
 
 
 class Classification:
@@ -388,14 +389,16 @@ def _provenance(name: str, digest: str, match: Match | None, projection: str | N
     if match is None:
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     obs = match.observation
+    span_id = obs.span_id if obs.span_id and not obs.span_id.startswith(LOCAL_CALL) else None
     return ArgumentProvenance(
         name,
         sc.KIND_OBSERVED if match.trusted else sc.KIND_UNTRUSTED,
         digest,
         obs.tool,
         obs.field,
-        obs.span_id or None,
+        span_id,
         projection,
+        obs.span_id or None,
     )
 
 

@@ -52,9 +52,7 @@ def delegation(
     if ledger is None:
         return _NONE, _NONE
     delegated = [
-        a
-        for a in results
-        if a.kind == sc.KIND_UNTRUSTED and a.source_span_id and ledger.directed(a.source_span_id)
+        a for a in results if a.kind == sc.KIND_UNTRUSTED and a.source_call and ledger.directed(a.source_call)
     ]
     if not delegated:
         return _NONE, _NONE

@@ -79,6 +79,8 @@ _VIA_DECIMAL = 4 << 3
 # an entry whose words are not evidence (#44): remembered from a ``values`` source — a whole value
 # counts, a value found inside its text is ``untrusted`` (who wrote the text is not known)
 _UNVOUCHED = 8 << 3
+#: The ledger's id of a call whose span records nothing (no span id): a prefix no hex id has.
+LOCAL_CALL = "~"
 _VIA_NAMES = ((_VIA_OBJECT, pj.OBJECT_ATTRIBUTE), (_VIA_BYTES, pj.BYTES_TEXT), (_VIA_DECIMAL, pj.DECIMAL))
 _SPACE = re.compile(r"\s").search
 # last or first characters of a text whose token differs from the text itself (see textforms.tokens)
@@ -383,7 +385,9 @@ class Ledger:
             self.untrusted()._remember(tool, result, span_id, field_prefix, call_arguments, echo, TRUSTED)
             if not trust.fields:
                 return
-        via = 0 if trust.words else _UNVOUCHED
+        # the words of a ``values`` source are not evidence; those of the fields an untrusted tool
+        # names as the system's (``trusted_fields``: an id, a date) are: the application vouched
+        via = 0 if trust.words or not trust.trusted else _UNVOUCHED
         if via:
             self._unvouched = True
         outsiders: list[tuple[tuple, Any]] = []
@@ -638,7 +642,7 @@ class Ledger:
         room: int,
         fields: frozenset[str],
         echo: _Echo | None = None,
-        via: int = _UNVOUCHED,
+        via: int = 0,
     ) -> int:
         """Index only the fields named in ``fields`` (and all they hold), wherever they are in ``value``:
         the system-set fields of an untrusted result."""

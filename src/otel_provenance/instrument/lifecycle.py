@@ -67,7 +67,7 @@ from .classify import Classification, classify_arguments
 from .decision import Decision, answered, decide, decide_fault, join
 from .frameworks import without_framework_context
 from .internal_errors import reraise_own_bug_under_pytest
-from .ledger import Ledger
+from .ledger import LOCAL_CALL, Ledger
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
 from .toolspec import ToolSpec
@@ -317,7 +317,9 @@ class ToolCall:
         if self.ledger is None:
             return
         try:
-            span_id = _span_id(self.span)
+            # a span that records nothing (the API's no-op tracer) has no id: the ledger still needs
+            # one per call (echoes, directed calls); never exported (:func:`.classify._provenance`)
+            span_id = _span_id(self.span) or LOCAL_CALL + str(self.essential[sc.GEN_AI_TOOL_CALL_ID])
             if self.classification is not None and _directed(self.classification, self.ledger):
                 self.ledger.direct(span_id)
             self.ledger.remember(
@@ -417,7 +419,7 @@ def _directed(classification: Classification, ledger: Ledger | None) -> bool:
         a.kind == sc.KIND_OBSERVED
         and (
             a.source_tool == sc.SOURCE_INPUT
-            or (ledger is not None and a.source_span_id and ledger.directed(a.source_span_id))
+            or (ledger is not None and a.source_call and ledger.directed(a.source_call))
         )
         for a in classification.arguments
     )

@@ -15,8 +15,7 @@ Trust follows who *wrote* a value, not who stores it (#44). Three levels:
 Field- and record-level refinements, where the schema knows who wrote what:
 
 * ``trusted_fields`` (with ``untrusted``) — fields the *system* sets, not the content's author (a
-  message's ``id``, its ``date``), by their own name anywhere in the result: their whole values count,
-  as at ``values``;
+  message's ``id``, its ``date``), by their own name anywhere in the result: trusted, as declared;
 * ``trusted_records`` (with ``untrusted``) — a predicate over each *record* (each item of a list
   result, or the result itself) that says the user or the system wrote it (``lambda e:
   e["organizer"] == me``; a payment the user sent): such a record is trusted as a whole, its words
