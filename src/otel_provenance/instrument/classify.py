@@ -215,10 +215,14 @@ def classify_arguments(
     *,
     invented: frozenset[str] | set[str] = frozenset(),
     settings: Settings | None = None,
+    judged: bool = True,
 ) -> Classification:
     """Classify ``arguments`` (name -> value, only those actually passed) against ``ledger``.
 
-    ``ledger`` None means "no run": nothing is observed. Never raises for odd values.
+    ``ledger`` None means "no run": nothing is observed. Never raises for odd values. ``judged``:
+    a budget counts these arguments (a write, an egress argument, an enforced budget) — only then are
+    the guard's second chances sought for an unsourced one (the user's words at any length, a derived
+    value, a delegated source: #44); a read that is only tagged is spared that work.
     """
     settings = settings or get_settings()
     key = settings.digest_key
@@ -234,29 +238,31 @@ def classify_arguments(
         name = str(name)
         try:
             if data_key is not None:  # a ``**kwargs`` key that is data: the key is classified too
-                results.append(_with_key(name, value, data_key, ledger, name in invented, key, floor))
+                results.append(_with_key(name, value, data_key, ledger, name in invented, key, floor, judged))
                 continue
             if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
                 # fast path for the most common argument: a plain string
                 digest = keyed_digest(pj.normalise(value), key)
-                match = _match_scalar(name, value, pj.TEXT, ledger, floor) or _embedded(value, ledger, floor)
+                match = _match_scalar(name, value, pj.TEXT, ledger, floor, "", judged) or _embedded(
+                    value, ledger, floor
+                )
                 results.append(_provenance(name, digest, match, match.projection if match else None))
                 continue
             if type(value) is int and name not in invented:
                 # fast path for the next most common: a plain int (its text needs no normalising)
                 text = int.__repr__(value)
-                match = _match_scalar(name, text, pj.NUMBER, ledger, floor)
+                match = _match_scalar(name, text, pj.NUMBER, ledger, floor, "", judged)
                 results.append(
                     _provenance(name, keyed_digest(text, key), match, match.projection if match else None)
                 )
                 continue
-            results.append(_classify_one(name, value, ledger, name in invented, key, floor))
+            results.append(_classify_one(name, value, ledger, name in invented, key, floor, judged))
         except Exception as exc:  # an object that cannot be examined: unsourced, fail closed
             faults.append(f"{name}={type(exc).__name__}")
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
     destinations, references = _value_checks(results, arguments)
     short = _below_the_floor(results, arguments, ledger, floor)
-    delegated, asked = delegation(results, arguments, ledger)
+    delegated, asked = delegation(results, arguments, ledger) if judged else (_NONE, _NONE)
     return Classification(
         tool=tool,
         arguments=tuple(results),
@@ -276,14 +282,21 @@ _NONE: frozenset[str] = frozenset()
 
 
 def _with_key(
-    name: str, value: Any, data_key: Any, ledger: Ledger | None, is_invented: bool, key: bytes, floor: int
+    name: str,
+    value: Any,
+    data_key: Any,
+    ledger: Ledger | None,
+    is_invented: bool,
+    key: bytes,
+    floor: int,
+    judged: bool = True,
 ) -> ArgumentProvenance:
     """A ``**kwargs`` argument whose key is data (``grant(**{"eve@evil.example": "admin"})``, named
     ``roles.0``): the body receives both, so it is sourced only when both are."""
-    found = _classify_one(name, value, ledger, is_invented, key, floor)
+    found = _classify_one(name, value, ledger, is_invented, key, floor, judged)
     if found.kind not in (sc.KIND_OBSERVED, sc.KIND_UNTRUSTED):
         return found
-    match = _match_key(data_key, ledger, floor)
+    match = _match_key(data_key, ledger, floor, judged)
     if match is None:
         return ArgumentProvenance(name, sc.KIND_ASSUMED, found.digest)
     if found.kind == sc.KIND_OBSERVED and not match.trusted:
@@ -336,7 +349,13 @@ def _value_checks(
 
 
 def _classify_one(
-    name: str, value: Any, ledger: Ledger | None, is_invented: bool, key: bytes, floor: int
+    name: str,
+    value: Any,
+    ledger: Ledger | None,
+    is_invented: bool,
+    key: bytes,
+    floor: int,
+    judged: bool = True,
 ) -> ArgumentProvenance:
     found = pj.leaf_text(value)
     if found is not None:
@@ -344,7 +363,7 @@ def _classify_one(
         digest = keyed_digest(pj.normalise(text) if len(text) <= pj.MAX_TEXT_LENGTH else text, key)
         if is_invented:
             return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
-        match = _match_scalar(name, text, kind, ledger, floor)
+        match = _match_scalar(name, text, kind, ledger, floor, "", judged)
         if match is None and kind == pj.TEXT:
             match = _embedded(text, ledger, floor)
         projection = match.projection if match else None
@@ -362,11 +381,11 @@ def _classify_one(
     first: Match | None = None
     for leaf_name, leaf_value, container in leaves:
         if leaf_name is None:  # a mapping key: a value the body receives as much as the items
-            match = _match_key(leaf_value, ledger, floor)
+            match = _match_key(leaf_value, ledger, floor, judged)
         elif (leaf := pj.leaf_text(leaf_value)) is None:
             match = _match_flag(leaf_name, leaf_value, ledger)
         else:
-            match = _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
+            match = _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container, judged)
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
         if (
@@ -381,7 +400,7 @@ def _classify_one(
 
 
 def _directed(match: Match, ledger: Ledger) -> bool:
-    span_id = match.observation.span_id
+    span_id = match.observation.span_id  # the ledger's id of the call (a local one included)
     return bool(span_id) and ledger.directed(span_id)
 
 
@@ -403,7 +422,13 @@ def _provenance(name: str, digest: str, match: Match | None, projection: str | N
 
 
 def _match_scalar(
-    name: str, text: str, kind: int, ledger: Ledger | None, floor: int, container: str = ""
+    name: str,
+    text: str,
+    kind: int,
+    ledger: Ledger | None,
+    floor: int,
+    container: str = "",
+    judged: bool = True,
 ) -> Match | None:
     """The ledger's match for one scalar, if it is evidence: long enough, or matched by field name
     (``container``: the name of the list the scalar is an item of, for the ``id_alias`` of
@@ -414,6 +439,8 @@ def _match_scalar(
     if match is not None and not _counts(name, text, match, ledger, floor, container):
         match = None  # short, and not under a name that says what it is
     if match is not None and match.trusted:
+        return match
+    if not judged:  # only tagged: no second chance is sought
         return match
     # unmatched, short or untrusted: the user's own words (at any length), then a value computed
     # from what the run sourced (re-done, so no floor)
@@ -506,14 +533,16 @@ def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
 _KEY_NAME = "\x00key"  # a mapping key has no field name of its own: the floor's name rule never applies
 
 
-def _match_key(key: Any, ledger: Ledger | None, floor: int) -> Match | None:
+def _match_key(key: Any, ledger: Ledger | None, floor: int, judged: bool = True) -> Match | None:
     """A mapping key of an argument is evidence when the run observed it as a value (in a result, a
     result's keys, the request, a text) or as a field name of a result or of the inputs: a key
     nobody returned — ``{"eve@evil.example": "admin"}`` — is the caller's own guess."""
     if ledger is None:
         return None
     found = pj.leaf_text(key)
-    if found is not None and (match := _match_scalar(_KEY_NAME, found[0], found[1], ledger, floor)):
+    if found is not None and (
+        match := _match_scalar(_KEY_NAME, found[0], found[1], ledger, floor, "", judged)
+    ):
         return match
     return ledger.match_name(key)
 

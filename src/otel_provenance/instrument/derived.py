@@ -101,6 +101,10 @@ class Operands:
         self.request_numbers: dict[Decimal, str] = {}  # numbers written in the request or inputs
         self.percents: set[Decimal] = set()
 
+    def any_for(self, dates: bool) -> bool:
+        """Whether anything here may be an operand of a date (``dates``) or of a number."""
+        return bool(self.dates or self.month_days) if dates else bool(self.numbers)
+
     @classmethod
     def merged(cls, parts: list[Operands]) -> Operands:
         """One view of several ledgers' operands (a run's, its untrusted results', an enclosing run's)."""

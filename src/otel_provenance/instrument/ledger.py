@@ -284,6 +284,7 @@ class Ledger:
         self._untrusted: Ledger | None = None  # results of tools declared untrusted
         self._unvouched = False  # whether a result whose words are not evidence was remembered
         self._outsider = False  # this is a run's ledger of untrusted results
+        self._users_words = False  # the run's request or inputs were remembered here
         # span ids of calls the user directed (an argument from the request or inputs, or delegated):
         # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted
         self._directed: set[str] = set()
@@ -350,6 +351,8 @@ class Ledger:
         ``trusted`` (the user or the system wrote it), a named field at ``values``. Fields named
         ``untrusted_fields`` go to the untrusted ledger, whatever the level.
         """
+        if tool == SOURCE_INPUT:
+            self._users_words = True
         echo = None
         if unsourced:
             targets = echo_targets(unsourced, self.max_entries)
@@ -952,6 +955,9 @@ class Ledger:
         any length: the user's own words are no chance match (this run's, or an enclosing one's)."""
         ledger: Ledger | None = self
         while ledger is not None:
+            if not ledger._users_words:  # no request or inputs text: nothing to search
+                ledger = ledger.parent
+                continue
             with ledger._lock:
                 ledger._read_new_texts()
                 found = ledger._texts.find_in_users_words(text, ledger._text_of)
@@ -994,7 +1000,10 @@ class Ledger:
         for source in sources:
             with source._lock:
                 source._read_operands()
-        operands = dv.Operands.merged([s._operands for s in sources])  # a duration here, a time there
+        parts = [s._operands for s in sources if s._operands.any_for(bool(dates))]
+        if not parts or (not dates and not any(p.request_numbers or p.percents for p in parts)):
+            return None  # nothing to compute it from (an amount needs a number of the user's)
+        operands = dv.Operands.merged(parts)  # a duration here, a time there
         key = dv.derive_date(text, operands) if dates else dv.derive_number(text, operands)
         if key is None:
             return None

@@ -116,7 +116,12 @@ class ToolCall:
             settings = get_settings()
             self.arguments = _bind(name_arguments)  # 1. bind
             self.classification = classify_arguments(  # 2. classify
-                spec.name, self.arguments, self.ledger, invented=spec.invented, settings=settings
+                spec.name,
+                self.arguments,
+                self.ledger,
+                invented=spec.invented,
+                settings=settings,
+                judged=spec.judged,
             )
             self.decision: Decision = decide(  # 3. decide
                 self.classification,

@@ -53,6 +53,7 @@ class ToolSpec:
         "egress",
         "idempotency_key",
         "invented",
+        "judged",
         "name",
         "side_effect",
         "span_attributes",
@@ -105,6 +106,8 @@ class ToolSpec:
         self.budget = budget or _DEFAULT_BUDGET
         self.invented = frozenset(invented or ())
         self.egress: frozenset[str] = frozenset(egress or ())
+        # a budget counts this tool's arguments: a write's, an egress argument, an enforced budget's
+        self.judged = side_effect == "write" or bool(self.egress) or self.budget.enforce is True
         self.idempotency_key = idempotency_key
         self.tracer_provider = tracer_provider
         self.span_name = sc.TOOL_SPAN_PREFIX + name
