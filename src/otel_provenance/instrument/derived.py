@@ -290,6 +290,9 @@ def _one_step(
         for b, op in _partials(target, a):
             if b in small and b not in (0, target, *used) and _cents(op(b)) == target:
                 return key
+        for b in small:  # a product or quotient rounded to the cent has no exact inverse: try each
+            if b and b not in (target, *used) and target in (_cents(a * b), _cents(a / b), _cents(b / a)):
+                return key
         for p in percents:
             share = a * p / 100
             if target in (_cents(share), _cents(a + share), _cents(a - share)):
