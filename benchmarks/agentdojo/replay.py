@@ -35,7 +35,7 @@ import otel_provenance as op
 
 from .integration import WRITE, Configuration, identify
 from .suites import CALL_LEVEL, Suite
-from .toolset import Workspace, guarded_tools, runtime_tools
+from .toolset import CurrentRun, guarded_tools, runtime_tools
 
 RAN, BLOCKED, ERROR = "ran", "blocked", "error"
 USER, INJECTION = "user", "injection"
@@ -152,7 +152,7 @@ class Replayer:
     def __init__(self, suite: Suite, configuration: Configuration) -> None:
         self.suite = suite
         self.configuration = configuration
-        self.workspace = Workspace()
+        self.current = CurrentRun()
         self.declarations = configuration.declare(identify(suite.environment({})))
         self.writes = frozenset(t for t, o in self.declarations.items() if o.get("side_effect") == WRITE)
         self.exporter = InMemorySpanExporter()
@@ -160,9 +160,9 @@ class Replayer:
         self.provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(self.exporter)))
         self.approver = _Approver()
         if configuration.guarded:
-            self.tools = guarded_tools(suite.tools, self.declarations, self.workspace, self.provider)
+            self.tools = guarded_tools(suite.tools, self.declarations, self.current, self.provider)
         else:
-            self.tools = runtime_tools(suite.tools, self.workspace)
+            self.tools = runtime_tools(suite.tools, self.current)
 
     # -- the two kinds of run ---------------------------------------------------------------------
     def benign(self, task_id: str) -> TaskRun:
@@ -203,7 +203,7 @@ class Replayer:
     # -- one run, one call ------------------------------------------------------------------------
     @contextmanager
     def _run(self, environment: Any, prompt: str) -> Iterator[list[Call]]:
-        self.workspace.environment = environment
+        self.current.environment = environment
         calls: list[Call] = []
         if not self.configuration.guarded:
             yield calls
@@ -216,13 +216,13 @@ class Replayer:
     def _call(self, phase: str, planned: Any) -> Call:
         arguments = dict(planned.args)
         call = Call(phase, planned.function, copy.deepcopy(arguments))
-        bodies = self.workspace.bodies_run
+        bodies = self.current.bodies_run
         self.approver.call = call
         try:
             self.tools[planned.function](**arguments)
         except op.ProvenanceError as blocked:
             call.outcome, call.violations = BLOCKED, tuple(blocked.violations)
-            if self.workspace.bodies_run != bodies:
+            if self.current.bodies_run != bodies:
                 raise ReplayError(f"{planned.function}: blocked, yet its body ran") from blocked
         except Exception as failed:  # the tool's own error: the call happened and failed
             call.outcome, call.error = ERROR, type(failed).__name__

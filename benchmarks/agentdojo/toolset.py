@@ -20,7 +20,7 @@ import otel_provenance as op
 from .integration import Declarations
 
 
-class Workspace:
+class CurrentRun:
     """The environment the current run acts on (one per run; the tools are made once per suite)."""
 
     __slots__ = ("bodies_run", "environment")
@@ -30,17 +30,17 @@ class Workspace:
         self.bodies_run = 0  # how many tool bodies ran: a blocked call must not add one
 
 
-def model_facing(function: Any, workspace: Workspace) -> Callable[..., Any]:
+def model_facing(function: Any, current: CurrentRun) -> Callable[..., Any]:
     """``function`` (an AgentDojo ``Function``) as a plain function of the model's arguments only."""
     original = inspect.signature(function.run)
     parameters = [p for name, p in original.parameters.items() if name not in function.dependencies]
     names = [p.name for p in parameters]
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        workspace.bodies_run += 1
+        current.bodies_run += 1
         passed = dict(zip(names, args, strict=False)) | kwargs
         arguments = function.parameters.model_validate(passed).model_dump()
-        environment = workspace.environment
+        environment = current.environment
         dependencies = {
             name: dependency.extract_dep_from_env(environment)
             for name, dependency in function.dependencies.items()
@@ -57,7 +57,7 @@ def model_facing(function: Any, workspace: Workspace) -> Callable[..., Any]:
 def guarded_tools(
     functions: list[Any],
     declarations: Declarations,
-    workspace: Workspace,
+    current: CurrentRun,
     tracer_provider: Any,
 ) -> dict[str, Callable[..., Any]]:
     """Each tool decorated with ``@op.tool(**its declared options)``; a tool left undeclared is an error
@@ -66,12 +66,12 @@ def guarded_tools(
     if missing:
         raise ValueError(f"integration: no declaration for tool(s) {', '.join(missing)}")
     return {
-        f.name: op.tool(tracer_provider=tracer_provider, **declarations[f.name])(model_facing(f, workspace))
+        f.name: op.tool(tracer_provider=tracer_provider, **declarations[f.name])(model_facing(f, current))
         for f in functions
     }
 
 
-def runtime_tools(functions: list[Any], workspace: Workspace) -> dict[str, Callable[..., Any]]:
+def runtime_tools(functions: list[Any], current: CurrentRun) -> dict[str, Callable[..., Any]]:
     """The same tools run by AgentDojo's own ``FunctionsRuntime``, with no ``@op.tool``: the
     reference the wrapped tools must match, and the ceiling of what the replay can do unguarded."""
     from agentdojo.functions_runtime import FunctionsRuntime
@@ -80,8 +80,8 @@ def runtime_tools(functions: list[Any], workspace: Workspace) -> dict[str, Calla
 
     def caller(name: str) -> Callable[..., Any]:
         def call(**kwargs: Any) -> Any:
-            workspace.bodies_run += 1
-            result, _ = runtime.run_function(workspace.environment, name, kwargs, raise_on_error=True)
+            current.bodies_run += 1
+            result, _ = runtime.run_function(current.environment, name, kwargs, raise_on_error=True)
             return result
 
         return call
@@ -89,4 +89,4 @@ def runtime_tools(functions: list[Any], workspace: Workspace) -> dict[str, Calla
     return {f.name: caller(f.name) for f in functions}
 
 
-__all__ = ["Workspace", "guarded_tools", "model_facing", "runtime_tools"]
+__all__ = ["CurrentRun", "guarded_tools", "model_facing", "runtime_tools"]
