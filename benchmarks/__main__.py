@@ -30,7 +30,10 @@ CASES = {
     "7": "the guard: a run under its contract",
     "8": "the guard on realistic work: legitimate tasks run, injected writes blocked",
     "9": "fingerprint memory of a 50,000-deep span chain against file size",
+    "10": "AgentDojo v1.2.2 ground truth replayed through the guard (counts; its own venv)",
 }
+#: Cases run only when named with --cases: 10 makes a venv of its own with AgentDojo's model SDKs.
+OPT_IN = frozenset({"10"})
 
 
 def _log(message: str) -> None:
@@ -71,6 +74,10 @@ def run_case(case: str, quick: bool, workdir: Path) -> list[Result]:
         from . import case_depth
 
         return case_depth.run(quick, workdir)
+    if case == "10":
+        from . import case_agentdojo
+
+        return case_agentdojo.run(quick, workdir, log=_log)
     from . import case_scaling
 
     return case_scaling.run(quick, log=_log)
@@ -97,10 +104,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cases",
         nargs="+",
-        choices=sorted(CASES),
-        default=sorted(CASES),
+        choices=sorted(CASES, key=int),
+        default=[case for case in sorted(CASES, key=int) if case not in OPT_IN],
         metavar="N",
-        help="cases to run (1-8, default all)",
+        help="cases to run (1-10; default all but 10, which runs only when named)",
     )
     parser.add_argument("--keep-data", metavar="DIR", help="write generated data here and keep it")
     parser.add_argument("--compare", metavar="FILE", help="show ratio changes against an earlier --json file")
