@@ -212,8 +212,15 @@ EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"  # the rule id; RUN_EVALUATION for a run's verdict
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"  # pass | fail | insufficient | error
 GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"  # the finding's content-free message
+# double: the number the rule bounded (a count, retries, a sum, a similarity); only where a rule has one
+GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 FINDING_CODE: Final = "agent.finding.code"  # the rule's code, e.g. MISSING_PREREQUISITE
 RULE_ID: Final = "agent.rule.id"
 FINDING_WITNESS_SPAN_IDS: Final = "agent.finding.witness_span_ids"  # string[]: the spans that prove it
+# (#48) what a record judged, so a backend can find it by release and update it on a re-run:
+FINDING_ID: Final = "agent.finding.id"  # 32 hex: the same on every re-run of the same judgement
+EVALUATED_RELEASE: Final = "agent.release"  # the release judged (the runs' service.version), not the gate's
+CONTRACT_NAME: Final = "agent.contract.name"  # the contract that judged (its ``name``)
+CONTRACT_DIGEST: Final = "agent.contract.digest"  # sha256 of its canonical document (64 hex)
 RUN_EVALUATION: Final = "otel-provenance.run"  # gen_ai.evaluation.name of a run's verdict
 GATE_SERVICE_NAME: Final = "otel-provenance-gate"  # resource service.name of the records
