@@ -40,6 +40,7 @@ from typing import Any, Final, TypeVar
 
 from .. import __version__, semconv
 from ..errors import ConfigurationError
+from ..extras import install_command
 from ..offline.engines.fold import RunFold
 from ..offline.model import Run
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
@@ -88,7 +89,7 @@ def _otlp(module: str, path: str, extra: str) -> Callable[[str | None], Any]:
         except ModuleNotFoundError as error:
             raise ConfigurationError(
                 f"--export-findings over {module.split('.')[4]} needs {error.name}, which is not installed: "
-                f"pip install 'otel-provenance[{extra}]'"
+                + install_command(extra)
             ) from None
         if endpoint is None and not any(os.environ.get(name) for name in _ENDPOINT_VARS):
             raise ConfigurationError(
