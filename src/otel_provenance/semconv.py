@@ -15,7 +15,9 @@ from typing import Any, Final
 # --- GenAI conventions (execute_tool and invoke_agent spans) ---------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
-GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"  # the model's (the framework's) call id, only
+# this package's own id for a call the framework gave none (#48: an invented value in a standard key)
+TOOL_CALL_ID: Final = "agent.tool.call.id"
 GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
 GEN_AI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
@@ -114,12 +116,14 @@ IDEMPOTENCY_PRESENT: Final = "agent.idempotency.present"
 RUN_ID: Final = "agent.run.id"
 
 # --- The guard (the contract at call time; docs/guard.md) -------------------------------------------
-# On the tool span, in the GenAI conventions' security form (gen-ai-security.md, Development): the
-# decision on the protected span itself, one ``gen_ai.security.finding`` event per objection.
+# On the tool span, with the names a security-guardrail *proposal* gives (open-telemetry/semantic-conventions
+# PR #3233, closed unmerged; its successor, semantic-conventions-genai PR #427, renames several): in no
+# released convention and not in the genai repository's main (#48: docs/guard.md says so). The decision
+# on the protected span itself, one ``gen_ai.security.finding`` event per objection.
 SECURITY_DECISION_TYPE: Final = "gen_ai.security.decision.type"  # allow | deny | warn
 SECURITY_DECISION_REASON: Final = "gen_ai.security.decision.reason"  # rule names, never values
 SECURITY_TARGET_TYPE: Final = "gen_ai.security.target.type"  # tool_call
-SECURITY_TARGET_ID: Final = "gen_ai.security.target.id"  # the call's gen_ai.tool.call.id
+SECURITY_TARGET_ID: Final = "gen_ai.security.target.id"  # the call's gen_ai.tool.call.id, when it has one
 SECURITY_POLICY_ID: Final = "gen_ai.security.policy.id"  # the rule that objected
 GUARDIAN_NAME: Final = "gen_ai.guardian.name"
 SECURITY_FINDING_EVENT: Final = "gen_ai.security.finding"

@@ -351,7 +351,8 @@ def emitted(tmp_path_factory) -> dict[str, set]:
         contract.write_text(
             "name: c\nversion: 1\nrules:\n  - {id: checked, type: required_spans, select: {step: check}}\n"
         )
-        with op.run(inputs={"order_id": "o-1"}, contract=contract):  # a run judged when it ends
+        # a run judged when it ends, by a named agent (gen_ai.invoke_agent.duration by agent)
+        with op.run(inputs={"order_id": "o-1"}, contract=contract, agent_name="refunds"):
             refund("o-1")
         with op.run(inputs={"order_id": "o-1"}, ledger_max_entries=1):
             refund("o-1")
@@ -411,7 +412,7 @@ def test_metric_panels_use_only_metrics_and_attributes_the_package_emits(dashboa
         assert (panel_kind, query_kind) == ("signoz/TimeSeriesPanel", "time_series"), title
         for agg in spec["aggregations"]:
             assert agg["metricName"] in tool_metrics.INSTRUMENTS, agg["metricName"]
-            if agg["metricName"] == tool_metrics.TOOL_DURATION:  # a histogram: percentiles
+            if agg["metricName"] in (tool_metrics.TOOL_DURATION, tool_metrics.AGENT_DURATION):  # percentiles
                 assert agg["spaceAggregation"].startswith("p") and agg["timeAggregation"] == ""
             else:  # monotonic counters
                 assert agg["timeAggregation"] in ("rate", "increase") and agg["spaceAggregation"] == "sum"
@@ -442,6 +443,7 @@ def test_the_issue_panels_are_there(dashboard) -> None:
     assert panels(tool_metrics.TOOL_RETRIES)
     assert panels(tool_metrics.APPROVALS)
     assert panels(tool_metrics.GUARD_RUNS)
+    assert panels(tool_metrics.AGENT_DURATION)
     metric_specs = [spec for *_, spec in _queries(dashboard, "metrics")]
     rate = [s for s in metric_specs if s["aggregations"][0]["timeAggregation"] == "rate"]
     assert rate and rate[0]["aggregations"][0]["metricName"] == tool_metrics.TOOL_CALLS
@@ -451,8 +453,9 @@ def test_the_issue_panels_are_there(dashboard) -> None:
         for a in s["aggregations"]
         if any(g["name"] == "gen_ai.tool.name" for g in s["groupBy"])
     }
-    # every panel of a per-call metric splits by tool (a run's verdict has no tool)
-    assert tool_grouped == set(tool_metrics.INSTRUMENTS) - {tool_metrics.GUARD_RUNS}
+    # every panel of a per-call metric splits by tool (a run's verdict and duration have no tool)
+    per_run = {tool_metrics.GUARD_RUNS, tool_metrics.AGENT_DURATION}
+    assert tool_grouped == set(tool_metrics.INSTRUMENTS) - per_run
 
 
 def test_the_gate_findings_panel_counts_evaluation_results_by_label_and_rule(dashboard) -> None:

@@ -70,7 +70,7 @@ from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
-from .toolspec import ToolSpec
+from .toolspec import ToolSpec, call_id_of
 
 _log = logging.getLogger("otel_provenance")
 _T = TypeVar("_T")
@@ -207,7 +207,7 @@ class ToolCall:
             arguments=self.arguments,
             reasons=self.decision.asks,
             run_id=self.essential.get(sc.RUN_ID),
-            call_id=self.essential[sc.GEN_AI_TOOL_CALL_ID],
+            call_id=call_id_of(self.essential),
             side_effect=self.spec.side_effect,
         )
         return approver, timeout, request
