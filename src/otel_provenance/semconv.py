@@ -223,7 +223,10 @@ RULE_ID: Final = "agent.rule.id"
 FINDING_WITNESS_SPAN_IDS: Final = "agent.finding.witness_span_ids"  # string[]: the spans that prove it
 # (#48) what a record judged, so a backend can find it by release and update it on a re-run:
 FINDING_ID: Final = "agent.finding.id"  # 32 hex: the same on every re-run of the same judgement
-EVALUATED_RELEASE: Final = "agent.release"  # the release judged (the runs' service.version), not the gate's
+# the release judged (the runs' service.version), not the gate's; in the finding namespace because
+# every ``agent.*`` name here is one the allow-list keeps on any span, and ``agent.release`` is a
+# name an application may give its own attribute (the refund demo's summary log record does)
+EVALUATED_RELEASE: Final = "agent.finding.release"
 CONTRACT_NAME: Final = "agent.contract.name"  # the contract that judged (its ``name``)
 CONTRACT_DIGEST: Final = "agent.contract.digest"  # sha256 of its canonical document (64 hex)
 RUN_EVALUATION: Final = "otel-provenance.run"  # gen_ai.evaluation.name of a run's verdict

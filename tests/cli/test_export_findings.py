@@ -41,7 +41,7 @@ KEYS = {
     "agent.finding.witness_span_ids",
     "agent.finding.id",
 }
-JUDGED = {"agent.release", "agent.contract.name", "agent.contract.digest"}  # what a gate's record judged
+JUDGED = {"agent.finding.release", "agent.contract.name", "agent.contract.digest"}  # what a gate judged
 ID = "agent.finding.id"
 SCORE = "gen_ai.evaluation.score.value"  # on a failing finding of a rule that bounds a number
 GATE_RESOURCE = {"service.name": "otel-provenance-gate"}  # no service.version: it is not a release
@@ -141,7 +141,7 @@ def test_each_finding_and_each_run_verdict_is_a_record_on_its_trace(release: dic
         assert set(record["attributes"]) == KEYS | JUDGED | scored  # a dashboard panel reads them
         assert record["resource"] == GATE_RESOURCE
         assert record["scope"] == ("otel_provenance.gate", __version__)  # the gate's own version
-        assert record["attributes"]["agent.release"] == "v1"  # the release judged, not the gate's
+        assert record["attributes"]["agent.finding.release"] == "v1"  # the release judged, not the gate's
         assert record["attributes"]["agent.contract.name"] == "export-test"
         assert record["attributes"]["agent.contract.digest"] == digest
     assert len({r["attributes"]["agent.finding.id"] for r in found}) == 4

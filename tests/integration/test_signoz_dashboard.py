@@ -46,7 +46,7 @@ RESOURCE_KEYS = {"service.version", "service.name"}
 # The log records `gate check --export-findings` sends (one per rule result): their attributes.
 FINDING_LABEL = "gen_ai.evaluation.score.label"
 FINDING_RULE = "agent.rule.id"
-FINDING_RELEASE = "agent.release"  # the release a record judged (its resource is the gate's)
+FINDING_RELEASE = "agent.finding.release"  # the release a record judged (its resource is the gate's)
 FINDING_ID = "agent.finding.id"
 FINDING_LABELS = set(LABELS.values())  # every label --export-findings writes
 

@@ -17,7 +17,7 @@ The records' resource is only ``service.name = otel-provenance-gate``: ``OTEL_SE
 ``OTEL_RESOURCE_ATTRIBUTES`` meant for an agent never relabel them. The package's own version is the
 instrumentation scope's, never ``service.version``: a dashboard's release variable lists the values
 of ``service.version``, and the gate's version there would read as a release of the agent (#48); the
-release a record judged is its ``agent.release``. All the records of one command carry one timestamp,
+release a record judged is its ``agent.finding.release``. All the records of one command carry one timestamp,
 the time they are sent (the verdict itself never reads a clock): the logs reader tells one export
 from the next by it.
 

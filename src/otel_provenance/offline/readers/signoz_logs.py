@@ -59,7 +59,7 @@ class EvaluationRecord:
     run_id: str
     witness_span_ids: tuple[str, ...]
     record_id: str  # agent.finding.id
-    release: str  # agent.release: the release judged; "" for an audit of every release
+    release: str  # agent.finding.release: the release judged; "" for an audit of every release
     contract_name: str  # "" for an audit
     contract_digest: str
     score: float | None  # gen_ai.evaluation.score.value (as SigNoz rounds it)

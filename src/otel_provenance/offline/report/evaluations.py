@@ -17,7 +17,7 @@ A run's verdict follows from its findings exactly as ``evaluate`` combines rules
 then insufficient, else pass); the counts are checked against the aggregate's own, so a record can
 never say a run passed that the gate counted otherwise.
 
-Each record names what it judged (#48): the release (``agent.release``: a dashboard filters by it,
+Each record names what it judged (#48): the release (``agent.finding.release``: a dashboard filters by it,
 not by the gate's own version), the contract (name and digest), the rule and the run. Its id
 (``agent.finding.id``) is a digest of the command, release, contract name, run, rule and the
 finding's place among that rule's findings on that run: a re-run of the same judgement gives the same
