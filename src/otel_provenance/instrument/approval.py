@@ -63,9 +63,8 @@ class ApprovalRequest:
     ``arguments`` are the call's passed arguments by name (as the span names them), in-process only:
     a read-only view, left out of ``repr`` so that logging a request logs no value. ``reasons`` are
     the asks (``<rule>:<detail>``, e.g. ``needs_approval:refund``); ``run_id`` is the run's
-    ``agent.run.id`` (``None`` outside ``op.run``) and ``call_id`` the call's ``gen_ai.tool.call.id``
-    (or, where the framework gave none, this package's ``agent.tool.call.id``), so an answer can be
-    found on the trace.
+    ``agent.run.id`` (``None`` outside ``op.run``) and ``call_id`` the call's ``gen_ai.tool.call.id``,
+    so an answer can be found on the trace.
     """
 
     tool: str
