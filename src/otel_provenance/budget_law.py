@@ -109,15 +109,17 @@ def count_arguments(
     allow: Collection[str] = (),
     reach: Collection[str] = ALLOW_REACH,
     vetted: Collection[str] = (),
+    approved: Collection[str] = (),
 ) -> ArgumentCount:
     """Count ``(name, kind)`` pairs; a name in ``allow`` whose kind is in ``reach`` — or in
     ``VETTED_REACH``, when the name is ``vetted`` too — is not counted, unless the name is a
-    destination (:func:`is_destination_name`)."""
+    destination (:func:`is_destination_name`). A name in ``approved`` is not counted at all: a person
+    was shown its value and its source and let the call run (``agent.budget.asked``)."""
     counted: dict[str, list[str]] = {kind: [] for kind in COUNTED_KINDS}
     allowed: list[str] = []
     for name, kind in kinds:
         names = counted.get(kind)
-        if names is None:
+        if names is None or name in approved:
             continue
         exempt = name in allow and (kind in reach or (kind in VETTED_REACH and name in vetted))
         if exempt and not is_destination_name(name):
@@ -143,9 +145,42 @@ def over_budget(count: ArgumentCount, limits: Limits) -> tuple[str, ...]:
     return tuple(over)
 
 
+EGRESS_KINDS: Final = frozenset({semconv.KIND_ASSUMED, semconv.KIND_UNTRUSTED})
+"""The kinds an *egress* argument may not have (#44): an argument of a read that sends data out of
+the process — a URL to fetch, an address to query — is judged like a write's destination, at zero:
+an unsourced or outsider-chosen one is where an injected instruction exfiltrates through a read."""
+
+
+def egress_unsourced(kinds: Iterable[tuple[str, str]], egress: Collection[str]) -> tuple[str, ...]:
+    """The ``egress`` argument names whose kind is in ``EGRESS_KINDS``, sorted (no allow-list reaches
+    them: they say where data goes)."""
+    if not egress:
+        return ()
+    return tuple(sorted(name for name, kind in kinds if name in egress and kind in EGRESS_KINDS))
+
+
+def egress_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
+    """The argument names a tool span's tool declared egress (``agent.budget.egress``); empty when absent."""
+    return _names_on_span(attributes, semconv.BUDGET_EGRESS)
+
+
+def approved_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
+    """The argument names the budget does not count on a tool span: those accepted as delegated
+    (``agent.budget.delegated``), and those a person was asked about (``agent.budget.asked``) when the
+    answer was ``approved`` (``agent.guard.approval``)."""
+    accepted = _names_on_span(attributes, semconv.BUDGET_DELEGATED)
+    if attributes.get(semconv.GUARD_APPROVAL) != semconv.APPROVAL_APPROVED:
+        return accepted
+    return accepted | _names_on_span(attributes, semconv.BUDGET_ASKED)
+
+
 def allowed_on_span(attributes: Mapping[str, object]) -> frozenset[str]:
     """The argument names a tool span's budget allowed (``agent.budget.allowed``); empty when absent."""
-    value = attributes.get(semconv.BUDGET_ALLOWED)
+    return _names_on_span(attributes, semconv.BUDGET_ALLOWED)
+
+
+def _names_on_span(attributes: Mapping[str, object], key: str) -> frozenset[str]:
+    value = attributes.get(key)
     if isinstance(value, str):
         return frozenset({value})
     if isinstance(value, (tuple, list)):

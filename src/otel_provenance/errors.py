@@ -41,7 +41,7 @@ class ProvenanceError(OtelProvenanceError, PermissionError):
         super().__init__(message or f"{tool}: blocked by {by} ({', '.join(self.violations)})")
 
 
-_BUDGET_RULES = frozenset({"max_assumed", "max_invented", "max_untrusted", "provenance_fault"})
+_BUDGET_RULES = frozenset({"max_assumed", "max_invented", "max_untrusted", "egress", "provenance_fault"})
 
 
 class ConfigurationError(OtelProvenanceError, ValueError):

@@ -76,9 +76,12 @@ KIND_UNTRUSTED: Final = "untrusted"
 ARG_KINDS: Final = (KIND_OBSERVED, KIND_ASSUMED, KIND_INVENTED, KIND_UNTRUSTED)
 
 # a tool's declared trust in its own results (``@op.tool(trust=...)``): not an attribute, an option
+# (#44) ``values``, the default: whole values are evidence, the words inside its texts are not;
+# ``trusted``: its texts' words too; ``untrusted``: nothing of it is evidence for a write
+TRUST_VALUES: Final = "values"
 TRUST_TRUSTED: Final = "trusted"
 TRUST_UNTRUSTED: Final = "untrusted"
-TRUST_LEVELS: Final = (TRUST_TRUSTED, TRUST_UNTRUSTED)
+TRUST_LEVELS: Final = (TRUST_VALUES, TRUST_TRUSTED, TRUST_UNTRUSTED)
 
 SOURCE_INPUT: Final = "input"  # source_tool of a run's declared inputs
 SOURCE_REQUEST: Final = "request"  # source_field of the run's declared request text (op.run(request=...))
@@ -96,6 +99,13 @@ BUDGET_MAX_INVENTED: Final = "agent.budget.max_invented"
 BUDGET_UNTRUSTED: Final = "agent.budget.untrusted"
 BUDGET_MAX_UNTRUSTED: Final = "agent.budget.max_untrusted"
 BUDGET_ALLOWED: Final = "agent.budget.allowed"  # argument names the budget's allow-list exempted (string[])
+# argument names the tool declared egress: judged like a write's destination, even on a read (#44)
+BUDGET_EGRESS: Final = "agent.budget.egress"
+# argument names a person was asked about (a destination delegated by the user's request, #44)
+BUDGET_ASKED: Final = "agent.budget.asked"
+# argument names accepted as delegated: taken from a source the user named, in a call the user's own
+# words shaped (#44; instrument/delegation.py)
+BUDGET_DELEGATED: Final = "agent.budget.delegated"
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call
 

@@ -95,6 +95,7 @@ class Outcome:
     writes: int = 0
     attacked: bool = False
     blocked: tuple[str, tuple[str, ...]] | None = None  # (tool, violations) of the refused write
+    asks: int = 0  # how many times a person was asked (a delegated value, #44)
 
 
 @dataclass
@@ -120,10 +121,15 @@ class Measure:
             if item not in outcome.before.get(key, [])
         ]
 
+    @property
+    def legit_asked(self) -> int:
+        return sum(1 for o in self.legit if o.blocked is None and o.asks)
+
     def lines(self) -> list[str]:
         out = [
             f"legitimate write tasks run unblocked: {self.legit_unblocked}/{len(self.legit)} "
-            f"({100 * self.legit_unblocked / len(self.legit):.1f} %)",
+            f"({100 * self.legit_unblocked / len(self.legit):.1f} %), "
+            f"{self.legit_asked} of them after a person was asked",
             f"injected writes blocked: {self.injected_blocked}/{len(self.injected)} "
             f"({100 * self.injected_blocked / len(self.injected):.1f} %)",
         ]
@@ -144,7 +150,16 @@ def run_one(trajectory: Trajectory, tracer_provider: Any = None) -> Outcome:
         trajectory.plant(world)
     agent = Agent(make_tools(world, tracer_provider))
     outcome = Outcome(trajectory, world, copy.deepcopy(world))
-    with op.run(request=trajectory.request, agent_name="assistant", tracer_provider=tracer_provider):
+
+    def person(request: Any) -> bool:
+        """The user, asked about a delegated value beside its source: yes to the task they asked
+        for, no to the write an injected instruction asked for."""
+        outcome.asks += 1
+        return not agent.attacked
+
+    with op.run(
+        request=trajectory.request, agent_name="assistant", tracer_provider=tracer_provider, approver=person
+    ):
         try:
             trajectory.steps(agent)
         except op.ProvenanceError as error:

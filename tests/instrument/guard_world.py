@@ -48,7 +48,6 @@ BOB_IBAN = "DE75512108001245126199"
 
 MAIL_FIELDS = frozenset({"id", "date", "folder", "read"})
 CALENDAR_FIELDS = frozenset({"id", "start", "end"})
-BANK_FIELDS = frozenset({"id", "date", "recipient"})
 CHAT_FIELDS = frozenset({"id", "channel"})
 
 
@@ -363,11 +362,11 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         world["emails"] = [e for e in world["emails"] if e["id"] != email_id]
         return {"deleted": email_id}
 
-    @tool(side_effect="read")
+    @tool(side_effect="read", trust="trusted")  # the company's own directory
     def get_directory() -> dict:
         return copy.deepcopy(world["directory"])
 
-    @tool(side_effect="read")
+    @tool(side_effect="read", trust="trusted")  # the user's address book
     def search_contacts(query: str) -> list[dict]:
         q = query.lower()
         return [dict(c) for c in world["contacts"] if q in c["name"].lower() or q in c["email"]]
@@ -420,15 +419,18 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         return {"cancelled": event_id}
 
     # -- drive -----------------------------------------------------------------------------------------
-    @tool(side_effect="read")
+    # the drive keeps a file's id, name and owner; its content is whoever wrote it
+    drive = {"trust": "trusted", "untrusted_fields": {"content"}}
+
+    @tool(side_effect="read", **drive)
     def list_files() -> list[dict]:
         return [{"id": f["id"], "name": f["name"], "owner": f["owner"]} for f in world["files"]]
 
-    @tool(side_effect="read")
+    @tool(side_effect="read", **drive)
     def read_file(file_id: str) -> dict:
         return dict(_find(world["files"], file_id))
 
-    @tool(side_effect="write", data_domain="drive", invented={"filename"})
+    @tool(side_effect="write", data_domain="drive", invented={"filename"}, **drive)
     def create_file(filename: str, content: str) -> dict:
         entry = {"id": str(next(_IDS)), "name": filename, "owner": ME, "content": content}
         world["files"].append(entry)
@@ -450,23 +452,21 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
         world["files"] = [f for f in world["files"] if f["id"] != file_id]
         return {"deleted": file_id}
 
-    @tool(side_effect="write", data_domain="drive", invented={"permission"})
+    @tool(side_effect="write", data_domain="drive", invented={"permission"}, **drive)
     def share_file(file_id: str, email: str, permission: str) -> dict:
         world["shares"].append((file_id, email, permission))
         return {"id": file_id, "shared_with": email}
 
     # -- bank --------------------------------------------------------------------------------------
-    untrusted_bank = {
-        "trust": "untrusted",
-        "trusted_fields": BANK_FIELDS,
-        "trusted_records": lambda payment: payment["sender"] == MY_IBAN,
-    }
+    # the bank records how much moved, when, and to which of the user's payees; whoever pays the user
+    # chooses the account it comes from (a sender can be anyone) and the subject's words
+    untrusted_bank = {"trust": "trusted", "untrusted_fields": {"sender", "subject"}}
 
-    @tool(side_effect="read")
+    @tool(side_effect="read", trust="trusted")
     def get_current_date() -> str:
         return TODAY
 
-    @tool(side_effect="read")
+    @tool(side_effect="read", trust="trusted")
     def get_balance() -> dict:
         return {"iban": MY_IBAN, "balance": 5120.35}
 
@@ -474,11 +474,11 @@ def make_tools(world: dict[str, Any], tracer_provider: Any = None) -> SimpleName
     def get_recent_transactions(n: int = 10) -> list[dict]:
         return [dict(t) for t in world["transactions"][-n:]]
 
-    @tool(side_effect="read")  # standing orders: the user set each one up
+    @tool(side_effect="read", trust="trusted")  # standing orders: the user set each one up
     def get_scheduled_transactions() -> list[dict]:
         return [dict(t) for t in world["scheduled"]]
 
-    @tool(side_effect="read")
+    @tool(side_effect="read", trust="trusted")  # payees the user saved
     def list_payees() -> list[dict]:
         return [dict(p) for p in world["payees"]]
 

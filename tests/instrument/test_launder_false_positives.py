@@ -32,12 +32,12 @@ class Flow:
     """A read tool returning ``result``, a write tool that records it ran, a read tool ``use`` that
     tags any value (never blocked)."""
 
-    def __init__(self, traced: Traced, result: Any) -> None:
+    def __init__(self, traced: Traced, result: Any, trust: str = "values") -> None:
         self.traced = traced
         self.ran: list[Any] = []
         ran = self.ran
 
-        @op.tool(side_effect="read", tracer_provider=traced.provider)
+        @op.tool(side_effect="read", trust=trust, tracer_provider=traced.provider)
         def fetch() -> Any:
             return result
 
@@ -200,19 +200,44 @@ PROSE = [
     ("result", "value", "projection"), [case[1:] for case in PROSE], ids=[case[0] for case in PROSE]
 )
 def test_a_value_inside_prose_or_stdout_is_observed(traced, result, value, projection):
-    attrs = Flow(traced, result).writes(value)
+    """From a tool declared ``trust="trusted"``: the user or the system wrote every word of it."""
+    attrs = Flow(traced, result, trust="trusted").writes(value)
     assert (attrs["kind"], attrs["projection"]) == ("observed", projection)
 
 
+@pytest.mark.parametrize(
+    ("result", "value", "projection"),
+    [case[1:] for case in PROSE if "in_text" in case[3]],
+    ids=[case[0] for case in PROSE if "in_text" in case[3]],
+)
+def test_a_value_inside_a_text_of_an_undeclared_tool_is_untrusted(traced, result, value, projection):
+    """At the default ``values`` trust (#44) the words inside a text are not evidence: whoever wrote
+    the text chose them. The value is ``untrusted`` — a read may use it, a write refuses it."""
+    flow = Flow(traced, result)
+    assert flow.kind(value) == "untrusted"
+    assert arg_attrs(traced.span("use"), "value")["projection"] == projection
+    with op.run():
+        flow.fetch()
+        with pytest.raises(op.ProvenanceError, match="max_untrusted:value=untrusted"):
+            flow.write(value=value)
+    assert not flow.ran
+
+
+def test_a_whole_value_of_an_undeclared_tool_is_observed(traced):
+    attrs = Flow(traced, {"stdout": "ACC-778899"}).writes("ACC-778899")
+    assert (attrs["kind"], attrs["projection"]) == ("observed", "exact")
+
+
 def test_the_stdout_of_a_real_subprocess_is_evidence(traced):
-    """``subprocess.run`` as a tool returns bytes, or a ``CompletedProcess``: both are read."""
+    """``subprocess.run`` as a tool returns bytes, or a ``CompletedProcess``: both are read. The
+    build is the application's own: its output is declared ``trusted``."""
     script = "print('created build-2026.tar.gz'); print('id=REL-44120')"
 
-    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    @op.tool(side_effect="read", trust="trusted", tracer_provider=traced.provider)
     def build() -> bytes:
         return subprocess.run([sys.executable, "-c", script], capture_output=True, check=True).stdout
 
-    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    @op.tool(side_effect="read", trust="trusted", tracer_provider=traced.provider)
     def build_process() -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
 

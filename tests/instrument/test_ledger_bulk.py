@@ -124,12 +124,13 @@ def test_a_long_listing_entry_that_normalises_is_matched_by_its_normal_form(
 @pytest.mark.parametrize("gap", [" ", "\n", "\t", "\r"], ids=["space", "newline", "tab", "return"])
 def test_a_long_listing_with_one_sentence_is_read_by_the_text_index(tools, gap):
     """An entry of words (any one kind of white space alone) goes the per-leaf way, so a value inside
-    it is found on its token boundaries, as in any other text."""
+    it is found on its token boundaries, as in any other text — and, the words of a text being no
+    evidence at the default trust (#44), found as ``untrusted``."""
     tools.result = {"lines": with_entry(f"Please{gap}pay{gap}INV-22317{gap}today", 20)}
     with op.run():
         tools.ls()
         got = tools.attrs(invoice="INV-22317", plain="entry_005.txt")["invoice"]
-    assert (got["kind"], got["projection"], got["source_field"]) == ("observed", "in_text", "lines.20")
+    assert (got["kind"], got["projection"], got["source_field"]) == ("untrusted", "in_text", "lines.20")
 
 
 def test_a_long_listing_of_plain_paths_is_remembered_as_it_is(tools):

@@ -115,10 +115,10 @@ def traced():
 
 
 def test_each_projection_on_a_tool_span(traced):
-    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    @op.tool(side_effect="read", trust="trusted", tracer_provider=traced.provider)
     def inbox() -> dict:
         return {
-            "items": [{"id": "7", "title": "Dentist"}],
+            "events": [{"id": "7", "title": "Dentist"}],
             "by_address": {"carol@northwind.example": {"name": "Carol"}},
             "note": "Invoice of $1,250.00 due on Sun, 10 May 2026 09:00:00 +0000 — ask "
             "carol@northwind.example.",

@@ -296,7 +296,10 @@ def test_a_nested_run_asks_every_trusted_source_before_any_untrusted_one():
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"trust": "maybe"}, "trust='maybe' is not one of 'trusted', 'untrusted'"),
+        ({"trust": "maybe"}, "trust='maybe' is not one of 'values', 'trusted', 'untrusted'"),
+        ({"untrusted_fields": "body"}, "untrusted_fields must be a collection"),
+        ({"trust": "untrusted", "untrusted_fields": {"body"}}, "untrusted_fields is for trust='values'"),
+        ({"egress": "url"}, "egress must be a collection"),
         ({"trusted_fields": {"id"}}, "only for trust='untrusted'"),
         ({"trust": "untrusted", "trusted_fields": "id"}, "trusted_fields must be a collection"),
         ({"trust": "untrusted", "trusted_records": "me"}, "trusted_records must be a function"),

@@ -63,8 +63,10 @@ class ApprovalRequest:
     ``arguments`` are the call's passed arguments by name (as the span names them), in-process only:
     a read-only view, left out of ``repr`` so that logging a request logs no value. ``reasons`` are
     the asks (``<rule>:<detail>``, e.g. ``needs_approval:refund``); ``run_id`` is the run's
-    ``agent.run.id`` (``None`` outside ``op.run``) and ``call_id`` the call's ``gen_ai.tool.call.id``,
-    so an answer can be found on the trace.
+    ``agent.run.id`` (``None`` outside ``op.run``) and ``call_id`` the call's ``gen_ai.tool.call.id``
+    (its ``agent.tool.call.id`` where the framework gave none), so an answer can be found on the trace. ``sources`` says, for each argument asked about because
+    the user's request named where to take it from (``delegated:<name>``), which tool and field its
+    value came from (``read_file content``): the person sees the value beside its source.
     """
 
     tool: str
@@ -73,6 +75,7 @@ class ApprovalRequest:
     run_id: str | None
     call_id: str
     side_effect: str = "none"
+    sources: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:  # a view of a copy: the approver cannot change what the call gets
         object.__setattr__(self, "arguments", _ReadOnly(dict(self.arguments)))

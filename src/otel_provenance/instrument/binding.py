@@ -95,6 +95,7 @@ def check_option_names(
     budget: Budget | None,
     *,
     policy_arguments: Iterable[str] = (),
+    egress: Iterable[str] = (),
 ) -> None:
     """Every argument name an option refers to is a parameter of ``func`` (decoration-time check).
 
@@ -123,6 +124,7 @@ def check_option_names(
     if budget is not None and budget.allow is not DEFAULT_ALLOW:
         options.append(("budget allow", budget.allow))  # type: ignore[arg-type]
     options.append(("policy", policy_arguments))
+    options.append(("egress", egress))
     for option, values in options:
         for arg in sorted(values):
             if not known(arg):

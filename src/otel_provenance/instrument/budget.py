@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from .. import semconv as sc
-from ..budget_law import Limits, count_arguments, over_budget
+from ..budget_law import Limits, count_arguments, egress_unsourced, over_budget
 from ..errors import ConfigurationError
 from .classify import Classification
 
@@ -42,6 +42,9 @@ SHORT_VALUE_HINT = ":short_value"
 RULE_MAX_INVENTED = "max_invented"
 RULE_MAX_UNTRUSTED = "max_untrusted"
 RULE_FAULT = "provenance_fault"
+RULE_EGRESS = "egress"  # an egress argument (a URL a read fetches) that is assumed or untrusted
+#: An ask: a destination taken from a source the user's request named (``delegated:<argument>``).
+RULE_DELEGATED = "delegated"
 _RULES = {
     sc.KIND_ASSUMED: RULE_MAX_ASSUMED,
     sc.KIND_INVENTED: RULE_MAX_INVENTED,
@@ -80,9 +83,17 @@ class Budget:
             raise ConfigurationError("Budget.enforce: must be None, True or False")
 
     def check(
-        self, classification: Classification, side_effect: str, *, enforce_globally: bool = True
+        self,
+        classification: Classification,
+        side_effect: str,
+        *,
+        enforce_globally: bool = True,
+        egress: frozenset[str] = frozenset(),
     ) -> Verdict:
-        """Count the call's arguments against this budget and decide whether to block it."""
+        """Count the call's arguments against this budget and decide whether to block it. ``egress``:
+        the tool's arguments that send data out (``@op.tool(egress=...)``), judged like a write's
+        destination whatever the side effect: an assumed or untrusted one is a violation, enforced
+        unless this budget says ``enforce=False``."""
         write = side_effect == "write"
         allow: frozenset[str] = self.allow  # type: ignore[assignment]  # normalised in __post_init__
         if classification.caller_named and allow is DEFAULT_ALLOW:  # ``**kwargs`` names: not the list's
@@ -92,8 +103,19 @@ class Budget:
         max_assumed = self.max_assumed if self.max_assumed is not None else (0 if write else None)
         max_untrusted = self.max_untrusted if self.max_untrusted is not None else (0 if write else None)
         enforce = (self.enforce if self.enforce is not None else write) and enforce_globally
-        vetted = allow & classification.references if classification.references else ()
-        count = count_arguments([(a.name, a.kind) for a in classification.arguments], allow, vetted=vetted)
+        vetted: frozenset[str] = allow & classification.references if classification.references else _NONE
+        # taken from a source the user named (#44): accepted, or for a person to decide when this
+        # budget counts it (a write's, or an egress argument)
+        delegated = classification.delegated
+        asked = classification.asked & egress
+        if max_untrusted is not None and enforce:
+            asked = asked | classification.asked
+        count = count_arguments(
+            [(a.name, a.kind) for a in classification.arguments],
+            allow,
+            vetted=vetted,
+            approved=delegated | asked if delegated or asked else _NONE,
+        )
         over = over_budget(count, _limits(max_assumed, self.max_invented, max_untrusted))
         short = classification.short
         violations = [
@@ -102,19 +124,33 @@ class Budget:
             for name in count.counted(kind)
         ]
         violations.extend(f"{RULE_FAULT}:{fault}" for fault in classification.faults)
+        enforced = bool(violations) and enforce
+        if egress:
+            kinds = classification.kinds()
+            outward = [
+                f"{RULE_EGRESS}:{name}={kinds[name]}"
+                for name in egress_unsourced(kinds.items(), egress - asked - delegated)
+            ]
+            if outward:
+                violations.extend(outward)
+                enforced = enforced or ((self.enforce is not False) and enforce_globally)
         return Verdict(
             assumed=len(count.assumed),
             invented=len(count.invented),
             max_assumed=max_assumed,
             max_invented=self.max_invented,
             violations=tuple(violations),
-            blocked=bool(violations) and enforce,
+            blocked=enforced,
             allowed=count.allowed,
             untrusted=len(count.untrusted),
             max_untrusted=max_untrusted,
+            egress=tuple(sorted(egress)),
+            asked=tuple(sorted(asked)),
+            delegated=tuple(sorted(delegated)),
         )
 
 
+_NONE: frozenset[str] = frozenset()
 _LIMITS: dict[tuple[int | None, int | None, int | None], Limits] = {}
 
 
@@ -141,6 +177,9 @@ class Verdict(NamedTuple):
     allowed: tuple[str, ...] = ()  # argument names the allow-list exempted from counting
     untrusted: int = 0
     max_untrusted: int | None = None
+    egress: tuple[str, ...] = ()  # argument names the tool declared egress
+    asked: tuple[str, ...] = ()  # delegated, not accepted: a person decides (``delegated:<name>`` asks)
+    delegated: tuple[str, ...] = ()  # delegated and accepted: the user's words shaped the call
 
     def attributes(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -150,6 +189,12 @@ class Verdict(NamedTuple):
         }
         if self.allowed:
             out[sc.BUDGET_ALLOWED] = list(self.allowed)
+        if self.egress:
+            out[sc.BUDGET_EGRESS] = list(self.egress)
+        if self.asked:
+            out[sc.BUDGET_ASKED] = list(self.asked)
+        if self.delegated:
+            out[sc.BUDGET_DELEGATED] = list(self.delegated)
         if self.max_assumed is not None:
             out[sc.BUDGET_MAX_ASSUMED] = self.max_assumed
         if self.max_invented is not None:

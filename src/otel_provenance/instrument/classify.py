@@ -34,14 +34,16 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .. import semconv as sc
 from . import projections as pj
+from .delegation import delegation
 from .digest import keyed_digest
 from .fieldpaths import CallerName
-from .ledger import Ledger, Match
+from .ledger import LOCAL_CALL, Ledger, Match, words_of
 from .settings import Settings, get_settings
 from .textforms import destinations_in, looks_like_destination
 
@@ -52,6 +54,7 @@ _NONE_TEXT = "\x00null"
 _TRUE_TEXT = "\x00true"
 _FALSE_TEXT = "\x00false"
 _ID_FIELDS = frozenset({"id", "id_"})
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+").findall
 
 
 class ArgumentProvenance(NamedTuple):
@@ -64,6 +67,7 @@ class ArgumentProvenance(NamedTuple):
     source_field: str | None = None
     source_span_id: str | None = None
     projection: str | None = None
+    source_call: str | None = None  # the ledger's id of the source call (its span id, or a local one)
 
 
 class Classification:
@@ -71,7 +75,9 @@ class Classification:
 
     __slots__ = (
         "arguments",
+        "asked",
         "caller_named",
+        "delegated",
         "destinations",
         "faults",
         "key_id",
@@ -92,6 +98,8 @@ class Classification:
         references: frozenset[str] = frozenset(),
         short: frozenset[str] = frozenset(),
         caller_named: frozenset[str] = frozenset(),
+        delegated: frozenset[str] = frozenset(),
+        asked: frozenset[str] = frozenset(),
     ) -> None:
         self.tool = tool
         self.arguments = arguments
@@ -102,6 +110,10 @@ class Classification:
         self.references = references  # untrusted arguments whose value is one token, no destination
         self.short = short  # assumed arguments the run did see, too short to count by value alone
         self.caller_named = caller_named  # names the caller chose (``**kwargs``): never default-allowed
+        # untrusted arguments taken from a source the user named (#44, :mod:`.delegation`): accepted
+        # (the user's words shaped this call) or to be asked of a person
+        self.delegated = delegated
+        self.asked = asked
 
     def __repr__(self) -> str:
         return f"Classification(tool={self.tool!r}, kinds={self.kinds()!r})"
@@ -203,10 +215,14 @@ def classify_arguments(
     *,
     invented: frozenset[str] | set[str] = frozenset(),
     settings: Settings | None = None,
+    judged: bool = True,
 ) -> Classification:
     """Classify ``arguments`` (name -> value, only those actually passed) against ``ledger``.
 
-    ``ledger`` None means "no run": nothing is observed. Never raises for odd values.
+    ``ledger`` None means "no run": nothing is observed. Never raises for odd values. ``judged``:
+    a budget counts these arguments (a write, an egress argument, an enforced budget) — only then are
+    the guard's second chances sought for an unsourced one (the user's words at any length, a derived
+    value, a delegated source: #44); a read that is only tagged is spared that work.
     """
     settings = settings or get_settings()
     key = settings.digest_key
@@ -222,28 +238,31 @@ def classify_arguments(
         name = str(name)
         try:
             if data_key is not None:  # a ``**kwargs`` key that is data: the key is classified too
-                results.append(_with_key(name, value, data_key, ledger, name in invented, key, floor))
+                results.append(_with_key(name, value, data_key, ledger, name in invented, key, floor, judged))
                 continue
             if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
                 # fast path for the most common argument: a plain string
                 digest = keyed_digest(pj.normalise(value), key)
-                match = _match_scalar(name, value, pj.TEXT, ledger, floor) or _embedded(value, ledger, floor)
+                match = _match_scalar(name, value, pj.TEXT, ledger, floor, "", judged) or _embedded(
+                    value, ledger, floor
+                )
                 results.append(_provenance(name, digest, match, match.projection if match else None))
                 continue
             if type(value) is int and name not in invented:
                 # fast path for the next most common: a plain int (its text needs no normalising)
                 text = int.__repr__(value)
-                match = _match_scalar(name, text, pj.NUMBER, ledger, floor)
+                match = _match_scalar(name, text, pj.NUMBER, ledger, floor, "", judged)
                 results.append(
                     _provenance(name, keyed_digest(text, key), match, match.projection if match else None)
                 )
                 continue
-            results.append(_classify_one(name, value, ledger, name in invented, key, floor))
+            results.append(_classify_one(name, value, ledger, name in invented, key, floor, judged))
         except Exception as exc:  # an object that cannot be examined: unsourced, fail closed
             faults.append(f"{name}={type(exc).__name__}")
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
     destinations, references = _value_checks(results, arguments)
     short = _below_the_floor(results, arguments, ledger, floor)
+    delegated, asked = delegation(results, arguments, ledger) if judged else (_NONE, _NONE)
     return Classification(
         tool=tool,
         arguments=tuple(results),
@@ -254,6 +273,8 @@ def classify_arguments(
         references=references,
         short=short,
         caller_named=frozenset(caller_named) if caller_named else _NONE,
+        delegated=delegated,
+        asked=asked,
     )
 
 
@@ -261,14 +282,21 @@ _NONE: frozenset[str] = frozenset()
 
 
 def _with_key(
-    name: str, value: Any, data_key: Any, ledger: Ledger | None, is_invented: bool, key: bytes, floor: int
+    name: str,
+    value: Any,
+    data_key: Any,
+    ledger: Ledger | None,
+    is_invented: bool,
+    key: bytes,
+    floor: int,
+    judged: bool = True,
 ) -> ArgumentProvenance:
     """A ``**kwargs`` argument whose key is data (``grant(**{"eve@evil.example": "admin"})``, named
     ``roles.0``): the body receives both, so it is sourced only when both are."""
-    found = _classify_one(name, value, ledger, is_invented, key, floor)
+    found = _classify_one(name, value, ledger, is_invented, key, floor, judged)
     if found.kind not in (sc.KIND_OBSERVED, sc.KIND_UNTRUSTED):
         return found
-    match = _match_key(data_key, ledger, floor)
+    match = _match_key(data_key, ledger, floor, judged)
     if match is None:
         return ArgumentProvenance(name, sc.KIND_ASSUMED, found.digest)
     if found.kind == sc.KIND_OBSERVED and not match.trusted:
@@ -321,7 +349,13 @@ def _value_checks(
 
 
 def _classify_one(
-    name: str, value: Any, ledger: Ledger | None, is_invented: bool, key: bytes, floor: int
+    name: str,
+    value: Any,
+    ledger: Ledger | None,
+    is_invented: bool,
+    key: bytes,
+    floor: int,
+    judged: bool = True,
 ) -> ArgumentProvenance:
     found = pj.leaf_text(value)
     if found is not None:
@@ -329,7 +363,7 @@ def _classify_one(
         digest = keyed_digest(pj.normalise(text) if len(text) <= pj.MAX_TEXT_LENGTH else text, key)
         if is_invented:
             return ArgumentProvenance(name, sc.KIND_INVENTED, digest)
-        match = _match_scalar(name, text, kind, ledger, floor)
+        match = _match_scalar(name, text, kind, ledger, floor, "", judged)
         if match is None and kind == pj.TEXT:
             match = _embedded(text, ledger, floor)
         projection = match.projection if match else None
@@ -347,35 +381,54 @@ def _classify_one(
     first: Match | None = None
     for leaf_name, leaf_value, container in leaves:
         if leaf_name is None:  # a mapping key: a value the body receives as much as the items
-            match = _match_key(leaf_value, ledger, floor)
+            match = _match_key(leaf_value, ledger, floor, judged)
         elif (leaf := pj.leaf_text(leaf_value)) is None:
             match = _match_flag(leaf_name, leaf_value, ledger)
         else:
-            match = _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container)
+            match = _match_scalar(leaf_name, leaf[0], leaf[1], ledger, floor, container, judged)
         if match is None:
             return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
-        if first is None or (first.trusted and not match.trusted):
-            first = match  # the source recorded: the first leaf's, or the first untrusted leaf's
+        if (
+            first is None
+            or (first.trusted and not match.trusted)
+            or (not match.trusted and _directed(first, ledger) and not _directed(match, ledger))
+        ):
+            # the source recorded: the first leaf's, or the first untrusted leaf's — one the user did
+            # not direct, when there is one (a structure is delegated only when all of it is)
+            first = match
     return _provenance(name, digest, first, STRUCTURE)
+
+
+def _directed(match: Match, ledger: Ledger) -> bool:
+    span_id = match.observation.span_id  # the ledger's id of the call (a local one included)
+    return bool(span_id) and ledger.directed(span_id)
 
 
 def _provenance(name: str, digest: str, match: Match | None, projection: str | None) -> ArgumentProvenance:
     if match is None:
         return ArgumentProvenance(name, sc.KIND_ASSUMED, digest)
     obs = match.observation
+    span_id = obs.span_id if obs.span_id and not obs.span_id.startswith(LOCAL_CALL) else None
     return ArgumentProvenance(
         name,
         sc.KIND_OBSERVED if match.trusted else sc.KIND_UNTRUSTED,
         digest,
         obs.tool,
         obs.field,
-        obs.span_id or None,
+        span_id,
         projection,
+        obs.span_id or None,
     )
 
 
 def _match_scalar(
-    name: str, text: str, kind: int, ledger: Ledger | None, floor: int, container: str = ""
+    name: str,
+    text: str,
+    kind: int,
+    ledger: Ledger | None,
+    floor: int,
+    container: str = "",
+    judged: bool = True,
 ) -> Match | None:
     """The ledger's match for one scalar, if it is evidence: long enough, or matched by field name
     (``container``: the name of the list the scalar is an item of, for the ``id_alias`` of
@@ -383,27 +436,84 @@ def _match_scalar(
     if ledger is None or not text:
         return None
     match = ledger.lookup(text, kind)
-    if match is None:
-        return None
+    if match is not None and not _counts(name, text, match, ledger, floor, container):
+        match = None  # short, and not under a name that says what it is
+    if match is not None and match.trusted:
+        return match
+    if not judged:  # only tagged: no second chance is sought
+        return match
+    # unmatched, short or untrusted: the user's own words (at any length), then a value computed
+    # from what the run sourced (re-done, so no floor)
+    said = ledger.said_by_user(text)
+    if said is not None:
+        return said
+    derived = ledger.derive(text, kind)
+    return derived if derived is not None else match
+
+
+def _counts(name: str, text: str, match: Match, ledger: Ledger, floor: int, container: str) -> bool:
+    """Whether a match is evidence for an argument: long enough; or short, but in the run's request,
+    or found as a whole under a field of the argument's own name — or, in a source trusted word for
+    word (the inputs, a ``trust="trusted"`` tool, a vouched record), under a field that names what
+    the argument names: a list of them (``users`` for ``user``), another name of a person for a
+    person (``sender`` for ``recipient``), the ``id`` of a record of the kind a ``<thing>_id`` names."""
     obs = match.observation
     if len(text) >= floor or (obs.tool == sc.SOURCE_INPUT and obs.field == sc.SOURCE_REQUEST):
-        return match
+        return True
     if not match.by_field:  # a short value inside a text: not evidence
-        return None
+        return False
     field_name = obs.field_name
     if field_name == name and not name.isdigit():
-        return match
-    if field_name in _ID_FIELDS and (_names_an_id(name) or _names_an_id(container)):
-        match.projection = pj.combine(match.projection, pj.ID_ALIAS)
-        return match
-    return None
+        return True
+    if not obs.vouched:  # the names below are read only where the words are trusted (#44)
+        return False
+    if field_name in _ID_FIELDS:
+        thing = _id_of(name) or _id_of(container)
+        if thing is not None and thing in ledger.record_words(obs):
+            match.projection = pj.combine(match.projection, pj.ID_ALIAS)
+            return True
+        return False
+    if field_name.isdigit():  # an item of a list: named by the list, or by the tool that listed it
+        head, _, _ = obs.field.rpartition(".")
+        field_name = head.rpartition(".")[2] if head else obs.tool
+    return _same_kind(name, field_name)
 
 
-def _names_an_id(name: str) -> bool:
-    """``file_id``, ``event_id``, ``fileId`` (or a list of them: ``file_ids``, ``fileIds``): an
-    argument naming the id of some thing."""
+def _same_kind(name: str, field: str) -> bool:
+    """``user`` and ``users`` / ``get_users_in_channel``; a person and a person (``recipient`` and
+    ``sender``, ``participants`` and ``members``)."""
+    wanted = _WORDS(name)
+    if not wanted:
+        return False
+    last = wanted[-1].lower()
+    words = words_of(field)
+    return last in words or (last in PERSON_WORDS and not PERSON_WORDS.isdisjoint(words))
+
+
+#: Words that name a person in a field or an argument: a short name (``Bob``) under one is a person's.
+PERSON_WORDS = frozenset(
+    {
+        "user", "users", "member", "members", "participant", "participants", "recipient", "recipients",
+        "sender", "author", "owner", "organizer", "invitee", "invitees", "assignee", "username", "person",
+        "people", "contact", "contacts", "colleague", "colleagues",
+    }
+)  # fmt: skip
+
+
+def _id_of(name: str) -> str | None:
+    """The thing an argument names the id of — ``file_id``, ``fileId``, ``calendar_event_id`` (or a
+    list of them: ``file_ids``, ``fileIds``) -> ``file``, ``file``, ``event`` — or None. Its id is
+    evidence only when found as the ``id`` of a record of that kind (:func:`.ledger.record_words`):
+    a calendar event's id 13 is no file's."""
     stem = name[:-1] if name.endswith(("_ids", "Ids")) else name
-    return (stem.endswith("_id") and len(stem) > 3) or (stem.endswith("Id") and stem[-3:-2].islower())
+    if stem.endswith("_id") and len(stem) > 3:
+        head = stem[:-3]
+    elif stem.endswith("Id") and stem[-3:-2].islower():
+        head = stem[:-2]
+    else:
+        return None
+    words = _WORDS(head)
+    return words[-1].lower() if words else None
 
 
 def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
@@ -423,14 +533,16 @@ def _embedded(text: str, ledger: Ledger | None, floor: int) -> Match | None:
 _KEY_NAME = "\x00key"  # a mapping key has no field name of its own: the floor's name rule never applies
 
 
-def _match_key(key: Any, ledger: Ledger | None, floor: int) -> Match | None:
+def _match_key(key: Any, ledger: Ledger | None, floor: int, judged: bool = True) -> Match | None:
     """A mapping key of an argument is evidence when the run observed it as a value (in a result, a
     result's keys, the request, a text) or as a field name of a result or of the inputs: a key
     nobody returned — ``{"eve@evil.example": "admin"}`` — is the caller's own guess."""
     if ledger is None:
         return None
     found = pj.leaf_text(key)
-    if found is not None and (match := _match_scalar(_KEY_NAME, found[0], found[1], ledger, floor)):
+    if found is not None and (
+        match := _match_scalar(_KEY_NAME, found[0], found[1], ledger, floor, "", judged)
+    ):
         return match
     return ledger.match_name(key)
 
@@ -443,6 +555,12 @@ def _match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
 
 
 _TOO_BIG: list = []
+
+
+def structure_leaves(value: Any) -> list[tuple[str | None, Any, str]] | None:
+    """:func:`_structure_leaves` of a value, or None when it is too big or too deep to examine."""
+    leaves = _structure_leaves(value)
+    return None if leaves is _TOO_BIG else leaves
 
 
 def _structure_leaves(value: Any, root: str = "") -> list[tuple[str | None, Any, str]]:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from .. import semconv as sc
-from .budget import RULE_FAULT, Budget, Verdict
+from .budget import RULE_DELEGATED, RULE_FAULT, Budget, Verdict
 from .classify import Classification
 
 RULE_NEEDS_APPROVAL = "needs_approval"  # an ask of the tool's own: needs_approval:<tool>
@@ -51,10 +51,26 @@ class Decision(NamedTuple):
         return out
 
 
-def decide(classification: Classification, *, budget: Budget, side_effect: str, enforce: bool) -> Decision:
-    """The budget's verdict on a classified call. ``enforce=False`` only tags: nothing is blocked."""
-    verdict = budget.check(classification, side_effect, enforce_globally=enforce)
-    return Decision(verdict.violations, verdict.blocked, verdict)
+def decide(
+    classification: Classification,
+    *,
+    budget: Budget,
+    side_effect: str,
+    enforce: bool,
+    egress: frozenset[str] = frozenset(),
+) -> Decision:
+    """The budget's verdict on a classified call. ``enforce=False`` only tags: nothing is blocked.
+    ``egress``: the tool's arguments that send data out, judged like a write's destination."""
+    if egress:
+        verdict = budget.check(classification, side_effect, enforce_globally=enforce, egress=egress)
+    else:  # a Budget subclass of the application's may not take ``egress``
+        verdict = budget.check(classification, side_effect, enforce_globally=enforce)
+    decision = Decision(verdict.violations, verdict.blocked, verdict)
+    asked = getattr(verdict, "asked", ())
+    if asked:  # destinations the user delegated: a person sees each value and its source
+        asks = [Objection(f"{RULE_DELEGATED}:{name}", ask=True) for name in asked]
+        decision = join(decision, asks, enforce=enforce)
+    return decision
 
 
 def join(decision: Decision, objections: Iterable[Objection], *, enforce: bool) -> Decision:

@@ -47,9 +47,11 @@ def tool(
     blocked_error: type[Exception] | None = None,
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
     policy: Policy | Sequence[Policy] | None = None,
-    trust: str = "trusted",
+    trust: str = "values",
     trusted_fields: Iterable[str] = (),
     trusted_records: Callable[[Any], Any] | None = None,
+    untrusted_fields: Iterable[str] = (),
+    egress: Iterable[str] = (),
 ) -> Any:
     """Decorate a tool: ``@op.tool`` or ``@op.tool(side_effect="write", budget=op.Budget(...))``.
 
@@ -64,12 +66,20 @@ def tool(
     explicit ``True`` lets the call run, and a denial is a block like any other (docs/guard.md).
     ``policy`` is an :class:`~.policy.Policy` (or a list of them) on the arguments' values, judged
     before each call; the arguments it names must be parameters.
-    ``trust="untrusted"`` declares that the tool returns content someone outside wrote (e-mail
-    bodies, web pages, shared documents, another agent's free text): a later argument found only in
-    such results is ``untrusted``, which a write tool does not accept by default (``max_untrusted``).
-    ``trusted_fields`` names the fields of its results the system sets rather than the content's
-    author (``{"id", "date"}``), and ``trusted_records`` is a predicate over each record (each item of
-    a list result, or the result) that the user or the system wrote: those count as trusted.
+    ``trust`` says who wrote the tool's results (docs/provenance.md, "Source trust"): ``"values"``
+    (the default) — the system stores them, but anyone may have written their texts: whole values
+    are evidence, the words inside texts are not; ``"trusted"`` — the user or the system wrote every
+    word; ``"untrusted"`` — content someone outside wrote (e-mail bodies, web pages, shared documents,
+    another agent's free text). A later argument found only where an outsider may have written it is
+    ``untrusted``, which a write tool does not accept by default (``max_untrusted``).
+    ``trusted_fields`` names the fields of an untrusted tool's results the system sets rather than
+    the content's author (``{"id", "date"}``), and ``trusted_records`` is a predicate over each record
+    (each item of a list result, or the result) that the user or the system wrote: those count as
+    trusted. ``untrusted_fields`` names the fields an outsider writes in the records of a
+    ``values`` or ``trusted`` tool (a payment's ``subject``). ``egress`` names the arguments through
+    which a call sends data out of the process — the URL a read fetches, the address it queries:
+    they are judged like a write's destination whatever the side effect (assumed or untrusted:
+    blocked).
     """
     options = dict(
         name=name,
@@ -85,6 +95,8 @@ def tool(
         trust=trust,
         trusted_fields=trusted_fields,
         trusted_records=trusted_records,
+        untrusted_fields=untrusted_fields,
+        egress=egress,
     )
     if func is None:
         if name is not None:  # the tool's name is known: check the options now
@@ -115,9 +127,11 @@ class _DecoratedTool:
         blocked_error: type[Exception] | None = None,
         needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False,
         policy: Policy | Sequence[Policy] | None = None,
-        trust: str = "trusted",
+        trust: str = "values",
         trusted_fields: Iterable[str] = (),
         trusted_records: Callable[[Any], Any] | None = None,
+        untrusted_fields: Iterable[str] = (),
+        egress: Iterable[str] = (),
     ) -> None:
         refuse_framework_tool(func)
         inner = func.__func__ if isinstance(func, classmethod | staticmethod) else func
@@ -136,6 +150,8 @@ class _DecoratedTool:
             trust=trust,
             trusted_fields=trusted_fields,
             trusted_records=trusted_records,
+            untrusted_fields=untrusted_fields,
+            egress=egress,
         )
         if blocked_error is not None and not (
             isinstance(blocked_error, type) and issubclass(blocked_error, Exception)
@@ -149,6 +165,7 @@ class _DecoratedTool:
                 idempotency_key,
                 budget,
                 policy_arguments=frozenset().union(*(p.argument_names for p in policies)),
+                egress=self.spec.egress,
             )
         self.blocked_error = blocked_error
         if side_effect == "none" and budget is None and not self.spec.checks and inner is not None:

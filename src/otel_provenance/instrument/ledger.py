@@ -54,11 +54,13 @@ from itertools import chain, islice
 from operator import itemgetter
 from typing import Any
 
+from ..semconv import SOURCE_INPUT
+from . import derived as dv
 from . import projections as pj
 from . import textforms as tf
 from .fieldpaths import MAX_DEPTH, children, echo_targets, field_path, safe_names, safe_segment
 from .textindex import TextIndex
-from .trust import TRUSTED, SourceTrust
+from .trust import TRUSTED, VALUES, SourceTrust
 
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
@@ -74,6 +76,11 @@ _KIND = 7
 _VIA_OBJECT = 1 << 3
 _VIA_BYTES = 2 << 3
 _VIA_DECIMAL = 4 << 3
+# an entry whose words are not evidence (#44): remembered from a ``values`` source — a whole value
+# counts, a value found inside its text is ``untrusted`` (who wrote the text is not known)
+_UNVOUCHED = 8 << 3
+#: The ledger's id of a call whose span records nothing (no span id): a prefix no hex id has.
+LOCAL_CALL = "~"
 _VIA_NAMES = ((_VIA_OBJECT, pj.OBJECT_ATTRIBUTE), (_VIA_BYTES, pj.BYTES_TEXT), (_VIA_DECIMAL, pj.DECIMAL))
 _SPACE = re.compile(r"\s").search
 # last or first characters of a text whose token differs from the text itself (see textforms.tokens)
@@ -86,10 +93,17 @@ _HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
 class Observation:
     """One remembered leaf: where it came from and its text before normalisation."""
 
-    __slots__ = ("field", "kind", "span_id", "text", "tool", "via")
+    __slots__ = ("field", "kind", "span_id", "text", "tool", "via", "vouched")
 
     def __init__(
-        self, tool: str, span_id: str, field: str, text: str, kind: int, via: tuple[str, ...] = ()
+        self,
+        tool: str,
+        span_id: str,
+        field: str,
+        text: str,
+        kind: int,
+        via: tuple[str, ...] = (),
+        vouched: bool = True,
     ) -> None:
         self.tool = tool
         self.span_id = span_id
@@ -97,6 +111,9 @@ class Observation:
         self.text = text
         self.kind = kind
         self.via = via  # projections naming how the value was read from the result
+        # its source is trusted word for word (the request, the inputs, a ``trusted`` tool, a vouched
+        # record), not only as whole values: the name-based matches of short values need that
+        self.vouched = vouched
 
     @property
     def field_name(self) -> str:
@@ -125,13 +142,16 @@ class Match:
 class _ListSource:
     """A bulk-indexed flat list of plain strings; the position of a value is resolved on demand."""
 
-    __slots__ = ("items", "path", "positions", "prefix", "span_id", "tool")
+    __slots__ = ("items", "path", "positions", "prefix", "span_id", "tool", "vouched")
 
-    def __init__(self, tool: str, span_id: str, path: tuple, items: tuple[str, ...]) -> None:
+    def __init__(
+        self, tool: str, span_id: str, path: tuple, items: tuple[str, ...], vouched: bool = True
+    ) -> None:
         self.tool = tool
         self.span_id = span_id
         self.path = path
         self.items = items
+        self.vouched = vouched
         self.positions: dict[str, int] | None = None
         self.prefix = ""  # the exported form of ``path`` plus ".", made with ``positions``
 
@@ -142,7 +162,7 @@ class _ListSource:
             self.prefix = "".join(safe_segment(part) + "." for part in self.path)
         position = positions.get(key)
         field = self.prefix + (str(position) if position is not None else "*")
-        return Observation(self.tool, self.span_id, field, key, pj.TEXT)
+        return Observation(self.tool, self.span_id, field, key, pj.TEXT, vouched=self.vouched)
 
 
 _NORMALISED_STARTS = frozenset(".{[")
@@ -212,6 +232,29 @@ def _via_names(kind: int) -> tuple[str, ...]:
     return tuple(name for bit, name in _VIA_NAMES if kind & bit)
 
 
+_CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def words_of(name: str) -> frozenset[str]:
+    """The lower-case words of a name (``CloudDriveFile``, ``calendar_events``, ``fileIds``), each
+    also without a plural ``s`` (``events`` -> ``event``): how a record's kind and an argument's
+    ``<thing>_id`` are compared."""
+    words = {w.lower() for w in _CAMEL_WORDS.findall(name)}
+    return frozenset(words | {w[:-1] for w in words if len(w) > 3 and w.endswith("s")})
+
+
+def record_words(tool: str, path: tuple, record: Any) -> frozenset[str]:
+    """What a record is, by the most specific name known: its class (a dataclass, a pydantic model, an
+    object — not a plain dict), else the field that holds it (``files.3`` -> ``files``), else the
+    tool that returned it (``list_files``)."""
+    if not isinstance(record, Mapping):
+        return words_of(type(record).__name__)
+    for segment in reversed(path):
+        if isinstance(segment, str) and segment.isidentifier():
+            return words_of(segment)
+    return words_of(tool)
+
+
 class Ledger:
     """What one run has observed. Safe to share between the threads of one run."""
 
@@ -232,11 +275,21 @@ class Ledger:
         self._attempts: dict[tuple, int] = {}
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
         self._names: dict[Any, tuple] = {}  # field name of a result -> (tool, span, path)
+        # (span id, field path of a record with an ``id``) -> what the record is (:func:`record_words`)
+        self._records: dict[tuple[str, str], frozenset[str]] = {}
         self._echo_spans: dict[str, frozenset[str]] = {}  # span id -> echo keys of its unsourced arguments
         self._lock = threading.Lock()
         self._texts = TextIndex(max_entries)  # tokens and date/number forms, read lazily
         self._scanned = 0  # how many main-index entries (in insertion order) the text index has read
         self._untrusted: Ledger | None = None  # results of tools declared untrusted
+        self._unvouched = False  # whether a result whose words are not evidence was remembered
+        self._outsider = False  # this is a run's ledger of untrusted results
+        self._users_words = False  # the run's request or inputs were remembered here
+        # span ids of calls the user directed (an argument from the request or inputs, or delegated):
+        # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted
+        self._directed: set[str] = set()
+        self._operands = dv.Operands()  # what derived values may be computed from, read lazily
+        self._operands_scanned = 0
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
     # -- state ----------------------------------------------------------------------------------------
@@ -247,10 +300,11 @@ class Ledger:
 
     @property
     def has_untrusted(self) -> bool:
-        """Whether this run or an enclosing one has remembered a result of an untrusted tool."""
+        """Whether this run or an enclosing one has remembered anything a value may be ``untrusted``
+        by: a result of an untrusted tool, or a text whose words are not evidence."""
         ledger: Ledger | None = self
         while ledger is not None:
-            if ledger._untrusted is not None:
+            if ledger._untrusted is not None or ledger._unvouched:
                 return True
             ledger = ledger.parent
         return False
@@ -262,7 +316,10 @@ class Ledger:
             with self._lock:
                 ledger = self._untrusted
                 if ledger is None:
-                    ledger = self._untrusted = Ledger(self.max_entries)
+                    ledger = Ledger(self.max_entries)
+                    ledger._outsider = True
+                    ledger._directed = self._directed
+                    self._untrusted = ledger
         return ledger
 
     def __len__(self) -> int:
@@ -278,7 +335,7 @@ class Ledger:
         field_prefix: tuple = (),
         call_arguments: Mapping[str, Any] | None = None,
         unsourced: Mapping[str, Any] | None = None,
-        trust: SourceTrust = TRUSTED,
+        trust: SourceTrust = VALUES,
     ) -> None:
         """Index every non-empty scalar leaf of ``result``. Never raises for odd values.
 
@@ -286,10 +343,16 @@ class Ledger:
         projection: a listing's root argument joined with one of its entries. ``unsourced`` (name ->
         value of the call's unsourced arguments: not observed): echoes of these values — equal, or
         derived by case, space, path or zero-padding changes, or a piece of a path — are not evidence;
-        when they are too big to examine, nothing of the result is. An untrusted ``trust``: the
-        result goes to the untrusted ledger, but for the records it vouches for and the fields it
-        names (by their own name, anywhere), which stay here.
+        when they are too big to examine, nothing of the result is. ``trust`` (:mod:`.trust`): at
+        ``values`` (the default) the words inside the result's texts are not evidence of their own
+        (found only there, a value is ``untrusted``); at ``trusted`` they are. An untrusted
+        ``trust``: the result goes to the untrusted ledger, but for the records it vouches for and
+        the fields it names (by their own name, anywhere), which stay here: a vouched record as
+        ``trusted`` (the user or the system wrote it), a named field at ``values``. Fields named
+        ``untrusted_fields`` go to the untrusted ledger, whatever the level.
         """
+        if tool == SOURCE_INPUT:
+            self._users_words = True
         echo = None
         if unsourced:
             targets = echo_targets(unsourced, self.max_entries)
@@ -325,6 +388,12 @@ class Ledger:
             self.untrusted()._remember(tool, result, span_id, field_prefix, call_arguments, echo, TRUSTED)
             if not trust.fields:
                 return
+        # the words of a ``values`` source are not evidence; those of the fields an untrusted tool
+        # names as the system's (``trusted_fields``: an id, a date) are: the application vouched
+        via = 0 if trust.words or not trust.trusted else _UNVOUCHED
+        if via:
+            self._unvouched = True
+        outsiders: list[tuple[tuple, Any]] = []
         with self._lock:
             before = len(self._index)
             room = self.max_entries
@@ -333,10 +402,25 @@ class Ledger:
                 if len(self._echo_spans) > self.max_entries:
                     _drop_older_half(self._echo_spans)
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
-                if trust.trusted:
-                    room = self._walk(tool, span_id, result, field_prefix, 0, room, echo)
+                if not trust.trusted:
+                    room = self._walk_fields(
+                        tool, span_id, result, field_prefix, 0, room, trust.fields, echo, via
+                    )
+                elif trust.untrusted_fields:
+                    room = self._walk_split(
+                        tool,
+                        span_id,
+                        result,
+                        field_prefix,
+                        0,
+                        room,
+                        trust.untrusted_fields,
+                        outsiders,
+                        echo,
+                        via,
+                    )
                 else:
-                    room = self._walk_fields(tool, span_id, result, field_prefix, 0, room, trust.fields, echo)
+                    room = self._walk(tool, span_id, result, field_prefix, 0, room, echo, via)
             added = len(self._index) != before or room < self.max_entries - 1
             if added and call_arguments:
                 self._remember_call(span_id, call_arguments)
@@ -347,6 +431,10 @@ class Ledger:
                 self.evicted += 1
             if len(self._names) > self.max_entries:  # a name lost makes a mapping key unsourced: fails closed
                 _drop_older_half(self._names)
+        if outsiders:  # fields an outsider writes, in records the system made: the untrusted ledger's
+            untrusted = self.untrusted()
+            for path, item in outsiders:
+                untrusted._remember(tool, item, span_id, path, call_arguments, echo, TRUSTED)
 
     def next_attempt(self, tool: str, signature: tuple) -> int:
         """0 on the first call of ``tool`` with these argument digests in this run, then 1, 2, ..."""
@@ -387,10 +475,10 @@ class Ledger:
         elif t is list or t is tuple:
             if (
                 echo is None
-                and not via
+                and not via & ~_UNVOUCHED
                 and len(value) >= _BULK_MIN
                 and len(value) < room
-                and self._bulk(tool, span_id, value, path)
+                and self._bulk(tool, span_id, value, path, not via)
             ):
                 return room - len(value) - 1  # as the per-leaf path charges it: the list, then each item
             items = enumerate(value)
@@ -422,6 +510,8 @@ class Ledger:
         room -= 1
         if names is not None:
             self._note_names(names, (tool, span_id, path), echo)
+            if "id" in names or "id_" in names:
+                self._note_record(tool, span_id, path, value)
         index = self._index
         normalise = pj.normalise
         text_kind = pj.TEXT | via
@@ -480,6 +570,25 @@ class Ledger:
                 break
         return room
 
+    def _note_record(self, tool: str, span_id: str, path: tuple, record: Any) -> None:
+        """Remember what a record with an ``id`` is (a file, an event), so that its id sources only
+        the id of the same kind of thing (``file_id``: :meth:`record_words`)."""
+        self._records[(span_id, ".".join(map(safe_segment, path)))] = record_words(tool, path, record)
+        if len(self._records) > self.max_entries:
+            _drop_older_half(self._records)
+
+    def record_words(self, observation: Observation) -> frozenset[str]:
+        """What the record holding an ``id`` observation is (``{"file"}``, ``{"calendar", "event"}``),
+        empty when unknown; asked of the ledger that remembered it, and of the enclosing runs'."""
+        key = (observation.span_id, observation.field.rpartition(".")[0])
+        ledger: Ledger | None = self
+        while ledger is not None:
+            for source in (ledger, ledger._untrusted):
+                if source is not None and (words := source._records.get(key)) is not None:
+                    return words
+            ledger = ledger.parent
+        return frozenset()
+
     def _note_names(self, names: Any, entry: tuple, echo: _Echo | None) -> None:
         """Remember the field names a result used (a mapping key given as an argument may be one);
         never the names an unsourced argument gave it."""
@@ -536,6 +645,7 @@ class Ledger:
         room: int,
         fields: frozenset[str],
         echo: _Echo | None = None,
+        via: int = 0,
     ) -> int:
         """Index only the fields named in ``fields`` (and all they hold), wherever they are in ``value``:
         the system-set fields of an untrusted result."""
@@ -548,16 +658,68 @@ class Ledger:
         for key, item in items:
             if type(key) is str and key in fields:
                 if children(item) is None:
-                    room -= self._leaf(tool, span_id, item, path, key, echo)
+                    room -= self._leaf(tool, span_id, item, path, key, echo, via)
                 else:
-                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room, echo)
+                    room = self._walk(tool, span_id, item, (*path, key), depth + 1, room, echo, via)
             else:
-                room = self._walk_fields(tool, span_id, item, (*path, key), depth + 1, room, fields, echo)
+                room = self._walk_fields(
+                    tool, span_id, item, (*path, key), depth + 1, room, fields, echo, via
+                )
             if room <= 0:
                 break
         return room
 
-    def _bulk(self, tool: str, span_id: str, values: Any, path: tuple) -> bool:
+    def _walk_split(
+        self,
+        tool: str,
+        span_id: str,
+        value: Any,
+        path: tuple,
+        depth: int,
+        room: int,
+        fields: frozenset[str],
+        outsiders: list[tuple[tuple, Any]],
+        echo: _Echo | None,
+        via: int,
+    ) -> int:
+        """Index ``value`` but the fields named in ``fields`` (wherever they are), which are collected in
+        ``outsiders`` as ``(path, value)`` for the untrusted ledger: the fields an outsider writes in
+        records the system made (``untrusted_fields``)."""
+        if depth > MAX_DEPTH or room <= 0:
+            return room
+        items = children(value)
+        if items is None:
+            return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "", echo, via)
+        room -= 1
+        kept = []
+        keyed = isinstance(value, Mapping)
+        for key, item in items:
+            if type(key) is str and key in fields:
+                outsiders.append(((*path, key), item))
+                continue
+            kept.append(key)
+            if keyed and type(key) is str and not key.isidentifier() and 0 < len(key) <= pj.MAX_TEXT_LENGTH:
+                norm = pj.normalise(key)  # a key that is data (an address a file is shared with)
+                if echo is None or not echo.withholds(norm):
+                    self._index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
+                room -= 1
+            if type(item) is bool:
+                flag = (str(key), item)
+                if echo is None or flag not in echo.flags:
+                    self._flags[flag] = (tool, span_id, path, key)
+                continue
+            room = self._walk_split(
+                tool, span_id, item, (*path, key), depth + 1, room, fields, outsiders, echo, via
+            )
+            if room <= 0:
+                break
+        if not isinstance(value, list | tuple | set | frozenset):
+            self._note_names(kept, (tool, span_id, path), echo)
+            if "id" in kept or "id_" in kept:
+                self._note_record(tool, span_id, path, value)
+        return room
+
+    def _bulk(self, tool: str, span_id: str, values: Any, path: tuple, vouched: bool = True) -> bool:
         """Index a flat list of plain ASCII strings that need no normalisation in one C-level pass."""
         try:
             joined = "\x00".join(values)
@@ -578,7 +740,7 @@ class Ledger:
             longest >= pj.UUID_LENGTH and not {pj.UUID_LENGTH, 40, 64}.isdisjoint(map(len, values))
         ):
             return False  # over-long values, possible UUIDs or object ids (prefix index): per-leaf path
-        source = _ListSource(tool, span_id, path, tuple(values))
+        source = _ListSource(tool, span_id, path, tuple(values), vouched)
         self._index.update(dict.fromkeys(values, source))
         return True
 
@@ -604,6 +766,7 @@ class Ledger:
         index = self._index = dict(islice(self._index.items(), excess, None))
         self.evicted += excess
         self._scanned = max(0, self._scanned - excess)
+        self._operands_scanned = max(0, self._operands_scanned - excess)
         self._shas = {p: kept for p, shas in self._shas.items() if (kept := [s for s in shas if s in index])}
 
     # -- reading --------------------------------------------------------------------------------------
@@ -619,7 +782,7 @@ class Ledger:
         if kind <= _KIND:
             return Observation(tool, span_id, field, key if text is None else text, kind)
         text = key if text is None else text
-        return Observation(tool, span_id, field, text, kind & _KIND, _via_names(kind))
+        return Observation(tool, span_id, field, text, kind & _KIND, _via_names(kind), not kind & _UNVOUCHED)
 
     def flag(self, name: str, value: bool) -> Observation | None:
         """A boolean observed in a field called ``name`` (booleans are evidence only by field name)."""
@@ -668,15 +831,22 @@ class Ledger:
         """Match an argument's text against everything observed; ``kind`` is TEXT or NUMBER.
 
         Trusted sources first: this ledger, then the enclosing runs' (``parent``); only then the
-        untrusted results of each, in the same order — a match there has ``trusted=False``. A match
+        untrusted results of each, in the same order — a match there has ``trusted=False``. A value
+        found in this ledger only inside a text whose words are not evidence (a ``values`` source)
+        is ``trusted=False`` too, and comes after every trusted match. A match
         in the result of a call that had the argument (or a form of it) among its unsourced arguments
         is an echo, whatever the route — inside a text, joined from a path's pieces — and no match.
         """
         ledger: Ledger | None = self
+        unvouched: Match | None = None  # found only inside a text whose words are not evidence
         while ledger is not None:
             if (found := ledger._lookup(text, kind)) is not None and not ledger._echoed(text, found):
-                return found
+                if found.trusted:
+                    return found
+                unvouched = unvouched or found
             ledger = ledger.parent
+        if unvouched is not None:
+            return unvouched
         ledger = self
         while ledger is not None:
             untrusted = ledger._untrusted
@@ -750,13 +920,14 @@ class Ledger:
         if hit is None:  # pragma: no cover - resolve() saw the key a moment ago, under the lock
             return None
         number = () if kind == pj.TEXT else pj.NUMBER_AS_TEXT
-        return Match(hit, pj.combine(pj.IN_TEXT, found[1], number, hit.via))
+        return Match(hit, pj.combine(pj.IN_TEXT, found[1], number, hit.via), found[2])
 
-    def _form_match(self, form: tuple[str, bool], projection: str) -> Match | None:
+    def _form_match(self, form: tuple[str, bool, bool], projection: str) -> Match | None:
         hit = self.observation(form[0])
         if hit is None:  # pragma: no cover - find_form() resolved the key a moment ago, under the lock
             return None
-        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else (), hit.via))
+        # a whole value in another form counts at ``values``; written inside an unvouched text, not
+        return Match(hit, pj.combine(projection, pj.IN_TEXT if form[1] else (), hit.via), form[2])
 
     def _read_new_texts(self) -> None:
         """Hand the text index the texts remembered since it last read (the main index keeps its
@@ -776,8 +947,106 @@ class Ledger:
                     or "=" in text
                     or _SPACE(text)
                 ):
-                    add(key, text)
+                    add(key, text, not entry[5] & _UNVOUCHED, entry[0] == SOURCE_INPUT)
         self._scanned = len(index)
+
+    def said_by_user(self, text: str) -> Match | None:
+        """``text`` as the user wrote it, inside the run's request or inputs (in any letter case), at
+        any length: the user's own words are no chance match (this run's, or an enclosing one's)."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if not ledger._users_words:  # no request or inputs text: nothing to search
+                ledger = ledger.parent
+                continue
+            with ledger._lock:
+                ledger._read_new_texts()
+                found = ledger._texts.find_in_users_words(text, ledger._text_of)
+                hit = ledger.observation(found[0]) if found is not None else None
+            if found is not None and hit is not None:
+                return Match(hit, pj.combine(pj.IN_TEXT, found[1]))
+            ledger = ledger.parent
+        return None
+
+    # -- directed calls and derived values ----------------------------------------------------------
+    def direct(self, span_id: str) -> None:
+        """Mark a call the user directed: one of its arguments came from the run's request or inputs
+        (``read_file("bill.txt")`` for "pay the bill in bill.txt"), or was delegated in turn."""
+        if span_id:
+            with self._lock:
+                self._directed.add(span_id)
+                if len(self._directed) > self.max_entries:
+                    self._directed.clear()  # fail closed: nothing is delegated any more
+
+    def directed(self, span_id: str) -> bool:
+        """Whether the call with this span id was directed by the user, in this run or an enclosing one."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if span_id in ledger._directed:
+                return True
+            ledger = ledger.parent
+        return False
+
+    def derive(self, text: str, kind: int) -> Match | None:
+        """A date, a time or an amount computed from what the run sourced (:mod:`.derived`): the
+        operand it was derived from, projection ``derived``; or None."""
+        dates = tf.date_forms(text) if kind == pj.TEXT and _HAS_DIGIT(text) else ()
+        if not dates and kind != pj.NUMBER:  # an amount is a number; a text of digits is an id
+            return None
+        sources: list[Ledger] = []
+        ledger: Ledger | None = self
+        while ledger is not None:
+            sources.extend(s for s in (ledger, ledger._untrusted) if s is not None)
+            ledger = ledger.parent
+        for source in sources:
+            with source._lock:
+                source._read_operands()
+        parts = [s._operands for s in sources if s._operands.any_for(bool(dates))]
+        if not parts or (not dates and not any(p.request_numbers or p.percents for p in parts)):
+            return None  # nothing to compute it from (an amount needs a number of the user's)
+        operands = dv.Operands.merged(parts)  # a duration here, a time there
+        key = dv.derive_date(text, operands) if dates else dv.derive_number(text, operands)
+        if key is None:
+            return None
+        for source in sources:  # the operand's own ledger: keys are unique to the ledger that made them
+            hit = source.observation(key)
+            if hit is not None:
+                # computed from an outsider's words (a directed call's result): as untrusted as they are
+                whole = bool(tf.date_forms(hit.text)) or tf.number_form(hit.text) is not None
+                entry = source._index.get(key)
+                unvouched = type(entry) is tuple and bool(entry[5] & _UNVOUCHED) and not whole
+                return Match(hit, pj.combine(dv.DERIVED, hit.via), not (source._outsider or unvouched))
+        return None
+
+    def _read_operands(self) -> None:
+        """Hand :attr:`_operands` what was remembered since it last read: whole dates and numbers of
+        trusted sources; the dates, numbers, durations and percentages written in texts whose words
+        are evidence — and in what directed calls returned (the user named that source)."""
+        index = self._index
+        if self._operands_scanned >= len(index):
+            return
+        operands, outsider, directed = self._operands, self._outsider, self._directed
+        moments: dict[tuple, str] = {}  # (span id, record path) -> its first date-and-time
+        for key, entry in islice(index.items(), self._operands_scanned, None):
+            if type(entry) is not tuple:
+                continue
+            tool, span_id, parent, _, raw, kind = entry
+            users = tool == SOURCE_INPUT or span_id in directed
+            if outsider and not users:
+                continue
+            text = key if raw is None else raw
+            if len(text) >= 16 and text[4:5] == "-" and _HAS_DIGIT(text[:1]):  # an event's start, end
+                first = moments.setdefault((span_id, parent), text)
+                if first is not text:
+                    operands.add_length(first, text)
+            if kind & _KIND == pj.NUMBER:
+                with contextlib.suppress(decimal.InvalidOperation):
+                    operands.add_number(key, decimal.Decimal(text), request=users)
+            elif (not kind & _UNVOUCHED and not outsider) or users:  # its words are evidence
+                if _HAS_DIGIT(text) or _SPACE(text):
+                    operands.add_text(key, text, request=users)
+            elif _HAS_DIGIT(text):  # a whole value only
+                operands.add_value(key, text)
+        self._operands_scanned = len(index)
 
     def _text_of(self, key: str) -> str | None:
         """The text a main-index key was remembered from, if it is still there as a text."""

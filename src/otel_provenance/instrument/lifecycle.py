@@ -67,7 +67,7 @@ from .classify import Classification, classify_arguments
 from .decision import Decision, answered, decide, decide_fault, join
 from .frameworks import without_framework_context
 from .internal_errors import reraise_own_bug_under_pytest
-from .ledger import Ledger
+from .ledger import LOCAL_CALL, Ledger
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
 from .toolspec import ToolSpec, call_id_of
@@ -116,13 +116,19 @@ class ToolCall:
             settings = get_settings()
             self.arguments = _bind(name_arguments)  # 1. bind
             self.classification = classify_arguments(  # 2. classify
-                spec.name, self.arguments, self.ledger, invented=spec.invented, settings=settings
+                spec.name,
+                self.arguments,
+                self.ledger,
+                invented=spec.invented,
+                settings=settings,
+                judged=spec.judged,
             )
             self.decision: Decision = decide(  # 3. decide
                 self.classification,
                 budget=spec.budget,
                 side_effect=spec.side_effect,
                 enforce=settings.enforce,
+                egress=spec.egress,
             )
             essential[sc.RETRY_NUMBER] = self._attempt(self.classification)
             key = spec.idempotency_key
@@ -206,6 +212,7 @@ class ToolCall:
             tool=self.spec.name,
             arguments=self.arguments,
             reasons=self.decision.asks,
+            sources=_asked_sources(self.classification, self.decision.asks),
             run_id=self.essential.get(sc.RUN_ID),
             call_id=call_id_of(self.essential),
             side_effect=self.spec.side_effect,
@@ -315,10 +322,15 @@ class ToolCall:
         if self.ledger is None:
             return
         try:
+            # a span that records nothing (the API's no-op tracer) has no id: the ledger still needs
+            # one per call (echoes, directed calls); never exported (:func:`.classify._provenance`)
+            span_id = _span_id(self.span) or LOCAL_CALL + call_id_of(self.essential)
+            if self.classification is not None and _directed(self.classification, self.ledger):
+                self.ledger.direct(span_id)
             self.ledger.remember(
                 self.spec.name,
                 result,
-                _span_id(self.span),
+                span_id,
                 field_prefix=prefix,
                 call_arguments=self.arguments,
                 unsourced=self.unsourced,
@@ -391,7 +403,38 @@ class ToolCall:
 
 
 #: ``gen_ai.security.risk.category`` of an objection, by its rule (the part before the first ``:``).
-_RISK = {"max_untrusted": "prompt_injection", "provenance_fault": "_OTHER"}
+def _asked_sources(classification: Classification | None, asks: tuple[str, ...]) -> dict[str, str]:
+    """For each argument a person is asked about (``delegated:<name>``): where its value came from,
+    as ``<tool> <field>`` — shown beside the value, never exported."""
+    if classification is None:
+        return {}
+    named = {reason.partition(":")[2] for reason in asks if reason.startswith("delegated:")}
+    return {
+        a.name: f"{a.source_tool} {a.source_field}"
+        for a in classification.arguments
+        if a.name in named and a.source_tool is not None
+    }
+
+
+def _directed(classification: Classification, ledger: Ledger | None) -> bool:
+    """Whether the user directed this call — an argument of it came from the run's request or inputs
+    (``read_file("bill.txt")``), or from what a call the user directed returned (the link in the
+    message the request points to): what it returns is a source the user named (#44)."""
+    return bool(classification.delegated or classification.asked) or any(
+        a.kind == sc.KIND_OBSERVED
+        and (
+            a.source_tool == sc.SOURCE_INPUT
+            or (ledger is not None and a.source_call and ledger.directed(a.source_call))
+        )
+        for a in classification.arguments
+    )
+
+
+_RISK = {
+    "max_untrusted": "prompt_injection",
+    "egress": "sensitive_information_disclosure",
+    "provenance_fault": "_OTHER",
+}
 
 
 def _security_decision(decision: Decision, essential: Mapping[str, Any]) -> dict[str, Any]:

@@ -67,9 +67,12 @@ class ToolPolicy:
     ``side_effect`` overrides the tool's annotations (``None``: derive it from them); the rest mean
     what they mean on ``@op.tool`` (``needs_approval``'s function gets the arguments by the names the
     span gives them; ``policy``: an ``op.Policy`` or a list of them on the values of the arguments,
-    judged before the request is sent; ``trust="untrusted"``: the tool returns content someone outside
-    wrote; ``trusted_fields``: the fields of its results the server sets, not that content's author;
-    ``trusted_records``: a predicate over each record that says the user or the server wrote it).
+    judged before the request is sent; ``trust``: who wrote the tool's results — ``"values"``, the
+    default, ``"trusted"`` or ``"untrusted"``; ``trusted_fields``: the fields of an untrusted tool's
+    results the server sets, not that content's author; ``trusted_records``: a predicate over each
+    record that says the user or the server wrote it; ``untrusted_fields``: the fields an outsider
+    writes in an otherwise server-made result; ``egress``: the arguments through which a call sends
+    data out, judged like a write's destination).
     """
 
     side_effect: str | None = None
@@ -79,17 +82,26 @@ class ToolPolicy:
     idempotency_key: str | None = None
     needs_approval: bool | Callable[[Mapping[str, Any]], bool] = False
     policy: Policy | tuple[Policy, ...] | None = None
-    trust: str = sc.TRUST_TRUSTED
+    trust: str = sc.TRUST_VALUES
     trusted_fields: frozenset[str] | Iterable[str] = field(default=frozenset())
     trusted_records: Callable[[Any], Any] | None = None
+    untrusted_fields: frozenset[str] | Iterable[str] = field(default=frozenset())
+    egress: frozenset[str] | Iterable[str] = field(default=frozenset())
 
     def __post_init__(self) -> None:
         if self.side_effect is not None and self.side_effect not in sc.SIDE_EFFECTS:
             raise ConfigurationError(
                 f"ToolPolicy.side_effect: must be None or one of {', '.join(sc.SIDE_EFFECTS)}"
             )
-        checked = source_trust("ToolPolicy", self.trust, self.trusted_fields, self.trusted_records)
+        checked = source_trust(
+            "ToolPolicy", self.trust, self.trusted_fields, self.trusted_records, self.untrusted_fields
+        )
         object.__setattr__(self, "trusted_fields", checked.fields)
+        object.__setattr__(self, "untrusted_fields", checked.untrusted_fields)
+        egress = self.egress or ()
+        if isinstance(egress, str) or not all(isinstance(n, str) and n for n in egress):
+            raise ConfigurationError("ToolPolicy: egress must be a collection of argument names")
+        object.__setattr__(self, "egress", frozenset(egress))
         invented = () if self.invented is None else self.invented  # None: none, as on op.tool
         if isinstance(invented, str) or not all(isinstance(n, str) for n in invented):
             raise ConfigurationError("ToolPolicy.invented: must be a collection of argument names")
@@ -240,6 +252,8 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 trust=policy.trust,
                 trusted_fields=policy.trusted_fields,
                 trusted_records=policy.trusted_records,
+                untrusted_fields=policy.untrusted_fields,
+                egress=policy.egress,
             )
             if len(self._self_specs) < 1024:
                 self._self_specs[name] = spec

@@ -71,6 +71,8 @@ RESULT_KEY = "result_key"
 IN_TEXT = "in_text"
 ID_ALIAS = "id_alias"
 EMBEDDED = "embedded"
+CASEFOLD = "casefold"  # the user's own words (the request, the inputs) in another letter case
+DERIVED = "derived"  # a date, a time or an amount re-computed from sourced operands (:mod:`.derived`)
 STRUCTURE = "structure"
 DECIMAL = "decimal"
 UUID_NORMALISED = "uuid_normalised"
@@ -94,9 +96,11 @@ PROJECTIONS = (
     PATH_JOIN,
     GIT_SHA_PREFIX,
     RESULT_KEY,
+    CASEFOLD,
     IN_TEXT,
     ID_ALIAS,
     EMBEDDED,
+    DERIVED,
 )
 
 MAX_TEXT_LENGTH = 8192  # longer leaves are not remembered and longer arguments are not looked up

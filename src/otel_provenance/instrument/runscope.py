@@ -41,6 +41,7 @@ from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
 from .metrics import now, record_agent_run, record_run_verdict
 from .settings import approver_option, get_settings, timeout_option
+from .trust import TRUSTED
 
 _log = logging.getLogger("otel_provenance")
 
@@ -133,7 +134,7 @@ class RunScope:
         if request:
             declared[sc.SOURCE_REQUEST] = request
         if declared:
-            self.ledger.remember(sc.SOURCE_INPUT, declared, "")
+            self.ledger.remember(sc.SOURCE_INPUT, declared, "", trust=TRUSTED)  # the user's own words
         self._tokens: list[contextvars.Token] = []
         self._spans: list[tuple[trace.Span, object, float] | None] = []  # (span, token, started)
 

@@ -43,7 +43,9 @@ from typing import Final
 OPENING: Final = "([{<\"'*`\u201c\u2018\u00ab\u201e"  # with the typographic quotes “ ‘ « „
 CLOSING: Final = ".,;:!?)]}>\"'*`\u201d\u2019\u00bb"  # ” ’ »
 _LEFT_OK: Final = re.compile(r"(?:^|\s|=)[" + re.escape(OPENING) + r"]*$")
-_RIGHT_OK: Final = re.compile(r"[" + re.escape(CLOSING) + r"]*(?:\s|$)")
+_RIGHT_OK: Final = re.compile(r"[" + re.escape(CLOSING) + r"]*(?:\s|$)|\.(?=[A-Z][a-z])")
+# a sentence that ends without its space: "see www.example.com.They said" ends a token at ".T"
+_RUN_ON: Final = re.compile(r"(?<=[a-z0-9])\.(?=[A-Z][a-z])")
 LEFT_CONTEXT: Final = 16  # opening punctuation considered before a value (more is not a token boundary)
 
 DATE_KEY: Final = "d:"
@@ -72,6 +74,14 @@ _MONTHS: Final = {
     for name in names
 }
 _MONTH: Final = r"(?:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+MONTH_PATTERN: Final = _MONTH  # an English month name, full or abbreviated (derived values read it)
+
+
+def month_number(name: str) -> int | None:
+    """1-12 for an English month name, full or abbreviated (``Sept.``), else None."""
+    return _MONTHS.get(name.lower().rstrip("."))
+
+
 _TIME: Final = (
     r"(?:,?\s+(?:at\s+)?(?P<h>\d{1,2})(?::(?P<mi>\d{2})(?::(?P<s>\d{2}))?)?\s*(?P<ampm>[ap]\.?m\.?)?"
     r"(?:\s*(?P<tz>Z|UTC|GMT|[+-]\d{2}:?\d{2}))?)?"
@@ -117,7 +127,8 @@ def first_token(value: str) -> str | None:
 def tokens(text: str) -> list[str]:
     """The non-empty tokens of a text (whitespace-split, boundary punctuation stripped), and the
     value of each ``name=value`` token (``id=ACC-1``, ``--out=report.txt``: ``ACC-1``,
-    ``report.txt``), as logfmt, environment listings and command lines write them."""
+    ``report.txt``), as logfmt, environment listings and command lines write them; and the pieces of
+    two sentences written without the space between (``www.example.com.They``)."""
     out = []
     for piece in text.split():
         token = piece.lstrip(OPENING).rstrip(CLOSING)
@@ -126,6 +137,8 @@ def tokens(text: str) -> list[str]:
             name, equals, value = token.partition("=")
             if equals and name and (value := value.lstrip(OPENING)):
                 out.append(value)
+            if "." in token and _RUN_ON.search(token):  # two sentences without the space between
+                out.extend(part for part in _RUN_ON.split(token) if part)
     return out
 
 
@@ -244,11 +257,25 @@ def _zone(text: str) -> _dt.tzinfo:
 
 
 def looks_like_destination(value: str) -> bool:
-    """Whether a whole value is an e-mail address, a URL, an IBAN or a long account/phone number."""
+    """Whether a whole value is an e-mail address, a URL, an IBAN or a long account/phone number — not
+    a date written with digits (``2026-06-12`` has eight of them, and sends nothing anywhere)."""
     text = value.strip()
     if not text or len(text) > 2048 or not _may_be_destination(text):
         return False
-    return _DESTINATION.fullmatch(text) is not None
+    return _DESTINATION.fullmatch(text) is not None and not (text[0].isdigit() and date_forms(text))
+
+
+def destination_form(value: str) -> str | None:
+    """``email``, ``url``, ``iban`` or ``number`` for a whole value that is a destination of that form
+    (:func:`looks_like_destination`), else None."""
+    if not looks_like_destination(value):
+        return None
+    text = value.strip()
+    if "@" in text and "://" not in text:
+        return "email"
+    if "://" in text or text[:4].lower() == "www.":
+        return "url"
+    return "iban" if text[:2].isalpha() else "number"
 
 
 def destinations_in(text: str) -> list[str]:

@@ -12,6 +12,10 @@ time a lookup misses the main index. A run whose arguments all match exactly nev
 Entries point at main-index keys, never at sources: a key's observation is resolved when matched, so
 the newest source of a text wins here as in the main index, and a text the main index evicted is not
 matched. Bounded like the ledger: past ``max_entries`` the older half of the tokens and forms go.
+
+Texts whose words are not evidence (remembered from a ``values`` source, #44) are indexed apart and
+looked at last: a value written in both the user's request and an e-mail's body is found in the
+request, and one found only inside the body is reported as such (``trusted`` False).
 """
 
 from __future__ import annotations
@@ -31,20 +35,34 @@ Resolve = Callable[[str], "str | None"]
 class TextIndex:
     """Tokens and normal forms of the texts a ledger has handed over."""
 
-    __slots__ = ("_forms", "_tokens", "max_entries")
+    __slots__ = ("_folded", "_forms", "_tokens", "_weak_forms", "_weak_tokens", "max_entries")
 
     def __init__(self, max_entries: int) -> None:
         self.max_entries = max_entries
         self._tokens: dict[str, list[str]] = {}  # token -> main-index keys of texts holding it
         self._forms: dict[str, tuple[str, bool]] = {}  # form key -> (main-index key, found inside a text)
+        self._weak_tokens: dict[str, list[str]] = {}  # the same, for texts whose words are not evidence
+        self._weak_forms: dict[str, tuple[str, bool]] = {}
+        self._folded: dict[str, list[str]] = {}  # case-folded tokens of the user's own words
 
     @property
     def empty(self) -> bool:
-        return not self._tokens and not self._forms
+        return not self._tokens and not self._forms and not self._weak_tokens and not self._weak_forms
 
-    def add(self, key: str, text: str) -> None:
-        """Index the tokens and forms of ``text``, remembered under the main-index ``key``."""
-        tokens, forms = self._tokens, self._forms
+    def add(self, key: str, text: str, vouched: bool = True, users: bool = False) -> None:
+        """Index the tokens and forms of ``text``, remembered under the main-index ``key``; ``vouched``:
+        its words are evidence (its source is trusted as a whole), not only the text as a whole;
+        ``users``: the user's own words (the request, the inputs), also found in another case."""
+        if users:
+            for token in dict.fromkeys(piece.casefold() for piece in tf.tokens(text)):
+                keys = self._folded.setdefault(token, [])
+                if not keys or keys[-1] != key:
+                    keys.append(key)
+                    del keys[:-MAX_KEYS_PER_TOKEN]
+        if vouched:
+            tokens, forms = self._tokens, self._forms
+        else:
+            tokens, forms = self._weak_tokens, self._weak_forms
         pieces = tf.tokens(text)
         if pieces != [text]:  # a sentence, or a token in punctuation or space: what is written inside
             for token in dict.fromkeys(pieces):
@@ -64,38 +82,63 @@ class TextIndex:
                 for form in tf.dates_in_text(text):
                     forms[form] = (key, True)
         for form in tf.date_forms(text):  # the whole text is a date: not "inside" a text
-            forms[form] = (key, False)
+            self._forms[form] = (key, False)  # a whole value: evidence wherever it was remembered
         number = tf.number_form(text)
         if number is not None and number[len(tf.NUMBER_KEY) :] != text:
-            forms[number] = (key, False)
-        for table in (tokens, forms):
+            self._forms[number] = (key, False)
+        for table in (tokens, forms, self._forms, self._folded):
             if len(table) > self.max_entries:
                 for old in list(islice(table, len(table) // 2)):
                     del table[old]
 
-    def find_in_text(self, value: str, resolve: Resolve) -> tuple[str, tuple[str, ...]] | None:
+    def find_in_text(self, value: str, resolve: Resolve) -> tuple[str, tuple[str, ...], bool] | None:
         """The main-index key of the newest text holding ``value`` on token boundaries, or None; with
-        the normalisation steps a token needed to equal a one-token value (``./out/a.txt``)."""
+        the normalisation steps a token needed to equal a one-token value (``./out/a.txt``), and
+        whether the text's words are evidence (vouched texts are searched first)."""
         token = tf.first_token(value)
-        for key in reversed(self._tokens.get(token, ()) if token else ()):
+        if not token:
+            return None
+        for tokens, vouched in ((self._tokens, True), (self._weak_tokens, False)):
+            for key in reversed(tokens.get(token, ())):
+                text = resolve(key)
+                if text is None or text == value:
+                    continue
+                if tf.in_text(value, text):
+                    return key, (), vouched
+                if token == value:  # one token, written in the text in another normal form
+                    for piece in tf.tokens(text):
+                        norm, steps = pj.normalise_steps(piece)
+                        if steps and norm == value:
+                            return key, steps, vouched
+        found = self.find_in_users_words(value, resolve)
+        return (*found, True) if found is not None else None
+
+    def find_in_users_words(self, value: str, resolve: Resolve) -> tuple[str, tuple[str, ...]] | None:
+        """The main-index key of the user's own text (the request, the inputs) holding ``value`` on
+        token boundaries — as written, else in another case (``casefold``: the user's "family reunion"
+        as a title) — with the steps; or None."""
+        token = tf.first_token(value)
+        if not token:
+            return None
+        folded = value.casefold()
+        for key in reversed(self._folded.get(token.casefold(), ())):
             text = resolve(key)
-            if text is None or text == value:
+            if text is None:
                 continue
             if tf.in_text(value, text):
                 return key, ()
-            if token == value:  # one token, written in the text in another normal form
-                for piece in tf.tokens(text):
-                    norm, steps = pj.normalise_steps(piece)
-                    if steps and norm == value:
-                        return key, steps
+            if tf.in_text(folded, text.casefold()):
+                return key, (pj.CASEFOLD,)
         return None
 
-    def find_form(self, form: str, resolve: Resolve) -> tuple[str, bool] | None:
-        """``(main-index key, inside a text)`` of the newest text with this date/number form, or None."""
-        found = self._forms.get(form)
-        if found is None or resolve(found[0]) is None:
-            return None
-        return found
+    def find_form(self, form: str, resolve: Resolve) -> tuple[str, bool, bool] | None:
+        """``(main-index key, inside a text, evidence)`` of the newest text with this date/number form,
+        or None: vouched texts and whole values first, then inside texts whose words are not evidence."""
+        for forms, vouched in ((self._forms, True), (self._weak_forms, False)):
+            found = forms.get(form)
+            if found is not None and resolve(found[0]) is not None:
+                return found[0], found[1], vouched
+        return None
 
 
 __all__ = ["TextIndex"]

@@ -39,8 +39,9 @@ class ToolSpec:
     provenance attributes (the MCP wrapper's ``mcp.*`` keys). ``checks`` are this tool's own checks
     before each call (argument-value policies, approval): each takes the
     :class:`.lifecycle.ToolCall`, bound, classified and budgeted, and yields its
-    :class:`.decision.Objection` values. ``trust``, ``trusted_fields`` and ``trusted_records`` say
-    what the tool's results are worth as evidence (:mod:`.trust`).
+    :class:`.decision.Objection` values. ``trust``, ``trusted_fields``, ``trusted_records`` and
+    ``untrusted_fields`` say what the tool's results are worth as evidence (:mod:`.trust`); ``egress``
+    names the arguments through which a call sends data out, judged like a write's destination.
     """
 
     __slots__ = (
@@ -49,8 +50,10 @@ class ToolSpec:
         "_tracer",
         "budget",
         "checks",
+        "egress",
         "idempotency_key",
         "invented",
+        "judged",
         "name",
         "side_effect",
         "span_attributes",
@@ -72,9 +75,11 @@ class ToolSpec:
         tool_type: str = "function",
         span_attributes: Mapping[str, Any] | None = None,
         checks: Iterable[Callable[[Any], Iterable[Objection]]] = (),
-        trust: str = sc.TRUST_TRUSTED,
+        trust: str = sc.TRUST_VALUES,
         trusted_fields: Iterable[str] | None = (),
         trusted_records: Callable[[Any], Any] | None = None,
+        untrusted_fields: Iterable[str] | None = (),
+        egress: Iterable[str] | None = (),
     ) -> None:
         if not isinstance(name, str) or not name:
             raise ConfigurationError("op.tool(name=...): expected a non-empty string")
@@ -89,13 +94,20 @@ class ToolSpec:
             raise ConfigurationError(f"op.tool({name}): budget must be an op.Budget")
         if isinstance(invented, str) or not all(isinstance(n, str) for n in (invented or ())):
             raise ConfigurationError(f"op.tool({name}): invented must be a collection of argument names")
+        if isinstance(egress, str) or not all(isinstance(n, str) and n for n in (egress or ())):
+            raise ConfigurationError(f"op.tool({name}): egress must be a collection of argument names")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise ConfigurationError(f"op.tool({name}): idempotency_key must be an argument name")
-        self.trust: SourceTrust = source_trust(f"op.tool({name})", trust, trusted_fields, trusted_records)
+        self.trust: SourceTrust = source_trust(
+            f"op.tool({name})", trust, trusted_fields, trusted_records, untrusted_fields
+        )
         self.name: str = name
         self.side_effect = side_effect
         self.budget = budget or _DEFAULT_BUDGET
         self.invented = frozenset(invented or ())
+        self.egress: frozenset[str] = frozenset(egress or ())
+        # a budget counts this tool's arguments: a write's, an egress argument, an enforced budget's
+        self.judged = side_effect == "write" or bool(self.egress) or self.budget.enforce is True
         self.idempotency_key = idempotency_key
         self.tracer_provider = tracer_provider
         self.span_name = sc.TOOL_SPAN_PREFIX + name

@@ -61,6 +61,7 @@ ARRAY_KEYS: Final = frozenset(
     {
         semconv.VIOLATIONS,
         semconv.BUDGET_ALLOWED,
+        semconv.BUDGET_EGRESS,
         semconv.GUARD_RUN_FAILED,
         "gen_ai.response.finish_reasons",
         "gen_ai.request.stop_sequences",
