@@ -18,14 +18,19 @@
 #   bare    — the same app, pins NOT repeated: `pip install .` alone;
 #   adk     — Google ADK 2.13.0 (requires opentelemetry-api/sdk <= 1.44), pins NOT repeated; then
 #             tests/integration/test_framework_adk.py there;
+#   adk-otlp — the same ADK app, the base install, then the OTLP exporter with the command
+#             op.ConfigurationError prints (`pip install 'otel-provenance[otlp]' 'opentelemetry-api==V'
+#             'opentelemetry-sdk==V'`, the app's installed versions; #48: the bare extra moved ADK's SDK
+#             1.44 -> 1.45.2), run as printed but for the project's own requirement, taken from this
+#             checkout: nothing moves, pip check clean, and op.configure(exporter="otlp") then works;
 #   strands — Strands Agents 1.62.0 (requires mcp < 2.2: the newest test set has mcp 2.3, where pip
 #             can only pick strands-agents 0.0.1, an empty placeholder), pins NOT repeated; then
 #             tests/integration/test_framework_strands.py there.
-# INSTALL_CHECK_CASES="pinned bare adk strands" (the default) chooses among them.
+# INSTALL_CHECK_CASES="pinned bare adk adk-otlp strands" (the default) chooses among them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP_PINS="${APP_PINS:-opentelemetry-sdk==1.33.0 opentelemetry-instrumentation-requests==0.54b0 requests==2.32.3}"
-CASES="${INSTALL_CHECK_CASES:-pinned bare adk strands}"
+CASES="${INSTALL_CHECK_CASES:-pinned bare adk adk-otlp strands}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 pip_q=(-q --disable-pip-version-check)
@@ -50,6 +55,29 @@ run_framework_tests() {
   echo "install_check[$name]: $* passed in the app's environment (pytest added, nothing moved)"
 }
 
+# install_app NAME PACKAGE...: a fresh venv $work/NAME with the application, and what it holds
+install_app() {
+  local name="$1"
+  shift
+  python3 -m venv "$work/$name"
+  "$work/$name/bin/python" -m pip install "${pip_q[@]}" "$@"
+  "$work/$name/bin/python" -m pip freeze --all | sort >"$work/$name.before.txt"
+}
+
+# nothing_moved NAME WHAT: every package install_app left is still there at its version; pip check clean
+nothing_moved() {
+  local name="$1" what="$2" changed
+  "$work/$name/bin/python" -m pip freeze --all | sort >"$work/$name.after.txt"
+  changed="$(comm -23 "$work/$name.before.txt" "$work/$name.after.txt")"
+  if [ -n "$changed" ]; then
+    echo "install_check[$name]: $what changed the application's packages:" >&2
+    echo "$changed" | sed 's/^/  was: /' >&2
+    comm -13 "$work/$name.before.txt" "$work/$name.after.txt" | sed 's/^/  now: /' >&2
+    exit 1
+  fi
+  "$work/$name/bin/python" -m pip check
+}
+
 # check_case NAME "APP PINS" repeat|bare APP_MODULE [FRAMEWORK TEST...]
 check_case() {
   local name="$1" app="$2" mode="$3" module="$4"
@@ -57,26 +85,13 @@ check_case() {
   local venv="$work/$name"
   local -a pins
   read -r -a pins <<<"$app"
-  python3 -m venv "$venv"
-  "$venv/bin/python" -m pip install "${pip_q[@]}" "${pins[@]}"
-  "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.before.txt"
-
+  install_app "$name" "${pins[@]}"
   if [ "$mode" = repeat ]; then
     "$venv/bin/python" -m pip install "${pip_q[@]}" . "${pins[@]}"
   else
     "$venv/bin/python" -m pip install "${pip_q[@]}" .
   fi
-  "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.after.txt"
-
-  local changed
-  changed="$(comm -23 "$work/$name.before.txt" "$work/$name.after.txt")"
-  if [ -n "$changed" ]; then
-    echo "install_check[$name]: installing otel-provenance changed the application's packages:" >&2
-    echo "$changed" | sed 's/^/  was: /' >&2
-    comm -13 "$work/$name.before.txt" "$work/$name.after.txt" | sed 's/^/  now: /' >&2
-    exit 1
-  fi
-  "$venv/bin/python" -m pip check
+  nothing_moved "$name" "installing otel-provenance"
   echo "install_check[$name]: kept $(wc -l <"$work/$name.before.txt") preinstalled packages unchanged ($app; $mode); pip check clean"
 
   # The app may bring the CLI's libraries itself (ADK and Strands bring PyYAML, httpx, jsonschema):
@@ -150,12 +165,66 @@ PY
   rm -rf "$venv"
 }
 
+# check_printed_command NAME "APP PINS" EXTRA: the app, `pip install .`, then the install command the
+# missing exporter's op.ConfigurationError prints, run as printed (the project itself from this checkout)
+check_printed_command() {
+  local name="$1" app="$2" extra="$3"
+  local venv="$work/$name"
+  local -a pins printed
+  read -r -a pins <<<"$app"
+  install_app "$name" "${pins[@]}"
+  "$venv/bin/python" -m pip install "${pip_q[@]}" .
+  local command
+  command="$(EXTRA="$extra" "$venv/bin/python" - <<'PY'
+import os
+import re
+
+import otel_provenance as op
+
+protocol = {"otlp": "http/protobuf", "grpc": "grpc"}[os.environ["EXTRA"]]
+try:
+    op.configure(exporter="otlp", endpoint="http://127.0.0.1:4318", protocol=protocol, set_global=False,
+                 metrics=False)
+except op.ConfigurationError as error:
+    found = re.search(r"pip install (?:'[^']*'(?: |$))+", str(error))
+    assert found, f"no install command in: {error}"
+    print(found[0].strip())
+else:
+    raise SystemExit("op.configure found an OTLP exporter already: nothing was printed to check")
+PY
+  )"
+  echo "install_check[$name]: op.ConfigurationError prints: $command"
+  mapfile -d '' -t printed < <(python3 -c 'import shlex, sys
+for word in shlex.split(sys.argv[1]):
+    print(word, end="\0")' "$command")
+  if [ "${printed[0]} ${printed[1]}" != "pip install" ] || [ "${printed[2]}" != "otel-provenance[$extra]" ]; then
+    echo "install_check[$name]: expected pip install 'otel-provenance[$extra]' ...; got: $command" >&2
+    exit 1
+  fi
+  printed[2]=".[$extra]"  # this checkout, not an index's otel-provenance
+  "$venv/bin/python" -m "${printed[@]}" "${pip_q[@]}"
+  nothing_moved "$name" "the printed command"
+  EXTRA="$extra" "$venv/bin/python" - <<'PY'
+import os
+
+import otel_provenance as op
+
+protocol = {"otlp": "http/protobuf", "grpc": "grpc"}[os.environ["EXTRA"]]
+provider = op.configure(exporter="otlp", endpoint="http://127.0.0.1:4318", protocol=protocol,
+                        set_global=False, metrics=False, batch=False)
+provider.shutdown()
+PY
+  echo "install_check[$name]: kept $(wc -l <"$work/$name.before.txt") preinstalled packages unchanged ($app; the printed command); pip check clean; op.configure(exporter=\"otlp\") works"
+  rm -rf "$venv"
+}
+
 for case in $CASES; do
   case "$case" in
     pinned) check_case pinned "$APP_PINS" repeat opentelemetry.instrumentation.requests ;;
     bare) check_case bare "$APP_PINS" bare opentelemetry.instrumentation.requests ;;
     adk) check_case adk "google-adk==2.13.0" bare google.adk integration/test_framework_adk.py ;;
+    adk-otlp) check_printed_command adk-otlp "google-adk==2.13.0" otlp ;;
     strands) check_case strands "strands-agents==1.62.0" bare strands integration/test_framework_strands.py ;;
-    *) echo "install_check: unknown case '$case' (pinned, bare, adk, strands)" >&2; exit 2 ;;
+    *) echo "install_check: unknown case '$case' (pinned, bare, adk, adk-otlp, strands)" >&2; exit 2 ;;
   esac
 done

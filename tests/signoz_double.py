@@ -431,6 +431,11 @@ def _tokens(text: str) -> list[tuple[str, Any, int]]:
             pos += len(free[0]) if free else 1
 
 
+class Variable(str):
+    """A value that names a dashboard variable (``$service_version``): compared as its own text until
+    :func:`resolve_variables` gives it the request's value, as SigNoz does with an unknown one."""
+
+
 @dataclass(frozen=True)
 class Node:
     op: str  # and / or / not / cmp / in / exists
@@ -499,6 +504,10 @@ class _Parser:
             return Node("exists", key=key, negate=negate)
         if item == ("kw", "IN"):
             self.pos += 1
+            variable = self.peek()
+            if variable is not None and variable[0] == "key" and str(variable[1]).startswith("$"):
+                self.pos += 1  # grammar/FilterQuery.g4 inClause: IN value — here a variable's name
+                return Node("in", key=key, values=(Variable(variable[1]),), negate=negate)
             self.take("op", "(")
             values = [self.take("value")]
             while self.peek() == ("op", ","):
@@ -520,6 +529,31 @@ def parse_filter(text: str) -> Node | None:
     if parser.peek() is not None:
         raise parser.fail()
     return node
+
+
+def resolve_variables(node: Node | None, variables: dict[str, Any]) -> Node | None:
+    """``node`` with each ``IN $name`` given the request's ``variables[name]`` (its list of values, or
+    one value) — ``where_clause_visitor.go`` ``VisitComparison``, which also looks the name up without
+    its ``$`` — and the condition dropped when a dynamic variable is ``"__all__"`` (every value); an
+    unknown name stays its own text. None: no condition is left."""
+    if node is None:
+        return None
+    if node.op in ("and", "or", "not"):
+        children = tuple(c for c in (resolve_variables(c, variables) for c in node.children) if c is not None)
+        if not children:
+            return None
+        return children[0] if node.op != "not" and len(children) == 1 else Node(node.op, children)
+    if len(node.values) != 1 or not isinstance(node.values[0], Variable):
+        return node
+    name = node.values[0]
+    item = variables.get(name, variables.get(name[1:]))
+    if item is None:
+        return node
+    value = item["value"]
+    if item["type"] == "dynamic" and value in ("__all__", ["__all__"]):
+        return None
+    values = tuple(value) if isinstance(value, list) else (value,)
+    return Node(node.op, key=node.key, values=values, negate=node.negate)
 
 
 def _equal(stored: Any, wanted: Any) -> bool:

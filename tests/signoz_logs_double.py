@@ -19,6 +19,8 @@ column — ``trace_id``, ``span_id``, ``trace_flags``, ``severity_text``, ``seve
 intrinsic fields a filter may name without a context). Strict decoding, the filter grammar, auth by
 ``SIGNOZ-API-KEY`` and the ``[start, end)`` window are the traces double's (``parse_filter``,
 ``evaluate``); numbers in rows are rounded as SigNoz renders them (``round_like_signoz``).
+``requestType: "scalar"`` — a dashboard's table panel — is answered by ``signoz_scalar``, and a
+request's dashboard ``variables`` fill a filter's ``IN $name`` (``resolve_variables``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,17 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
 )
 
 from signoz_collector import as_string
-from signoz_double import Key, SigNozDouble, evaluate, parse_filter, rfc3339_nano, round_like_signoz
+from signoz_double import (
+    Key,
+    SigNozDouble,
+    evaluate,
+    parse_filter,
+    parse_key,
+    resolve_variables,
+    rfc3339_nano,
+    round_like_signoz,
+)
+from signoz_scalar import ScalarRefused, scalar_result
 
 __all__ = ["SigNozLogsDouble", "StoredLog"]
 
@@ -199,8 +211,13 @@ class SigNozLogsDouble:
         for name in ("start", "end"):
             if not isinstance(top.get(name), int) or isinstance(top.get(name), bool):
                 raise _Refused(f"{name} must be epoch milliseconds")
-        if top.get("requestType") != "raw":
-            raise _Refused(f"the double answers requestType 'raw' only, got {top.get('requestType')!r}")
+        request_type = top.get("requestType")
+        if request_type not in ("raw", "scalar"):
+            raise _Refused(f"the double answers requestType 'raw' and 'scalar' only, got {request_type!r}")
+        variables = top.get("variables") or {}
+        for name, item in variables.items():
+            if not isinstance(_strict(item, {"type", "value"}, f"variable {name}").get("type"), str):
+                raise _Refused(f"variable {name} has no type")
         queries = _strict(top.get("compositeQuery"), {"queries"}, "composite query").get("queries")
         if not isinstance(queries, list) or len(queries) != 1:
             raise _Refused("the double answers exactly one query per request")
@@ -219,7 +236,7 @@ class SigNozLogsDouble:
             order.append(
                 (Key(key["name"], key.get("fieldContext"), key.get("fieldDataType")), item["direction"])
             )
-        tree = parse_filter((spec.get("filter") or {}).get("expression", ""))
+        tree = resolve_variables(parse_filter((spec.get("filter") or {}).get("expression", "")), variables)
         missing = [k.name for k in (tree.all_keys() if tree else ()) if not self._catalogued(k)]
         if missing and not self.inner.null_for_absent:
             raise _Refused(f"Found {len(missing)} errors while parsing the search expression.")
@@ -230,6 +247,14 @@ class SigNozLogsDouble:
                 if top["start"] * 1_000_000 <= log.timestamp_ns < top["end"] * 1_000_000
                 and (tree is None or evaluate(tree, lambda k, log=log: _lookup(log, k)))
             ]
+        if request_type == "scalar":
+            try:
+                result = scalar_result(spec, matched, _lookup, parse_key)
+            except ScalarRefused as exc:
+                raise _Refused(str(exc)) from None
+            meta = {"rowsScanned": len(self.logs), "bytesScanned": 0, "durationMs": 1}
+            answer = {"type": "scalar", "meta": meta, "data": {"results": [result]}}
+            return {"status": "success", "data": answer}
         for key, direction in reversed(order):
             matched.sort(key=lambda log, k=key: _lookup(log, k), reverse=direction.lower() == "desc")
         offset = spec.get("offset") or 0

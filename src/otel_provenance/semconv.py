@@ -15,7 +15,9 @@ from typing import Any, Final
 # --- GenAI conventions (execute_tool and invoke_agent spans) ---------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
 GEN_AI_TOOL_NAME: Final = "gen_ai.tool.name"
-GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"
+GEN_AI_TOOL_CALL_ID: Final = "gen_ai.tool.call.id"  # the model's (the framework's) call id, only
+# this package's own id for a call the framework gave none (#48: an invented value in a standard key)
+TOOL_CALL_ID: Final = "agent.tool.call.id"
 GEN_AI_TOOL_TYPE: Final = "gen_ai.tool.type"
 GEN_AI_TOOL_DESCRIPTION: Final = "gen_ai.tool.description"
 GEN_AI_TOOL_CALL_ARGUMENTS: Final = "gen_ai.tool.call.arguments"
@@ -124,12 +126,14 @@ IDEMPOTENCY_PRESENT: Final = "agent.idempotency.present"
 RUN_ID: Final = "agent.run.id"
 
 # --- The guard (the contract at call time; docs/guard.md) -------------------------------------------
-# On the tool span, in the GenAI conventions' security form (gen-ai-security.md, Development): the
-# decision on the protected span itself, one ``gen_ai.security.finding`` event per objection.
+# On the tool span, with the names a security-guardrail *proposal* gives (open-telemetry/semantic-conventions
+# PR #3233, closed unmerged; its successor, semantic-conventions-genai PR #427, renames several): in no
+# released convention and not in the genai repository's main (#48: docs/guard.md says so). The decision
+# on the protected span itself, one ``gen_ai.security.finding`` event per objection.
 SECURITY_DECISION_TYPE: Final = "gen_ai.security.decision.type"  # allow | deny | warn
 SECURITY_DECISION_REASON: Final = "gen_ai.security.decision.reason"  # rule names, never values
 SECURITY_TARGET_TYPE: Final = "gen_ai.security.target.type"  # tool_call
-SECURITY_TARGET_ID: Final = "gen_ai.security.target.id"  # the call's gen_ai.tool.call.id
+SECURITY_TARGET_ID: Final = "gen_ai.security.target.id"  # the call's gen_ai.tool.call.id, when it has one
 SECURITY_POLICY_ID: Final = "gen_ai.security.policy.id"  # the rule that objected
 GUARDIAN_NAME: Final = "gen_ai.guardian.name"
 SECURITY_FINDING_EVENT: Final = "gen_ai.security.finding"
@@ -222,8 +226,18 @@ EVALUATION_RESULT_EVENT: Final = "gen_ai.evaluation.result"
 GEN_AI_EVALUATION_NAME: Final = "gen_ai.evaluation.name"  # the rule id; RUN_EVALUATION for a run's verdict
 GEN_AI_EVALUATION_SCORE_LABEL: Final = "gen_ai.evaluation.score.label"  # pass | fail | insufficient | error
 GEN_AI_EVALUATION_EXPLANATION: Final = "gen_ai.evaluation.explanation"  # the finding's content-free message
+# double: the number the rule bounded (a count, retries, a sum, a similarity); only where a rule has one
+GEN_AI_EVALUATION_SCORE_VALUE: Final = "gen_ai.evaluation.score.value"
 FINDING_CODE: Final = "agent.finding.code"  # the rule's code, e.g. MISSING_PREREQUISITE
 RULE_ID: Final = "agent.rule.id"
 FINDING_WITNESS_SPAN_IDS: Final = "agent.finding.witness_span_ids"  # string[]: the spans that prove it
+# (#48) what a record judged, so a backend can find it by release and update it on a re-run:
+FINDING_ID: Final = "agent.finding.id"  # 32 hex: the same on every re-run of the same judgement
+# the release judged (the runs' service.version), not the gate's; in the finding namespace because
+# every ``agent.*`` name here is one the allow-list keeps on any span, and ``agent.release`` is a
+# name an application may give its own attribute (the refund demo's summary log record does)
+EVALUATED_RELEASE: Final = "agent.finding.release"
+CONTRACT_NAME: Final = "agent.contract.name"  # the contract that judged (its ``name``)
+CONTRACT_DIGEST: Final = "agent.contract.digest"  # sha256 of its canonical document (64 hex)
 RUN_EVALUATION: Final = "otel-provenance.run"  # gen_ai.evaluation.name of a run's verdict
 GATE_SERVICE_NAME: Final = "otel-provenance-gate"  # resource service.name of the records

@@ -26,6 +26,7 @@ from offline_helpers import (
 )
 from otel_provenance import __version__, semconv
 from otel_provenance.cli import run
+from otel_provenance.offline.contracts.dsl import load_contract
 from otlp_receiver import OtlpReceiver
 
 pytestmark = logs_sdk  # the records are SDK log records of the 1.39+ shape
@@ -38,7 +39,12 @@ KEYS = {
     "agent.rule.id",
     "agent.run.id",
     "agent.finding.witness_span_ids",
+    "agent.finding.id",
 }
+JUDGED = {"agent.finding.release", "agent.contract.name", "agent.contract.digest"}  # what a gate judged
+ID = "agent.finding.id"
+SCORE = "gen_ai.evaluation.score.value"  # on a failing finding of a rule that bounds a number
+GATE_RESOURCE = {"service.name": "otel-provenance-gate"}  # no service.version: it is not a release
 
 CONTRACT = """\
 version: 1
@@ -71,17 +77,19 @@ def records(receiver: OtlpReceiver) -> tuple[list[ExportLogsServiceRequest], lis
             resource = {kv.key: kv.value.string_value for kv in resource_logs.resource.attributes}
             for scope_logs in resource_logs.scope_logs:
                 for record in scope_logs.log_records:
-                    attributes = {}
+                    attributes: dict = {}
                     for kv in record.attributes:
                         value = kv.value
-                        attributes[kv.key] = (
-                            tuple(v.string_value for v in value.array_value.values)
-                            if value.HasField("array_value")
-                            else value.string_value
-                        )
+                        if value.HasField("array_value"):
+                            attributes[kv.key] = tuple(v.string_value for v in value.array_value.values)
+                        elif value.HasField("double_value"):
+                            attributes[kv.key] = value.double_value
+                        else:
+                            attributes[kv.key] = value.string_value
                     found.append(
                         {
                             "resource": resource,
+                            "scope": (scope_logs.scope.name, scope_logs.scope.version),
                             "event_name": record.event_name,
                             "trace_id": record.trace_id.hex(),
                             "span_id": record.span_id.hex(),
@@ -124,11 +132,21 @@ def test_each_finding_and_each_run_verdict_is_a_record_on_its_trace(release: dic
     assert "exported 4 evaluation record(s) (2 finding(s), 2 run verdict(s))" in err
     _, found = records(receiver)
     assert len(found) == 4
+    digest = load_contract(release["contract"]).digest
     for record in found:
         assert record["event_name"] == "gen_ai.evaluation.result"
-        assert set(record["attributes"]) == KEYS  # exactly these keys: a dashboard panel reads them
-        assert record["resource"] == {"service.name": "otel-provenance-gate", "service.version": __version__}
+        scored = {SCORE} if record["attributes"]["gen_ai.evaluation.score.label"] == "fail" else set()
+        if record["attributes"]["agent.finding.code"] == "RUN_VERDICT":
+            scored = set()  # a run's verdict bounds no number
+        assert set(record["attributes"]) == KEYS | JUDGED | scored  # a dashboard panel reads them
+        assert record["resource"] == GATE_RESOURCE
+        assert record["scope"] == ("otel_provenance.gate", __version__)  # the gate's own version
+        assert record["attributes"]["agent.finding.release"] == "v1"  # the release judged, not the gate's
+        assert record["attributes"]["agent.contract.name"] == "export-test"
+        assert record["attributes"]["agent.contract.digest"] == digest
+    assert len({r["attributes"]["agent.finding.id"] for r in found}) == 4
     finding = next(r for r in found if r["attributes"]["gen_ai.evaluation.name"] == "blocked_calls")
+    assert finding["attributes"][SCORE] == 1.0  # one blocked call; the contract allows none
     assert finding["trace_id"] == release["bad_trace"]
     assert finding["span_id"] == release["blocked_span"]  # the first witness span
     assert finding["attributes"]["agent.finding.code"] == "BLOCKED_CALL"
@@ -141,6 +159,7 @@ def test_each_finding_and_each_run_verdict_is_a_record_on_its_trace(release: dic
     assert missing["attributes"]["agent.finding.code"] == "MISSING_PREREQUISITE"
     assert missing["trace_id"] == release["bad_trace"]  # a step that never ran: the trace, no span
     assert missing["span_id"] == "" and missing["attributes"]["agent.finding.witness_span_ids"] == ()
+    assert missing["attributes"][SCORE] == 0.0  # occurred 0 times; at least 1 required
     verdicts = {
         r["attributes"]["agent.run.id"]: r
         for r in found
@@ -173,7 +192,7 @@ def test_the_endpoint_comes_from_the_standard_environment_and_agent_resource_set
     assert code == 0, err
     _, found = records(receiver)
     assert [r["attributes"]["gen_ai.evaluation.score.label"] for r in found] == ["pass"]
-    assert found[0]["resource"] == {"service.name": "otel-provenance-gate", "service.version": __version__}
+    assert found[0]["resource"] == GATE_RESOURCE
     assert f"{receiver.url} (OTEL_EXPORTER_OTLP_ENDPOINT)" in err
 
 
@@ -282,7 +301,8 @@ def test_audit_exports_its_findings_with_audit_rule_ids(release: dict) -> None:
         if r["attributes"]["gen_ai.evaluation.name"] == "otel-provenance.run"
     )
     assert labels == ["fail", "pass"]
-    assert all(set(r["attributes"]) == KEYS for r in found)
+    assert all(set(r["attributes"]) == KEYS for r in found)  # no release given, no contract: none named
+    assert len({r["attributes"]["agent.finding.id"] for r in found}) == len(found)
 
 
 def test_findings_file_holds_the_same_records_as_otlp_json_lines(release: dict, tmp_path: Path) -> None:
@@ -505,3 +525,28 @@ def test_gate_merge_names_a_partial_whose_run_places_are_broken(release: dict, t
     assert code == 1
     assert str(broken) in err and "trace id" in err, err
     assert out == "" and not target.exists()
+
+
+def test_a_re_run_gives_each_record_the_same_id_and_another_release_other_ids(tmp_path: Path) -> None:
+    """The id is what lets a backend update a record instead of keeping a copy per CI run: the same
+    judgement (release, contract name, run, rule, finding) has the same id whenever it is made."""
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT)
+    traces = {}
+    for release in ("v1", "v2"):
+        good, bad = reference_runs(release)
+        traces[release] = [write_jsonl(good, tmp_path / f"{release}-good.jsonl")]
+        traces[release].append(write_jsonl(bad, tmp_path / f"{release}-bad.jsonl"))
+    ids = {}
+    for name, release in (("first", "v1"), ("again", "v1"), ("v2", "v2")):
+        target = tmp_path / f"{name}.jsonl"
+        code, _, err = cli(
+            "gate", "check", "--contract", contract, "--release", release, "--findings-file", target,
+            *traces[release],
+        )  # fmt: skip
+        assert code == 2, err
+        records = _records_in(target)
+        ids[name] = [a["value"]["stringValue"] for r in records for a in r["attributes"] if a["key"] == ID]
+        assert len(set(ids[name])) == len(records) == 4
+    assert ids["again"] == ids["first"]
+    assert not set(ids["v2"]) & set(ids["first"])

@@ -42,6 +42,9 @@ def test_the_demo_sends_release_2_findings_to_signoz_and_writes_the_same_records
     assert "and the OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)" in proc.stdout
     codes = {r.code for r in found if r.name != "otel-provenance.run"}
     assert {"MISSING_PREREQUISITE", "DUPLICATE_SIDE_EFFECT"} <= codes
+    assert {r.release for r in found} == {"2.0.0"}  # the release judged, on every record
+    scores = {(r.code, r.score) for r in found if r.code in ("DUPLICATE_SIDE_EFFECT", "UNAPPROVED_ROUTE")}
+    assert scores == {("DUPLICATE_SIDE_EFFECT", 2.0), ("UNAPPROVED_ROUTE", 0.571)}  # 2 refunds; 4/7 alike
     verdicts = [r for r in found if r.name == "otel-provenance.run"]
     assert len(verdicts) == 5 and {r.label for r in verdicts} == {"fail"}  # five runs of 2.0.0, each failing
     span_ids = {span.span_id for span in double.inner.spans}

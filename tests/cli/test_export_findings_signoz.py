@@ -12,7 +12,6 @@ from test_export_findings import CONTRACT
 
 from interop import logs_sdk
 from offline_helpers import T0, reference_runs, write_jsonl
-from otel_provenance import __version__
 from otel_provenance.cli import run
 from otel_provenance.errors import QueryError
 from otel_provenance.offline.readers.signoz_logs import evaluations_filter, read_evaluations
@@ -62,7 +61,9 @@ def test_findings_exported_from_a_signoz_gate_are_read_back_beside_their_traces(
     assert (finding.trace_id, finding.span_id) == (bad_trace, blocked_span)
     assert (finding.code, finding.rule_id, finding.label) == ("BLOCKED_CALL", "blocked_calls", "fail")
     assert finding.witness_span_ids == (blocked_span,)  # an array attribute, stored as its JSON text
-    assert finding.severity_text == "ERROR" and finding.service_version == __version__
+    assert finding.severity_text == "ERROR"
+    assert (finding.release, finding.contract_name) == ("v1", "export-test")  # what it judged
+    assert finding.score == 1.0 and len(finding.record_id) == 32
     verdicts = sorted((r.label, r.run_id == bad_trace) for r in found if r.name == "otel-provenance.run")
     assert verdicts == [("fail", True), ("pass", False)]
     assert {r.trace_id for r in of_bad} == {bad_trace} and len(of_bad) == 3
@@ -115,3 +116,43 @@ def test_findings_files_from_the_file_path_match_what_signoz_received(tmp_path):
         for r in written
     )  # fmt: skip
     assert received == from_file
+
+
+def _gate_into_signoz(double: SigNozLogsDouble, contract, files) -> int:
+    argv = ["gate", "check", "--contract", contract, "--release", "v1", "--export-findings"]
+    argv += ["--findings-endpoint", double.url, *files]
+    return run([str(a) for a in argv], io.StringIO(), io.StringIO())
+
+
+def test_the_gate_run_twice_leaves_one_record_per_finding_and_a_changed_judgement_replaces_the_old(
+    tmp_path,
+):
+    """A CI job re-run on the same release sends every record again: SigNoz keeps both copies, the
+    reader returns each finding once (same ids). Then the contract is relaxed and the gate run again:
+    what is read back is the new judgement only — the finding it no longer has is gone."""
+    good, bad = reference_runs()
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(CONTRACT)
+    files = [write_jsonl(good, tmp_path / "good.jsonl"), write_jsonl(bad, tmp_path / "bad.jsonl")]
+    with SigNozLogsDouble() as double:
+        now = int(time.time() * 1000)
+
+        def read_back() -> list:
+            with SigNozClient(double.url, api_key=double.api_key) as client:
+                return read_evaluations(client, start_ms=now - 60_000, end_ms=now + 600_000, page=5)
+
+        assert _gate_into_signoz(double, contract, files) == 2
+        first = read_back()
+        assert _gate_into_signoz(double, contract, files) == 2
+        assert len(double.logs) == 8  # SigNoz holds both exports
+        again = read_back()
+        contract.write_text(CONTRACT.replace("max: 0", "max: 1"))  # a blocked call is now allowed
+        assert _gate_into_signoz(double, contract, files) == 2  # the missing patch_file still fails
+        relaxed = read_back()
+    assert len(first) == 4 and len(again) == 4  # one record per finding and per run verdict
+    assert sorted(r.record_id for r in again) == sorted(r.record_id for r in first)
+    assert {r.timestamp for r in again} != {r.timestamp for r in first}  # the newer copies
+    assert [r.name for r in relaxed if r.name != "otel-provenance.run"] == ["required.patch_file"]
+    verdicts = {r.run_id: r for r in relaxed if r.name == "otel-provenance.run"}
+    assert len(verdicts) == 2 and "blocked_calls" not in "".join(r.explanation for r in verdicts.values())
+    assert {r.contract_digest for r in relaxed} != {r.contract_digest for r in first}  # which one judged

@@ -92,3 +92,22 @@ def test_attributes_the_body_sets_stay_on_a_span_that_reports_no_eviction():
     assert span.attributes["gen_ai.tool.call.id"] == "call_from_the_model"
     assert span.attributes["agent.tool.status"] == "ok"
     assert span.attributes["agent.arg.order_id.kind"] == "observed"
+
+
+def test_a_tracer_that_records_nothing_still_remembers_each_result_by_the_calls_own_id():
+    """The API's no-op tracer gives spans no id: the ledger keys a result by the call's own id
+    instead, which — with no framework call id — is `agent.tool.call.id`, not `gen_ai.tool.call.id`
+    (#48). A write sourced from a read's result is then observed, not blocked as assumed."""
+    provider = trace.NoOpTracerProvider()
+
+    @op.tool(side_effect="read", tracer_provider=provider)
+    def lookup(order_id: str) -> dict:
+        return {"customer": "cust-42"}
+
+    @op.tool(side_effect="write", tracer_provider=provider)
+    def notify(customer: str) -> str:
+        return "sent"
+
+    with op.run(inputs={"order_id": "ord-1"}, tracer_provider=provider):
+        lookup("ord-1")
+        assert notify("cust-42") == "sent"

@@ -37,7 +37,9 @@ class BrokenBudget(op.Budget):
 
 
 def test_every_call_id_is_call_and_sixteen_hex_digits():
-    """``gen_ai.tool.call.id`` is ``call_`` and exactly 16 lower-case hex digits (64 random bits)."""
+    """Without a framework's call id, a call's own id is ``call_`` and exactly 16 lower-case hex digits
+    (64 random bits) under this package's key ``agent.tool.call.id`` — never in ``gen_ai.tool.call.id``,
+    which the conventions keep for the model's id of the call (#48)."""
     traced = Traced()
 
     @op.tool(tracer_provider=traced.provider)
@@ -46,7 +48,8 @@ def test_every_call_id_is_call_and_sixteen_hex_digits():
 
     for _ in range(64):
         ping()
-    ids = [span.attributes["gen_ai.tool.call.id"] for span in traced.spans]
+    assert not [s for s in traced.spans if "gen_ai.tool.call.id" in s.attributes]
+    ids = [span.attributes["agent.tool.call.id"] for span in traced.spans]
     assert len(ids) == 64 and len(set(ids)) == 64
     assert all(re.fullmatch(r"call_[0-9a-f]{16}", i) for i in ids), ids
 

@@ -2,13 +2,17 @@
 
 The base install has no OTLP exporter (every exporter release requires its own SDK release, which would
 move an application's SDK); ``op.configure`` asked for one that is not installed raises
-``op.ConfigurationError`` naming ``otel-provenance[otlp]`` or ``otel-provenance[grpc]``. The exporter
-packages are made unimportable here; scripts/install_check.sh checks the same in a real venv without them.
+``op.ConfigurationError`` naming ``otel-provenance[otlp]`` or ``otel-provenance[grpc]`` — in the command
+that repeats the installed OpenTelemetry API and SDK (#48: the bare extra moved Google ADK's SDK). The
+exporter packages are made unimportable here; scripts/install_check.sh runs the printed command in a
+real ADK app.
 """
 
 from __future__ import annotations
 
+import io
 import sys
+from importlib.metadata import version
 
 import pytest
 
@@ -39,8 +43,23 @@ def test_a_missing_exporter_names_its_extra(monkeypatch, protocol, package, extr
             set_global=False,
         )
     message = str(raised.value)
-    assert f"pip install 'otel-provenance[{extra}]'" in message
+    # the command repeats the installed OpenTelemetry, so pip picks the exporter of this SDK (#48)
+    pins = " ".join(f"'{name}=={version(name)}'" for name in ("opentelemetry-api", "opentelemetry-sdk"))
+    assert f"pip install 'otel-provenance[{extra}]' {pins} " in message
     assert f"needs opentelemetry-exporter-otlp-proto-{package.rsplit('.', 1)[1]}," in message
+
+
+def test_the_cli_names_the_same_command_for_its_findings_exporter(monkeypatch, tmp_path):
+    from otel_provenance.cli import run
+
+    _hide(monkeypatch, "opentelemetry.exporter.otlp.proto.grpc")
+    contract = tmp_path / "c.yaml"
+    contract.write_text("version: 1\nname: c\nrules: []\n")
+    err = io.StringIO()
+    argv = ["gate", "check", "--contract", str(contract), "--release", "v1", "--export-findings"]
+    argv += ["--findings-protocol", "grpc", "--findings-endpoint", "http://127.0.0.1:9", str(contract)]
+    assert run(argv, io.StringIO(), err) == 1
+    assert "pip install 'otel-provenance[grpc]' 'opentelemetry-api==" in err.getvalue()
 
 
 def test_the_other_protocol_still_works_without_the_missing_one(monkeypatch, tmp_path):

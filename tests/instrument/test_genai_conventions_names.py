@@ -107,3 +107,38 @@ def test_agent_names_beyond_the_cap_fold_into_other(reader, monkeypatch):
         tool_metrics.record_tool_call("t", status="ok", side_effect="none", duration=0.1, agent_name=name)
     agents = sorted(dict(k)[sc.GEN_AI_AGENT_NAME] for k in collect(reader)[tool_metrics.TOOL_DURATION])
     assert agents == ["_other", "a", "b"]
+
+
+def test_each_run_that_opens_its_agent_span_records_gen_ai_invoke_agent_duration(reader):
+    """`gen_ai.invoke_agent.duration` (#48), as opentelemetry-util-genai records it for its agents:
+    one point per op.run that opened its `invoke_agent` span — the agent's name when it has one,
+    `error.type` when the run raised, util-genai's buckets, in seconds — and none for a run that
+    nested under the caller's span (its agent span is the caller's to measure)."""
+    traced = Traced()
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def lookup(order: str) -> dict:
+        return {"status": "shipped"}
+
+    with op.run(inputs={"order": "o-1"}, agent_name="refund-agent", tracer_provider=traced.provider):
+        lookup("o-1")
+    with pytest.raises(KeyError), op.run(agent_name="refund-agent", tracer_provider=traced.provider):
+        raise KeyError("order")
+    with op.run(tracer_provider=traced.provider):  # no agent name
+        pass
+    caller = traced.provider.get_tracer("app").start_as_current_span("caller")
+    with caller, op.run(agent_name="nested", tracer_provider=traced.provider):  # under the caller's span
+        lookup("o-1")
+    with op.run(agent_name="no-root", root_span=False, tracer_provider=traced.provider):
+        pass
+
+    runs = collect(reader)[tool_metrics.AGENT_DURATION]
+    assert {k: p.count for k, p in runs.items()} == {
+        key(**{sc.GEN_AI_AGENT_NAME: "refund-agent"}): 1,
+        key(**{sc.GEN_AI_AGENT_NAME: "refund-agent", sc.ERROR_TYPE: "KeyError"}): 1,
+        key(): 1,
+    }
+    point = runs[key(**{sc.GEN_AI_AGENT_NAME: "refund-agent"})]
+    assert tuple(point.explicit_bounds) == tool_metrics.AGENT_DURATION_BUCKETS
+    root = next(s for s in traced.spans if s.name == "invoke_agent refund-agent")
+    assert 0 <= point.sum <= (root.end_time - root.start_time) / 1e9 + 0.5  # seconds, around the span

@@ -243,7 +243,7 @@ def test_the_request_names_the_call_and_its_reasons_and_prints_no_value(traced):
         "write",
     )
     assert request.run_id == run.run_id == span.attributes["agent.run.id"]
-    assert request.call_id == span.attributes["gen_ai.tool.call.id"]
+    assert request.call_id == span.attributes["agent.tool.call.id"]
     assert dict(request.arguments) == {"order_id": secret}  # passed arguments only, in-process
     with pytest.raises(TypeError):
         request.arguments["order_id"] = "other"  # type: ignore[index]
@@ -292,7 +292,7 @@ def test_needs_approval_function_decides_per_call_from_the_arguments(traced):
     small, large = traced.spans[0], traced.spans[1]
     assert "agent.guard.approval" not in small.attributes  # absent when no approval was asked
     assert large.attributes["agent.guard.approval"] == "denied"
-    assert large.attributes["gen_ai.tool.call.id"] == asked[0]
+    assert large.attributes["agent.tool.call.id"] == asked[0]
 
 
 @pytest.mark.parametrize("answer", [None, 0, "no", []])
@@ -475,7 +475,7 @@ def _check_each_call_got_its_own_answer(traced, answers, ran, count):
     spans = [s for s in traced.spans if s.name == "execute_tool step"]
     assert len(spans) == len(answers) == count
     for span in spans:
-        approved = answers[span.attributes["gen_ai.tool.call.id"]]
+        approved = answers[span.attributes["agent.tool.call.id"]]
         assert span.attributes["agent.guard.approval"] == ("approved" if approved else "denied")
         assert span.attributes["agent.tool.status"] == ("ok" if approved else "blocked")
 

@@ -37,6 +37,7 @@ def test_the_framework_span_for_the_same_tool_is_adopted():
     assert span.attributes["agent.arg.order_id.kind"] == "observed"
     assert span.attributes["agent.tool.status"] == "ok"
     assert span.attributes["gen_ai.tool.call.id"] == "m1"  # the framework's call id is kept
+    assert "agent.tool.call.id" not in span.attributes  # and no id of the package's own beside it
 
 
 def test_a_blocked_call_marks_the_adopted_span_and_the_framework_ends_it():

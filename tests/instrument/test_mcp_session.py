@@ -220,7 +220,7 @@ def test_a_tool_that_needs_approval_reaches_the_server_only_when_a_person_approv
         "denied",
         "blocked",
     )
-    assert asked[1].call_id == refused.attributes["gen_ai.tool.call.id"]
+    assert asked[1].call_id == refused.attributes["agent.tool.call.id"]
     assert_absent([reason, "INV-4522"], exported_bytes(out.exporter.get_finished_spans()))
 
     async def raising(session):

@@ -151,6 +151,7 @@ def test_metrics_file_is_otlp_json(clean_env, tmp_path):
     names = {name for name, _ in _sums(requests)}
     assert names == {
         "gen_ai.execute_tool.duration",
+        "gen_ai.invoke_agent.duration",  # op.run opened its invoke_agent span
         "agent.tool.calls",
         "agent.tool.arguments",
         "agent.budget.violations",
@@ -278,7 +279,7 @@ def test_canary_no_value_name_or_id_in_any_metric_attribute(tmp_path):
     file_provider.shutdown()
     ids = {format(s.context.trace_id, "032x") for s in traced.spans}
     ids |= {format(s.context.span_id, "016x") for s in traced.spans}
-    ids |= {str(s.attributes["gen_ai.tool.call.id"]) for s in traced.spans}
+    ids |= {str(s.attributes["agent.tool.call.id"]) for s in traced.spans}
 
     forbidden = [secret_value, secret_name, run_id, *ids]
     seen = []

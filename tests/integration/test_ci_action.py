@@ -1,7 +1,10 @@
 """The CI integration, played without the network: the GitHub Action's steps (parsed from action.yml)
 and the GitLab snippet's script run in bash against a real `gate check`, with a stand-in for the
 comment API on loopback (real HTTP) — one comment posted on the first run, the same one updated on
-the second, and the job's exit by the team's policy."""
+the second, and the job's exit by the team's policy. The stand-in knows who writes: a workflow token
+(write), a read-only one (a fork's pull request), and people's comments, which the bot may not edit.
+The runner's rules are played too: a step's `if:` (status functions included), `continue-on-error`,
+and `uses:` steps that succeed with their outputs or fail as a test chooses."""
 
 from __future__ import annotations
 
@@ -26,6 +29,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "ci_comment.py"
 BIN = Path(sys.executable).parent
 TOKEN = "ghs_test_token_0123456789"
+READ_ONLY = "ghs_read_only_token_0123456789"  # what a pull request from a fork gets
+BOT = "github-actions[bot]"  # the account GITHUB_TOKEN writes as
+GITLAB_BOT = "project_42_bot"  # a GitLab project access token's user
+ARTIFACT_URL = "https://github.com/acme/agent/actions/runs/99/artifacts/4242"
 CONTRACT = """\
 version: 1
 name: ci-test
@@ -36,22 +43,28 @@ rules:
     code: BLOCKED_CALL
     max: 0
 """
-EXPECTED_USES = [
-    "actions/setup-python@v5",
-    "github/codeql-action/upload-sarif@v3",
-    "actions/upload-artifact@v4",
-]
+SARIF_UPLOAD = "github/codeql-action/upload-sarif@v3"
+ARTIFACT_UPLOAD = "actions/upload-artifact@v4"
+EXPECTED_USES = [SARIF_UPLOAD, ARTIFACT_UPLOAD]  # setup-python is skipped: install is false here
 
 
 class CommentApi:
     """GitHub's issue-comment API and GitLab's merge-request notes API, in memory, on loopback.
 
     Seeded with other people's comments (more than one page of them), so finding our own comment has
-    to page. Requests without the right token are 401, as on the real APIs."""
+    to page. Requests without a known token are 401; the read-only token may read but not write (403
+    "Resource not accessible by integration", as GitHub answers a fork's token); nobody may edit
+    another account's comment (403). A comment is written as the token's account: GitHub's `user`,
+    GitLab's `author`."""
 
     def __init__(self, seeded: int = 130) -> None:
         self.comments: dict[int, dict[str, Any]] = {
-            i: {"id": i, "body": f"a reviewer's comment {i}", "user": {"login": "reviewer"}}
+            i: {
+                "id": i,
+                "body": f"a reviewer's comment {i}",
+                "user": {"login": "reviewer", "type": "User"},
+                "author": {"username": "reviewer"},
+            }
             for i in range(1, seeded + 1)
         }
         self.next_id = 10_000
@@ -62,7 +75,13 @@ class CommentApi:
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def ours(self) -> list[dict[str, Any]]:
-        return [c for c in self.comments.values() if "otel-provenance-gate:" in c["body"]]
+        """The comments the bot wrote that carry a gate's marker."""
+        return [
+            c
+            for c in self.comments.values()
+            if "otel-provenance-gate:" in c["body"]
+            and (c.get("user", {}).get("login") == BOT or c.get("author", {}).get("username") == GITLAB_BOT)
+        ]
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
@@ -84,15 +103,23 @@ class CommentApi:
                 api.requests.append((method, parts.path))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
-                authorised = self.headers.get("Authorization") == f"Bearer {TOKEN}" or (
-                    self.headers.get("PRIVATE-TOKEN") == TOKEN
-                )
-                if not authorised:
+                github = self.headers.get("Authorization", "").removeprefix("Bearer ")
+                token = github or self.headers.get("PRIVATE-TOKEN")
+                if token not in (TOKEN, READ_ONLY):
                     self._answer(401, {"message": "Bad credentials"})
                     return
                 if api.fail_with is not None:
                     self._answer(api.fail_with, {"message": "Server Error"})
                     return
+                forbidden = {"message": "Resource not accessible by integration"}
+                if token == READ_ONLY and method != "GET":
+                    self._answer(403, forbidden)
+                    return
+                if parts.path == "/api/v4/user" and method == "GET":
+                    self._answer(200, {"id": 9, "username": GITLAB_BOT})
+                    return
+                me = {"user": {"login": BOT, "type": "Bot"}} if github else {}
+                me = me or {"author": {"username": GITLAB_BOT}}
                 github_list = re.fullmatch(r"/repos/acme/agent/issues/7/comments", parts.path)
                 github_one = re.fullmatch(r"/repos/acme/agent/issues/comments/(\d+)", parts.path)
                 gitlab_list = re.fullmatch(r"/api/v4/projects/42/merge_requests/7/notes", parts.path)
@@ -105,12 +132,16 @@ class CommentApi:
                         self._answer(200, items[(page - 1) * size : page * size])
                     elif (github_list or gitlab_list) and method == "POST":
                         api.next_id += 1
-                        api.comments[api.next_id] = {"id": api.next_id, "body": body["body"]}
+                        api.comments[api.next_id] = {"id": api.next_id, "body": body["body"], **me}
                         self._answer(201, api.comments[api.next_id])
                     elif (github_one and method == "PATCH") or (gitlab_one and method == "PUT"):
                         found = api.comments.get(int((github_one or gitlab_one)[1]))
                         if found is None:
                             self._answer(404, {"message": "Not Found"})
+                            return
+                        writer = "user" if github else "author"
+                        if found.get(writer) != me[writer]:  # another account's comment
+                            self._answer(403, forbidden)
                             return
                         found["body"] = body["body"]
                         self._answer(200, found)
@@ -153,16 +184,25 @@ def workspace(tmp_path: Path) -> dict[str, Path]:
     write_jsonl(good, tmp_path / "traces" / "good.jsonl")
     write_jsonl(bad, tmp_path / "traces" / "bad.jsonl")
     (tmp_path / "contract.yaml").write_text(CONTRACT)
+    def pull(head: str) -> dict[str, Any]:
+        repo = {"full_name": head, "fork": head != "acme/agent"}
+        base = {"repo": {"full_name": "acme/agent", "fork": False}}
+        pull = {"number": 7, "head": {"repo": repo}, "base": base}
+        return {"action": "synchronize", "number": 7, "pull_request": pull}
+
     event = tmp_path / "event.json"
-    event.write_text(json.dumps({"action": "synchronize", "number": 7, "pull_request": {"number": 7}}))
+    event.write_text(json.dumps(pull("acme/agent")))
+    fork = tmp_path / "fork.json"
+    fork.write_text(json.dumps(pull("someone/agent")))
     push = tmp_path / "push.json"
     push.write_text(json.dumps({"ref": "refs/heads/main", "commits": []}))
-    return {"dir": tmp_path, "event": event, "push": push}
+    return {"dir": tmp_path, "event": event, "fork": fork, "push": push}
 
 
 # --- the GitHub Action, step by step ----------------------------------------------------------------
 
 _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+_STATUS = re.compile(r"\b(always|success|failure|cancelled)\(\)")
 
 
 def _evaluate(text: str, inputs: dict[str, str], outputs: dict[str, dict[str, str]]) -> str:
@@ -181,11 +221,51 @@ def _evaluate(text: str, inputs: dict[str, str], outputs: dict[str, dict[str, st
     return _EXPRESSION.sub(one, text)
 
 
+def _runs(condition: str | None, inputs: dict[str, str], workdir: Path, failed: bool) -> bool:
+    """Whether a step with ``if: condition`` runs, as the runner decides: without a status function
+    the condition is ``success() && (…)``; ``always()``, ``!cancelled()``, ``inputs.*`` comparisons and
+    ``hashFiles(format('{0}/…', inputs.*))`` are what action.yml uses, anything else fails the test."""
+    text = (condition or "success()").strip()
+    if text.startswith("${{") and text.endswith("}}"):
+        text = text[3:-2].strip()
+    if not _STATUS.search(text):
+        text = f"success() && ({text})"
+
+    def hashed(match: re.Match[str]) -> str:
+        return repr("hash" if (workdir / match[1].format(inputs[match[2]])).exists() else "")
+
+    python = re.sub(r"hashFiles\(format\('([^']*)',\s*inputs\.([\w-]+)\)\)", hashed, text)
+    python = re.sub(r"inputs\.([\w-]+)", lambda m: repr(inputs[m[1]]), python)
+    python = _STATUS.sub(
+        lambda m: {"always": "True", "success": str(not failed), "failure": str(failed)}.get(m[1], "False"),
+        python,
+    )
+    python = python.replace("&&", " and ").replace("||", " or ")
+    python = re.sub(r"!(?!=)", " not ", python)
+    try:
+        return bool(eval(python, {"__builtins__": {}}, {}))  # only literals are left
+    except Exception as exc:
+        raise AssertionError(f"the harness cannot evaluate if: {condition} ({python})") from exc
+
+
+#: What a `uses:` step gives when it succeeds: actions/upload-artifact@v4's outputs.
+USES_OUTPUTS = {"actions/upload-artifact@v4": {"artifact-id": "4242", "artifact-url": ARTIFACT_URL}}
+
+
 def play_action(
-    workspace: dict[str, Path], api: CommentApi, event: Path, **given: str
+    workspace: dict[str, Path],
+    api: CommentApi,
+    event: Path,
+    *,
+    failing_uses: frozenset[str] = frozenset(),
+    event_name: str = "pull_request",
+    **given: str,
 ) -> tuple[int, str, list[str]]:
-    """Run action.yml's `run:` steps in order, as a runner would (bash -eo pipefail, GITHUB_OUTPUT per
-    step); `uses:` steps are listed, not run. Returns the job's exit code, its output, and the uses."""
+    """Run action.yml's steps in order, as a runner would: each step's `if:` against the job's status
+    so far, `run:` steps in bash -eo pipefail with GITHUB_OUTPUT per step, `uses:` steps listed and
+    played — they succeed with :data:`USES_OUTPUTS`, or fail when named in ``failing_uses`` — and a
+    failed step with `continue-on-error: true` leaves the job's status alone. Returns the job's exit
+    code (1 if any step failed), its log, and the `uses:` steps that ran."""
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
@@ -196,11 +276,20 @@ def play_action(
     uses: list[str] = []
     log: list[str] = []
     summary = workspace["dir"] / "summary.md"
+    failed = False
     for number, step in enumerate(action["runs"]["steps"]):
+        if not _runs(step.get("if"), inputs, workspace["dir"], failed):
+            log.append(f"## {step['name']}: skipped")
+            continue
         if "uses" in step:
             uses.append(step["uses"])
+            ok = step["uses"] not in failing_uses
+            if ok and "id" in step:
+                outputs[step["id"]] = dict(USES_OUTPUTS.get(step["uses"], {}))
+            log.append(f"## {step['name']}: {'done' if ok else 'failed'}")
+            failed = failed or not (ok or step.get("continue-on-error") is True)
             continue
-        assert step.get("shell") == "bash" and "if" not in step, step.get("name")
+        assert step.get("shell") == "bash", step.get("name")
         output_file = workspace["dir"] / f"output-{number}"
         output_file.write_text("")
         env = {
@@ -208,8 +297,11 @@ def play_action(
             "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_ACTION_PATH": str(ROOT),
             "GITHUB_EVENT_PATH": str(event),
+            "GITHUB_EVENT_NAME": event_name,
             "GITHUB_API_URL": api.url,
+            "GITHUB_SERVER_URL": "https://github.com",
             "GITHUB_REPOSITORY": "acme/agent",
+            "GITHUB_RUN_ID": "99",
             "GITHUB_OUTPUT": str(output_file),
             "GITHUB_STEP_SUMMARY": str(summary),
             "RUNNER_TEMP": str(workspace["dir"]),
@@ -226,9 +318,8 @@ def play_action(
             outputs[step["id"]] = dict(
                 line.split("=", 1) for line in output_file.read_text().splitlines() if "=" in line
             )
-        if done.returncode != 0:
-            return done.returncode, "\n".join(log), uses
-    return 0, "\n".join(log), uses
+        failed = failed or (done.returncode != 0 and step.get("continue-on-error") is not True)
+    return int(failed), "\n".join(log), uses
 
 
 def _action_inputs(workspace: dict[str, Path], **extra: str) -> dict[str, str]:
@@ -251,8 +342,10 @@ def test_the_action_posts_one_comment_then_updates_it_and_fails_the_job_on_a_fai
     ours = api.ours()
     assert len(ours) == 1
     assert ours[0]["body"].startswith("<!-- otel-provenance-gate:default -->\n## Trajectory gate: `fail`")
-    assert "BLOCKED_CALL" in ours[0]["body"]
+    assert "BLOCKED_CALL" in ours[0]["body"] and "<details>" not in ours[0]["body"]  # no rule passed
     assert "gate exit 2 (fail); with fail-on: fail this fails the job." in ours[0]["body"]
+    assert f"**[Full report]({ARTIFACT_URL})**" in ours[0]["body"]  # the run's report artifact
+    assert (workspace["dir"] / "otel-provenance-report" / "gate.html").stat().st_size > 0  # in it
     out = workspace["dir"] / "otel-provenance-report"
     assert json.loads((out / "gate.sarif").read_text())["version"] == "2.1.0"  # what upload-sarif is given
     assert "<testsuite" in (out / "gate.junit.xml").read_text()
@@ -270,6 +363,7 @@ def test_the_action_posts_one_comment_then_updates_it_and_fails_the_job_on_a_fai
     ours = api.ours()
     assert [c["id"] for c in ours] == [first_id]  # the same comment, updated — not a second one
     assert "## Trajectory gate: `pass`" in ours[0]["body"]
+    assert "<details><summary>1 rule(s) passed</summary>" in ours[0]["body"]  # folded: only failures show
     assert [r for r in api.requests if r[0] == "POST"] == posts
     assert ("PATCH", f"/repos/acme/agent/issues/comments/{first_id}") in api.requests
     gets = [r for r in api.requests if r[0] == "GET"]
@@ -303,6 +397,78 @@ def test_a_push_event_posts_nothing_and_a_missing_contract_is_an_error_whatever_
     assert not api.ours()
 
 
+def test_a_fork_pull_request_leaves_the_report_in_the_job_summary_and_a_passing_gate_passes(workspace, api):
+    """A fork's `pull_request` run gets a read-only token: nothing is asked of the comment API (and the
+    SARIF upload, which needs security-events write, fails), the job summary holds the report and a
+    line saying why there is no comment, and the gate's verdict alone decides the job."""
+    (workspace["dir"] / "traces" / "bad.jsonl").unlink()
+    inputs = _action_inputs(workspace, traces="traces/good.jsonl", token=READ_ONLY)
+    failing = frozenset({SARIF_UPLOAD})
+    code, log, _ = play_action(workspace, api, workspace["fork"], failing_uses=failing, **inputs)
+    assert code == 0, log  # the gate passed: never a red job for want of a comment
+    assert not api.requests  # a fork's token is read-only: not even a 403 to collect
+    summary = (workspace["dir"] / "summary.md").read_text()
+    assert "## Trajectory gate: `pass`" in summary
+    assert "no pull-request comment: this pull request comes from a fork" in summary
+    assert "::warning title=otel-provenance comment::" in log
+    assert "otel-provenance gate: pass (exit 0); fail-on: fail lets the job pass" in log
+
+    write_jsonl(reference_runs()[1], workspace["dir"] / "traces" / "bad.jsonl")  # the fork breaks it
+    code, log, _ = play_action(
+        workspace, api, workspace["fork"], **_action_inputs(workspace, token=READ_ONLY)
+    )
+    assert code == 1, log  # the policy still fails a failed gate
+    assert "fail-on: fail fails the job" in log and not api.requests
+
+
+def test_a_read_only_token_on_the_repository_s_own_pull_request_degrades_to_the_summary(workspace, api):
+    """A read-only token on a same-repository pull request (a Dependabot run, a workflow with
+    `permissions: read-all`): the API refuses the comment with 403 — a warning, not a failure."""
+    (workspace["dir"] / "traces" / "bad.jsonl").unlink()
+    inputs = _action_inputs(workspace, traces="traces/good.jsonl", token=READ_ONLY)
+    code, log, _ = play_action(workspace, api, workspace["event"], **inputs)
+    assert code == 0, log
+    assert [r for r in api.requests if r[0] == "POST"] == [("POST", "/repos/acme/agent/issues/7/comments")]
+    assert not api.ours()
+    summary = (workspace["dir"] / "summary.md").read_text()
+    assert "no pull-request comment: the token may not comment here" in summary
+    assert "HTTP 403" in summary and READ_ONLY not in summary + log
+
+
+def test_a_persons_comment_that_quotes_the_marker_is_never_edited(workspace, api):
+    """A reviewer pasted the bot's comment, marker and all: the bot posts its own and edits only that
+    one on the next run; the reviewer's stays as they wrote it."""
+    quoted = "<!-- otel-provenance-gate:default -->\n> ## Trajectory gate: `fail`\nWhy did this fail?"
+    api.comments[200] = {"id": 200, "body": quoted, "user": {"login": "reviewer", "type": "User"}}
+    code, log, _ = play_action(workspace, api, workspace["event"], **_action_inputs(workspace))
+    assert code == 1, log  # the gate failed: the policy, not the comment, fails the job
+    assert "ci_comment: posted comment" in log
+    [ours] = api.ours()
+    code, log, _ = play_action(workspace, api, workspace["event"], **_action_inputs(workspace))
+    assert f"ci_comment: updated comment {ours['id']}" in log
+    assert api.comments[200]["body"] == quoted
+    assert not [r for r in api.requests if r == ("PATCH", "/repos/acme/agent/issues/comments/200")]
+
+
+@pytest.mark.parametrize(
+    ("traces", "job"), [("traces/good.jsonl", 0), ("traces/good.jsonl traces/bad.jsonl", 1)]
+)
+def test_a_failed_upload_skips_neither_the_comment_nor_the_policy(workspace, api, traces, job):
+    """Code scanning off, an outage: the SARIF and the artifact uploads fail; the comment is still
+    posted (linking the run's page, as there is no artifact) and the policy still decides the job."""
+    failing = frozenset({SARIF_UPLOAD, ARTIFACT_UPLOAD})
+    code, log, uses = play_action(
+        workspace, api, workspace["event"], failing_uses=failing, **_action_inputs(workspace, traces=traces)
+    )
+    assert uses == EXPECTED_USES
+    assert code == job, log
+    assert "ci_comment: posted comment" in log
+    [ours] = api.ours()
+    assert "**[Full report](https://github.com/acme/agent/actions/runs/99)**" in ours["body"]
+    outcome = "pass (exit 0); fail-on: fail lets" if job == 0 else "fail (exit 2); fail-on: fail fails"
+    assert f"otel-provenance gate: {outcome} the job" in log
+
+
 def test_the_install_step_installs_this_checkout_and_the_action_is_versioned_with_the_package():
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     install = next(s for s in action["runs"]["steps"] if s.get("name", "").startswith("Install"))
@@ -331,15 +497,16 @@ def test_an_api_that_refuses_makes_the_comment_step_fail_naming_the_request(work
 
 
 @pytest.mark.parametrize("fail_on", ["fail", "insufficient", "error"])
-@pytest.mark.parametrize("gate_code", [0, 1, 2, 3, 4])
+@pytest.mark.parametrize("gate_code", ["0", "1", "2", "3", "4", ""])
 def test_the_policy_table(fail_on, gate_code):
-    """docs/ci.md's table: an error (and any code the gate never gives) always fails the job."""
-    fails = {"fail": {1, 2, 4}, "insufficient": {1, 2, 3, 4}, "error": {1, 4}}[fail_on]
+    """docs/ci.md's table: an error (and any code the gate never gives, and a gate that did not run)
+    always fails the job."""
+    fails = {"fail": {"1", "2", "4", ""}, "insufficient": {"1", "2", "3", "4", ""}, "error": {"1", "4", ""}}
     done = subprocess.run(
-        [sys.executable, str(SCRIPT), "policy", "--exit-code", str(gate_code), "--fail-on", fail_on],
+        [sys.executable, str(SCRIPT), "policy", "--exit-code", gate_code, "--fail-on", fail_on],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
-    assert done.returncode == (1 if gate_code in fails else 0), done.stdout
+    assert done.returncode == (1 if gate_code in fails[fail_on] else 0), done.stdout
 
 
 # --- the GitLab snippet -----------------------------------------------------------------------------
@@ -357,6 +524,7 @@ def play_gitlab(workspace: dict[str, Path], api: CommentApi, **variables: str) -
         "CI_MERGE_REQUEST_IID": "7",
         "GITLAB_TOKEN": TOKEN,
         "GATE_RELEASE": "v1",  # GitLab expands $CI_COMMIT_SHORT_SHA; here the fixture's release
+        "CI_JOB_URL": "https://gitlab.example/acme/agent/-/jobs/77",
         **variables,
     }
     script = workspace["dir"] / "gitlab.sh"
@@ -382,6 +550,8 @@ def test_the_gitlab_snippet_keeps_one_merge_request_note_and_applies_the_policy(
     assert "ci_comment: posted comment" in log
     [note] = api.ours()
     assert "## Trajectory gate: `fail`" in note["body"]
+    artifacts = "https://gitlab.example/acme/agent/-/jobs/77/artifacts/browse/otel-provenance-report"
+    assert f"**[Full report]({artifacts})**" in note["body"]
 
     code, log = play_gitlab(workspace, api, GATE_TRACES="traces/good.jsonl")
     assert code == 0, log

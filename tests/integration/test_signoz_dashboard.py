@@ -14,11 +14,14 @@ collected from real tool calls through an InMemoryMetricReader.
 from __future__ import annotations
 
 import copy
+import io
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
@@ -26,8 +29,12 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 import otel_provenance as op
 from instrument_helpers import Traced
+from interop import logs_sdk
+from offline_helpers import reference_runs, write_jsonl
+from otel_provenance.cli import run as cli_run
 from otel_provenance.instrument import metrics as tool_metrics
 from otel_provenance.offline.report.evaluations import LABELS
+from signoz_logs_double import SigNozLogsDouble
 
 ROOT = Path(__file__).resolve().parents[2]
 DASHBOARD = ROOT / "deploy" / "signoz" / "dashboard.json"
@@ -39,7 +46,17 @@ RESOURCE_KEYS = {"service.version", "service.name"}
 # The log records `gate check --export-findings` sends (one per rule result): their attributes.
 FINDING_LABEL = "gen_ai.evaluation.score.label"
 FINDING_RULE = "agent.rule.id"
+FINDING_RELEASE = "agent.finding.release"  # the release a record judged (its resource is the gate's)
+FINDING_ID = "agent.finding.id"
 FINDING_LABELS = set(LABELS.values())  # every label --export-findings writes
+
+FINDINGS_CONTRACT = """\
+version: 1
+name: dashboard-test
+gate: {min_runs: 1, max_failing_runs: 0}
+rules:
+  - {id: blocked_calls, type: blocked_calls, code: BLOCKED_CALL, max: 0}
+"""
 
 # perses_plugin_wrappers.go: allowedQueryKinds
 _ALL_BUT_PROMQL = {
@@ -334,7 +351,8 @@ def emitted(tmp_path_factory) -> dict[str, set]:
         contract.write_text(
             "name: c\nversion: 1\nrules:\n  - {id: checked, type: required_spans, select: {step: check}}\n"
         )
-        with op.run(inputs={"order_id": "o-1"}, contract=contract):  # a run judged when it ends
+        # a run judged when it ends, by a named agent (gen_ai.invoke_agent.duration by agent)
+        with op.run(inputs={"order_id": "o-1"}, contract=contract, agent_name="refunds"):
             refund("o-1")
         with op.run(inputs={"order_id": "o-1"}, ledger_max_entries=1):
             refund("o-1")
@@ -382,7 +400,9 @@ def test_every_panel_is_filterable_by_release(dashboard) -> None:
     names = {v["spec"]["name"] for v in dashboard["spec"]["variables"]}
     for title, _, _, spec in _queries(dashboard):
         expression = spec["filter"]["expression"]
-        assert f"service.version IN ${release['spec']['name']}" in expression, title
+        # a finding names the release it judged; the agent's metrics carry it on their resource
+        by = FINDING_RELEASE if spec["signal"] == "logs" else "service.version"
+        assert f"{by} IN ${release['spec']['name']}" in expression, title
         for referenced in re.findall(r"\$([\w.]+)", expression):
             assert referenced in names, referenced
 
@@ -392,7 +412,7 @@ def test_metric_panels_use_only_metrics_and_attributes_the_package_emits(dashboa
         assert (panel_kind, query_kind) == ("signoz/TimeSeriesPanel", "time_series"), title
         for agg in spec["aggregations"]:
             assert agg["metricName"] in tool_metrics.INSTRUMENTS, agg["metricName"]
-            if agg["metricName"] == tool_metrics.TOOL_DURATION:  # a histogram: percentiles
+            if agg["metricName"] in (tool_metrics.TOOL_DURATION, tool_metrics.AGENT_DURATION):  # percentiles
                 assert agg["spaceAggregation"].startswith("p") and agg["timeAggregation"] == ""
             else:  # monotonic counters
                 assert agg["timeAggregation"] in ("rate", "increase") and agg["spaceAggregation"] == "sum"
@@ -423,6 +443,7 @@ def test_the_issue_panels_are_there(dashboard) -> None:
     assert panels(tool_metrics.TOOL_RETRIES)
     assert panels(tool_metrics.APPROVALS)
     assert panels(tool_metrics.GUARD_RUNS)
+    assert panels(tool_metrics.AGENT_DURATION)
     metric_specs = [spec for *_, spec in _queries(dashboard, "metrics")]
     rate = [s for s in metric_specs if s["aggregations"][0]["timeAggregation"] == "rate"]
     assert rate and rate[0]["aggregations"][0]["metricName"] == tool_metrics.TOOL_CALLS
@@ -432,23 +453,73 @@ def test_the_issue_panels_are_there(dashboard) -> None:
         for a in s["aggregations"]
         if any(g["name"] == "gen_ai.tool.name" for g in s["groupBy"])
     }
-    # every panel of a per-call metric splits by tool (a run's verdict has no tool)
-    assert tool_grouped == set(tool_metrics.INSTRUMENTS) - {tool_metrics.GUARD_RUNS}
+    # every panel of a per-call metric splits by tool (a run's verdict and duration have no tool)
+    per_run = {tool_metrics.GUARD_RUNS, tool_metrics.AGENT_DURATION}
+    assert tool_grouped == set(tool_metrics.INSTRUMENTS) - per_run
 
 
 def test_the_gate_findings_panel_counts_evaluation_results_by_label_and_rule(dashboard) -> None:
     [(title, panel_kind, query_kind, spec)] = list(_queries(dashboard, "logs"))
     assert title == "Gate findings"
     assert (panel_kind, query_kind) == ("signoz/TablePanel", "scalar")  # a table of counts over the window
-    assert spec["aggregations"] == [{"expression": "count()"}]
+    assert spec["aggregations"] == [{"expression": f"count_distinct({FINDING_ID})"}]  # a re-run: once
     groups = {(g["name"], g["fieldContext"]) for g in spec["groupBy"]}
     assert {
         (FINDING_LABEL, "attribute"),
         (FINDING_RULE, "attribute"),
-        ("service.version", "resource"),
+        (FINDING_RELEASE, "attribute"),
     } == groups
     # SigNoz's logs exporter keeps no event name: the records are picked by attributes only they carry
     expression = spec["filter"]["expression"]
     [labels] = re.findall(rf"{re.escape(FINDING_LABEL)} IN \(([^)]*)\)", expression)
     assert set(re.findall(r"'([^']*)'", labels)) == FINDING_LABELS
     assert f"{FINDING_RULE} EXISTS" in expression
+
+
+@logs_sdk
+def test_the_gate_findings_query_returns_the_chosen_releases_findings(dashboard, tmp_path) -> None:
+    """The panel's own query, sent as SigNoz's UI sends a table panel's (requestType scalar, the
+    release variable's choice in ``variables``) to the SigNoz double after two releases were gated —
+    release 2.0.0 twice: choosing 2.0.0 shows 2.0.0's findings, each counted once; every release
+    (``__all__``) shows both."""
+    [(_, _, _, spec)] = list(_queries(dashboard, "logs"))
+    [variable] = dashboard["spec"]["variables"]
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(FINDINGS_CONTRACT)
+    with SigNozLogsDouble() as double:
+        for release in ("1.0.0", "2.0.0", "2.0.0"):  # 2.0.0's CI job re-run
+            traces = tmp_path / f"{release}.jsonl"
+            if not traces.exists():
+                good, bad = reference_runs(release)
+                write_jsonl([*good, *bad], traces)
+            argv = ["gate", "check", "--contract", contract, "--release", release, "--export-findings"]
+            argv += ["--findings-endpoint", double.url, traces]
+            assert cli_run([str(a) for a in argv], io.StringIO(), io.StringIO()) == 2
+
+        def table(chosen: object) -> list[list]:
+            now = int(time.time() * 1000)
+            body = {
+                "schemaVersion": "v1", "start": now - 3_600_000, "end": now + 60_000, "requestType": "scalar",
+                "compositeQuery": {"queries": [{"type": "builder_query", "spec": spec}]},
+                "variables": {variable["spec"]["name"]: {"type": "dynamic", "value": chosen}},
+                "formatOptions": {"formatTableResultForUI": False, "fillGaps": False}, "noCache": True,
+            }  # fmt: skip
+            answer = httpx.post(
+                f"{double.url}/api/v5/query_range", json=body, headers={"SIGNOZ-API-KEY": double.api_key}
+            )
+            assert answer.status_code == 200, answer.text
+            [result] = answer.json()["data"]["data"]["results"]
+            names = [c["name"] for c in result["columns"]]
+            assert names == [g["name"] for g in spec["groupBy"]] + [spec["aggregations"][0]["expression"]]
+            return sorted(result["data"])
+
+        assert len(double.logs) == 9  # a finding and two run verdicts per gate run, three runs
+        chosen = table(["2.0.0"])
+        every = table("__all__")
+    run_verdict = "otel-provenance.run"
+    assert chosen == [
+        ["2.0.0", "fail", "blocked_calls", 1],
+        ["2.0.0", "fail", run_verdict, 1],
+        ["2.0.0", "pass", run_verdict, 1],
+    ]
+    assert every == sorted([["1.0.0", *row[1:]] for row in chosen] + chosen)

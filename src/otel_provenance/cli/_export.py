@@ -13,9 +13,13 @@ where findings can go, read by the flags as ``report.formats.FORMATS`` is read b
 - ``file`` (``--findings-file FILE``): the same records as OTLP JSON Lines, one
   ``ExportLogsServiceRequest`` per line (the demo's file path, and CI without a backend).
 
-The records' resource is only ``service.name = otel-provenance-gate`` and ``service.version`` (the
-package's release): ``OTEL_SERVICE_NAME`` / ``OTEL_RESOURCE_ATTRIBUTES`` meant for an agent never
-relabel them. They are timestamped when sent (the verdict itself never reads a clock).
+The records' resource is only ``service.name = otel-provenance-gate``: ``OTEL_SERVICE_NAME`` /
+``OTEL_RESOURCE_ATTRIBUTES`` meant for an agent never relabel them. The package's own version is the
+instrumentation scope's, never ``service.version``: a dashboard's release variable lists the values
+of ``service.version``, and the gate's version there would read as a release of the agent (#48); the
+release a record judged is its ``agent.finding.release``. All the records of one command carry one timestamp,
+the time they are sent (the verdict itself never reads a clock): the logs reader tells one export
+from the next by it.
 
 A failed export is exit 1 with a message naming where and why — but a ``fail`` (exit 2) stays a
 fail: the release failed whether or not its findings reached the backend. The OpenTelemetry SDK is
@@ -36,6 +40,7 @@ from typing import Any, Final, TypeVar
 
 from .. import __version__, semconv
 from ..errors import ConfigurationError
+from ..extras import install_command
 from ..offline.engines.fold import RunFold
 from ..offline.model import Run
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
@@ -84,7 +89,7 @@ def _otlp(module: str, path: str, extra: str) -> Callable[[str | None], Any]:
         except ModuleNotFoundError as error:
             raise ConfigurationError(
                 f"--export-findings over {module.split('.')[4]} needs {error.name}, which is not installed: "
-                f"pip install 'otel-provenance[{extra}]'"
+                + install_command(extra)
             ) from None
         if endpoint is None and not any(os.environ.get(name) for name in _ENDPOINT_VARS):
             raise ConfigurationError(
@@ -223,9 +228,7 @@ def _send(exporter: Any, records: Sequence[Evaluation], sent_at: int) -> None:
         raise ConfigurationError(
             "--export-findings needs opentelemetry-sdk >= 1.39 (its log records changed shape there)"
         ) from None
-    resource = Resource(
-        {semconv.SERVICE_NAME: semconv.GATE_SERVICE_NAME, semconv.SERVICE_VERSION: __version__}
-    )
+    resource = Resource({semconv.SERVICE_NAME: semconv.GATE_SERVICE_NAME})
     scope = InstrumentationScope(SCOPE, __version__)
     batch = [
         ReadableLogRecord(log_record=_log_record(r, sent_at), resource=resource, instrumentation_scope=scope)

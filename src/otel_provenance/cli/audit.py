@@ -94,4 +94,4 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     code = source.cap_for_incomplete(report.verdict.exit_code)
     drawn = {run.run_id: run for run in folded.failing}
     emit(args, io, AUDIT, report, ReportContext(runs=drawn, complete=source.report.complete, exit_code=code))
-    return export(targets, io, audit_evaluations(report), code) if targets else code
+    return export(targets, io, audit_evaluations(report, args.release), code) if targets else code

@@ -35,6 +35,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 
 from ..errors import ConfigurationError
+from ..extras import install_command
 from ..otlp_encoding import json_line
 from ._sdkcompat import LogRecordExporter, LogRecordExportResult
 from .internal_errors import reraise_own_bug_under_pytest
@@ -253,8 +254,8 @@ def _exporter_module(module: str, protocol: str) -> Any:
             raise  # the exporter is there but something it imports is not: not ours to rename
         package, extra = EXPORTER_EXTRAS[protocol]
         raise ConfigurationError(
-            f"OTLP protocol {protocol!r} needs {package}, which is not installed: "
-            f"pip install 'otel-provenance[{extra}]'"
+            f"OTLP protocol {protocol!r} needs {package}, which is not installed: {install_command(extra)} "
+            "(the installed OpenTelemetry repeated, so pip picks the exporter of this SDK release)"
         ) from None
 
 

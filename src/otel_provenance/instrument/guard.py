@@ -381,7 +381,9 @@ def _objections(rules: list, evidence: RunEvidence, candidate: Span) -> list[Obj
 
 #: Per-call identifiers and where a value was found: no count or per-span rule reads them unless a
 #: contract names them in a selector or an ``attribute``.
-_VOLATILE = frozenset({sc.GEN_AI_TOOL_CALL_ID, sc.RUN_ID, sc.SECURITY_TARGET_ID, sc.DIGEST_KEY_ID})
+_VOLATILE = frozenset(
+    {sc.GEN_AI_TOOL_CALL_ID, sc.TOOL_CALL_ID, sc.RUN_ID, sc.SECURITY_TARGET_ID, sc.DIGEST_KEY_ID}
+)
 _VOLATILE_ARG_SUFFIXES = (
     sc.ARG_DIGEST_SUFFIX,
     sc.ARG_SOURCE_SPAN_ID_SUFFIX,

@@ -70,7 +70,7 @@ from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import LOCAL_CALL, Ledger
 from .runscope import current_run, explicit_retry_number
 from .settings import get_settings
-from .toolspec import ToolSpec
+from .toolspec import ToolSpec, call_id_of
 
 _log = logging.getLogger("otel_provenance")
 _T = TypeVar("_T")
@@ -214,7 +214,7 @@ class ToolCall:
             reasons=self.decision.asks,
             sources=_asked_sources(self.classification, self.decision.asks),
             run_id=self.essential.get(sc.RUN_ID),
-            call_id=self.essential[sc.GEN_AI_TOOL_CALL_ID],
+            call_id=call_id_of(self.essential),
             side_effect=self.spec.side_effect,
         )
         return approver, timeout, request
@@ -324,7 +324,7 @@ class ToolCall:
         try:
             # a span that records nothing (the API's no-op tracer) has no id: the ledger still needs
             # one per call (echoes, directed calls); never exported (:func:`.classify._provenance`)
-            span_id = _span_id(self.span) or LOCAL_CALL + str(self.essential[sc.GEN_AI_TOOL_CALL_ID])
+            span_id = _span_id(self.span) or LOCAL_CALL + call_id_of(self.essential)
             if self.classification is not None and _directed(self.classification, self.ledger):
                 self.ledger.direct(span_id)
             self.ledger.remember(

@@ -24,6 +24,9 @@ Instruments (the list, with the question each answers, is in ``docs/metrics.md``
 ``agent.ledger.full``          counter    ``{call}``  ``gen_ai.tool.name``
 ``agent.guard.approvals``      counter    ``{call}``  ``gen_ai.tool.name``, ``agent.guard.approval``
                                                        (approved | denied | timeout | error)
+``gen_ai.invoke_agent.duration``  histogram  ``s``     ``gen_ai.agent.name`` (when known), ``error.type``
+                                                       (only when the run raised): one per ``op.run``
+                                                       that opened its ``invoke_agent`` span
 =============================  =========  ==========  ==============================================
 
 The duration histogram follows the GenAI semantic conventions' tool metric as
@@ -64,6 +67,7 @@ from .internal_errors import reraise_own_bug_under_pytest
 SCOPE: Final = "otel_provenance"
 
 TOOL_DURATION: Final = "gen_ai.execute_tool.duration"
+AGENT_DURATION: Final = "gen_ai.invoke_agent.duration"  # #48: util-genai records it for its agents
 TOOL_CALLS: Final = "agent.tool.calls"
 TOOL_ARGUMENTS: Final = "agent.tool.arguments"
 BUDGET_VIOLATIONS: Final = "agent.budget.violations"
@@ -80,6 +84,7 @@ INSTRUMENTS: Final = (
     LEDGER_FULL,
     GUARD_RUNS,
     APPROVALS,
+    AGENT_DURATION,
 )  # fmt: skip
 
 #: Metric-only attribute keys (spans carry the kind per argument, ``agent.arg.<name>.kind``).
@@ -103,6 +108,12 @@ OTHER_RULE: Final = "other"
 #: Buckets of ``opentelemetry-util-genai`` for the same histogram, so both sources aggregate alike.
 DURATION_BUCKETS: Final = (
     0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92
+)  # fmt: skip
+
+#: Buckets of ``opentelemetry-util-genai`` for ``gen_ai.invoke_agent.duration`` (an agent run takes longer
+#: than one tool call: 0.1 s to about 7 minutes).
+AGENT_DURATION_BUCKETS: Final = (
+    0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 51.2, 102.4, 204.8, 409.6
 )  # fmt: skip
 
 #: Distinct tool names recorded before further names are folded into :data:`OTHER_TOOL`. Decorated
@@ -136,6 +147,7 @@ TOOL_TYPES: Final = frozenset({"function", "extension", "datastore"})
 
 class _Instruments:
     __slots__ = (
+        "agent_duration",
         "approvals",
         "arguments",
         "calls",
@@ -183,6 +195,12 @@ class _Instruments:
             APPROVALS,
             unit="{call}",
             description="Tool calls a person was asked to approve, by the approver's outcome.",
+        )
+        self.agent_duration = meter.create_histogram(
+            AGENT_DURATION,
+            unit="s",
+            description="Measures the duration of an in-process agent invocation.",
+            explicit_bucket_boundaries_advisory=list(AGENT_DURATION_BUCKETS),
         )
 
 
@@ -356,6 +374,24 @@ def record_run_verdict(verdict: str, contract: str) -> None:
         reraise_own_bug_under_pytest(error)
 
 
+def record_agent_run(
+    duration: float, *, agent_name: str | None, error_type: str | None, context: Any = None
+) -> None:
+    """One ``op.run`` that opened its ``invoke_agent`` span ended after ``duration`` seconds
+    (``gen_ai.invoke_agent.duration``, as ``opentelemetry-util-genai`` records it for its own agent
+    invocations). ``error_type``: the exception's class when the run raised. Never raises."""
+    try:
+        attributes: dict[str, str] = {}
+        agent = _name_label(agent_name, _agent_names, MAX_AGENT_NAMES)
+        if agent is not None:
+            attributes[sc.GEN_AI_AGENT_NAME] = agent
+        if error_type is not None:
+            attributes[sc.ERROR_TYPE] = metric_error_type(error_type)
+        _get().agent_duration.record(max(duration, 0.0), attributes, context=context)
+    except Exception as error:  # best effort, as above
+        reraise_own_bug_under_pytest(error)
+
+
 def record_approval(tool: str, outcome: str) -> None:
     """Record the approver's outcome (``agent.guard.approval``) for one call that asked a person."""
     try:
@@ -370,6 +406,7 @@ __all__ = [
     "INSTRUMENTS",
     "metric_error_type",
     "now",
+    "record_agent_run",
     "record_approval",
     "record_run_verdict",
     "record_tool_call",

@@ -39,7 +39,7 @@ from .. import semconv as sc
 from ..errors import ConfigurationError
 from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import Ledger
-from .metrics import record_run_verdict
+from .metrics import now, record_agent_run, record_run_verdict
 from .settings import approver_option, get_settings, timeout_option
 from .trust import TRUSTED
 
@@ -136,7 +136,7 @@ class RunScope:
         if declared:
             self.ledger.remember(sc.SOURCE_INPUT, declared, "", trust=TRUSTED)  # the user's own words
         self._tokens: list[contextvars.Token] = []
-        self._spans: list[tuple[trace.Span, object] | None] = []
+        self._spans: list[tuple[trace.Span, object, float] | None] = []  # (span, token, started)
 
     def __enter__(self) -> RunScope:
         enclosing = _CURRENT_RUN.get()
@@ -180,8 +180,9 @@ class RunScope:
             _log.warning("op.run: the contract could not be judged (%s)", type(error).__name__)
 
     # -- the run's root span ---------------------------------------------------------------------------
-    def _open_span(self) -> tuple[trace.Span, object] | None:
-        """Start and attach ``invoke_agent`` when no span is current (and root spans are on)."""
+    def _open_span(self) -> tuple[trace.Span, object, float] | None:
+        """Start and attach ``invoke_agent`` when no span is current (and root spans are on); the
+        monotonic time it started, for ``gen_ai.invoke_agent.duration``."""
         if not self.root_span or trace.get_current_span().get_span_context().is_valid:
             return None
         provider = self.tracer_provider
@@ -195,10 +196,12 @@ class RunScope:
             attributes[sc.GEN_AI_CONVERSATION_ID] = self.conversation_id
         name = f"{sc.INVOKE_AGENT} {self.agent_name}" if self.agent_name else sc.INVOKE_AGENT
         span = tracer.start_span(name, kind=SpanKind.INTERNAL, attributes=attributes)
-        return span, otel_context.attach(trace.set_span_in_context(span))
+        return span, otel_context.attach(trace.set_span_in_context(span)), now()
 
-    @staticmethod
-    def _close_span(span: trace.Span, token: Any, exc_type: type[BaseException] | None) -> None:
+    def _close_span(
+        self, span: trace.Span, token: Any, started: float, exc_type: type[BaseException] | None
+    ) -> None:
+        error_type = None
         try:
             otel_context.detach(token)
         finally:
@@ -211,6 +214,12 @@ class RunScope:
                 span.set_attribute(sc.ERROR_TYPE, error_type)
                 span.set_status(Status(StatusCode.ERROR, exc_type.__qualname__))
             span.end()
+            record_agent_run(
+                now() - started,
+                agent_name=self.agent_name,
+                error_type=error_type,
+                context=trace.set_span_in_context(span),
+            )
 
     async def __aenter__(self) -> RunScope:
         return self.__enter__()

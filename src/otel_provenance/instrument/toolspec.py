@@ -136,10 +136,16 @@ class ToolSpec:
         return tracer
 
     def first_attributes(self, run_id: str | None) -> dict[str, Any]:
-        """The first essential attributes of a new call: its call id (the framework's, when it has one —
-        it joins the span to the model's request; else a fresh one), the constants, the run id."""
-        call_id = framework_call_id(self.name) or f"call_{random.getrandbits(64):016x}"
-        essential: dict[str, Any] = {sc.GEN_AI_TOOL_CALL_ID: call_id}
+        """The first essential attributes of a new call: its call id, the constants, the run id. The
+        framework's call id, when it has one, is ``gen_ai.tool.call.id`` (it joins the span to the
+        model's request); else a fresh one of this package's own, under its own key
+        ``agent.tool.call.id`` — never passed off as the model's (#48). :func:`call_id_of` reads either."""
+        framework = framework_call_id(self.name)
+        essential: dict[str, Any] = (
+            {sc.GEN_AI_TOOL_CALL_ID: framework}
+            if framework
+            else {sc.TOOL_CALL_ID: f"call_{random.getrandbits(64):016x}"}
+        )
         essential.update(self._constant)
         if run_id is not None:
             essential[sc.RUN_ID] = run_id
@@ -164,6 +170,11 @@ def _attribute_limit(tracer: Any) -> int | None:
     tracer (the API's no-op one, which records nothing) gets the SDK's default."""
     limits = getattr(tracer, "_span_limits", None)
     return 128 if limits is None else limits.max_span_attributes
+
+
+def call_id_of(essential: Mapping[str, Any]) -> str:
+    """A call's id: the framework's (``gen_ai.tool.call.id``), else this package's own."""
+    return str(essential.get(sc.GEN_AI_TOOL_CALL_ID) or essential[sc.TOOL_CALL_ID])
 
 
 __all__ = ["ToolSpec"]

@@ -13,6 +13,13 @@ a string in ``resources_string``; ``trace_id`` / ``span_id`` as hex (``""`` when
 ``event_name`` is not stored (SigNoz v0.129's logs table has no such column), so records are found by
 their service and told apart by ``gen_ai.evaluation.name``.
 
+**The newest judgement only** (#48). Re-running the gate sends the same records again (SigNoz keeps
+every copy; nothing there updates a log record in place), and a re-run on changed evidence may have
+fewer findings than the run before. The reader returns, for each run of each release and contract,
+the records of its newest export only — every record of one export carries one timestamp, and the
+rows come oldest first — so each finding is there once, as last judged, and a finding the last
+judgement no longer has is gone. Each record's ``agent.finding.id`` is the same on every re-run.
+
 Only the network goes through :class:`~.signoz_query.SigNozClient` (its retries, deadline, size cap
 and credential handling); this module builds the request and reads the rows.
 """
@@ -40,6 +47,7 @@ class EvaluationRecord:
     """One evaluation record as SigNoz returns it."""
 
     log_id: str
+    timestamp: str  # as SigNoz gave it: equal for the records of one export
     trace_id: str  # "" when the record is on no trace
     span_id: str
     severity_text: str
@@ -50,7 +58,16 @@ class EvaluationRecord:
     rule_id: str
     run_id: str
     witness_span_ids: tuple[str, ...]
-    service_version: str
+    record_id: str  # agent.finding.id
+    release: str  # agent.finding.release: the release judged; "" for an audit of every release
+    contract_name: str  # "" for an audit
+    contract_digest: str
+    score: float | None  # gen_ai.evaluation.score.value (as SigNoz rounds it)
+
+    @property
+    def judgement(self) -> tuple[str, str, str]:
+        """(release, contract, run): the records one export makes about one run."""
+        return self.release, self.contract_name, self.run_id
 
 
 def evaluations_filter(trace_id: str | None = None) -> str:
@@ -62,8 +79,9 @@ def evaluations_filter(trace_id: str | None = None) -> str:
 def read_evaluations(
     client: SigNozClient, *, start_ms: int, end_ms: int, trace_id: str | None = None, page: int = PAGE
 ) -> list[EvaluationRecord]:
-    """Every evaluation record in ``[start_ms, end_ms)`` (of ``trace_id`` when given), oldest first,
-    paged by offset over a stable order (timestamp, then SigNoz's record id)."""
+    """The evaluation records in ``[start_ms, end_ms)`` (of ``trace_id`` when given) of each run's
+    newest export (module doc), oldest first, paged by offset over a stable order (timestamp, then
+    SigNoz's record id)."""
     if not 0 < page <= MAX_LIMIT:
         raise QueryError(f"page size must be 1..{MAX_LIMIT} (SigNoz's cap), got {page}")
     records: list[EvaluationRecord] = []
@@ -72,8 +90,14 @@ def read_evaluations(
         rows = _query(client, start_ms, end_ms, evaluations_filter(trace_id), page, offset)
         records.extend(_record(client, row) for row in rows)
         if len(rows) < page:
-            return records
+            return newest(records)
         offset += page
+
+
+def newest(records: list[EvaluationRecord]) -> list[EvaluationRecord]:
+    """``records`` (oldest first) without those a later export about the same run replaced."""
+    latest = {record.judgement: record.timestamp for record in records}  # the last one read wins
+    return [record for record in records if record.timestamp == latest[record.judgement]]
 
 
 def _query(
@@ -95,15 +119,19 @@ def _query(
 def _record(client: SigNozClient, row: Mapping[str, Any]) -> EvaluationRecord:
     log_id = client.show(row.get("id", "?"))
     strings = _map(row, "attributes_string", log_id)
-    resources = _map(row, "resources_string", log_id)
 
-    def text(key: str) -> str:
-        value = strings.get(key)
+    def text(key: str, required: bool = True) -> str:
+        value = strings.get(key, None if required else "")
         if not isinstance(value, str):
             raise QueryError(
                 f"SigNoz log record {log_id} has no string {key}: not an otel-provenance evaluation"
             )
         return value
+
+    timestamp = row.get("timestamp")
+    if timestamp is None or timestamp == "":
+        raise QueryError(f"SigNoz log record {log_id} has no timestamp: its export cannot be told apart")
+    score = _map(row, "attributes_number", log_id).get(semconv.GEN_AI_EVALUATION_SCORE_VALUE)
 
     try:
         spans = json.loads(text(semconv.FINDING_WITNESS_SPAN_IDS))
@@ -115,6 +143,7 @@ def _record(client: SigNozClient, row: Mapping[str, Any]) -> EvaluationRecord:
         )
     return EvaluationRecord(
         log_id=str(row.get("id", "")),
+        timestamp=str(timestamp),
         trace_id=str(row.get("trace_id") or ""),
         span_id=str(row.get("span_id") or ""),
         severity_text=str(row.get("severity_text") or ""),
@@ -125,7 +154,11 @@ def _record(client: SigNozClient, row: Mapping[str, Any]) -> EvaluationRecord:
         rule_id=text(semconv.RULE_ID),
         run_id=text(semconv.RUN_ID),
         witness_span_ids=tuple(spans),
-        service_version=str(resources.get(semconv.SERVICE_VERSION, "")),
+        record_id=text(semconv.FINDING_ID),
+        release=text(semconv.EVALUATED_RELEASE, required=False),
+        contract_name=text(semconv.CONTRACT_NAME, required=False),
+        contract_digest=text(semconv.CONTRACT_DIGEST, required=False),
+        score=float(score) if isinstance(score, int | float) and not isinstance(score, bool) else None,
     )
 
 

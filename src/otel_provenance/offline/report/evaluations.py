@@ -16,13 +16,26 @@ arguments): the record says the value was not exported, and the report files sti
 A run's verdict follows from its findings exactly as ``evaluate`` combines rules (error, then fail,
 then insufficient, else pass); the counts are checked against the aggregate's own, so a record can
 never say a run passed that the gate counted otherwise.
+
+Each record names what it judged (#48): the release (``agent.finding.release``: a dashboard filters by it,
+not by the gate's own version), the contract (name and digest), the rule and the run. Its id
+(``agent.finding.id``) is a digest of the command, release, contract name, run, rule and the
+finding's place among that rule's findings on that run: a re-run of the same judgement gives the same
+ids, so a backend that keeps one record per id (and the logs reader, which keeps each run's newest
+records) updates instead of piling up copies. The contract's digest is not in the id: re-running after
+editing the contract (a route approved) updates the findings, and the digest says which version
+judged. A failing finding of a rule that bounds a number carries that number as
+``gen_ai.evaluation.score.value`` (:data:`SCORED`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Final
 
 from ... import semconv
@@ -44,6 +57,20 @@ LABELS: Final = {
 RUN_VERDICT_CODE: Final = "RUN_VERDICT"  # agent.finding.code of a run's verdict
 AUDIT_RULE_PREFIX: Final = "audit."  # an audit finding's rule id: audit.<code>, e.g. audit.blocked_call
 WITHHELD: Final = "(value not exported)"
+ID_LENGTH: Final = 32  # hex digits of agent.finding.id
+#: The observed numbers each rule type bounds, read from a failing finding's witness (their sum: a
+#: provenance budget's overrun may name several kinds) as its ``gen_ai.evaluation.score.value``.
+#: Rule types without one (a missing attribute, a disallowed value, an ordering) get no score.
+SCORED: Final = {
+    "required_spans": ("count",),
+    "forbidden_spans": ("count",),
+    "cardinality": ("count",),
+    "retry_budgets": ("retries",),
+    "blocked_calls": ("blocked",),
+    "numeric_budgets": ("max", "sum"),
+    "approved_routes": ("similarity",),  # "4/7": the closest approved family's similarity
+    "provenance_budgets": semconv.ARG_KINDS,
+}
 _HEX_TRACE: Final = re.compile(r"[0-9a-f]{32}")
 _PRECEDENCE: Final = (Outcome.ERROR, Outcome.FAIL, Outcome.INSUFFICIENT)
 
@@ -54,6 +81,17 @@ class RunRef:
 
     trace_id: str
     span_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What a command judged, the same on each of its records: the release (None: an audit of every
+    release) and the contract (None: an audit, which has none)."""
+
+    command: str  # "gate" | "audit": part of the record id
+    release: str | None = None
+    contract_name: str | None = None
+    contract_digest: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,10 +107,21 @@ class Evaluation:
     trace_id: str | None  # 32 hex digits; None: no trace to put it beside
     span_id: str | None  # 16 hex digits: the first witness span (or the run's root for a verdict)
     witness_span_ids: tuple[str, ...]
+    judged: Judged
+    ordinal: int = 0  # its place among the findings of its rule on its run (part of the record id)
+    score: float | None = None  # gen_ai.evaluation.score.value, where the rule bounds a number
 
-    def attributes(self) -> dict[str, str | tuple[str, ...]]:
-        """The record's attributes, exactly these keys (a dashboard depends on them)."""
-        return {
+    @property
+    def record_id(self) -> str:
+        """``agent.finding.id``: the same for the same judgement whenever it is made (module doc)."""
+        j = self.judged
+        key = [j.command, j.release, j.contract_name, self.run_id, self.rule_id, self.ordinal]
+        return hashlib.sha256(json.dumps(key).encode()).hexdigest()[:ID_LENGTH]
+
+    def attributes(self) -> dict[str, str | float | tuple[str, ...]]:
+        """The record's attributes (docs/findings.md lists them; a dashboard depends on them): the
+        release, the contract and the score only when there is one."""
+        out: dict[str, str | float | tuple[str, ...]] = {
             semconv.GEN_AI_EVALUATION_NAME: self.name,
             semconv.GEN_AI_EVALUATION_SCORE_LABEL: self.label,
             semconv.GEN_AI_EVALUATION_EXPLANATION: self.explanation,
@@ -80,7 +129,16 @@ class Evaluation:
             semconv.RULE_ID: self.rule_id,
             semconv.RUN_ID: self.run_id,
             semconv.FINDING_WITNESS_SPAN_IDS: self.witness_span_ids,
+            semconv.FINDING_ID: self.record_id,
         }
+        optional = (
+            (semconv.EVALUATED_RELEASE, self.judged.release),
+            (semconv.CONTRACT_NAME, self.judged.contract_name),
+            (semconv.CONTRACT_DIGEST, self.judged.contract_digest),
+            (semconv.GEN_AI_EVALUATION_SCORE_VALUE, self.score),
+        )
+        out.update((key, value) for key, value in optional if value is not None)
+        return out
 
 
 def run_ref(run: Run) -> RunRef:
@@ -100,15 +158,20 @@ def gate_evaluations(result: GateResult, refs: Mapping[str, RunRef]) -> tuple[Ev
     evaluated run (run id order). ``refs`` places runs without findings (read beside the gate)."""
     records: list[Evaluation] = []
     by_run: dict[str, list[tuple[str, RunFinding]]] = {}
+    contract = result.contract
+    judged = Judged("gate", result.aggregate.release, contract.name, contract.digest)
     for verdict in result.verdicts:
         rule = verdict.rule
         for finding in verdict.tally.findings:
-            by_run.setdefault(finding.run_id, []).append((rule.id, finding))
+            earlier = by_run.setdefault(finding.run_id, [])
+            ordinal = sum(1 for rule_id, _ in earlier if rule_id == rule.id)
+            earlier.append((rule.id, finding))
             trace_id, span_id, spans = _placed(finding.witnesses, finding.trace_ids, refs.get(finding.run_id))
+            outcome = Outcome(finding.status)
             records.append(
                 Evaluation(
                     rule.id,
-                    LABELS[Outcome(finding.status)],
+                    LABELS[outcome],
                     _content_free(finding.message, finding.witnesses),
                     rule.code,
                     rule.id,
@@ -116,6 +179,9 @@ def gate_evaluations(result: GateResult, refs: Mapping[str, RunRef]) -> tuple[Ev
                     trace_id,
                     span_id,
                     spans,
+                    judged,
+                    ordinal,
+                    _score(rule.type, finding.witnesses) if outcome is Outcome.FAIL else None,
                 )
             )
     derived: dict[str, int] = {}
@@ -141,6 +207,7 @@ def gate_evaluations(result: GateResult, refs: Mapping[str, RunRef]) -> tuple[Ev
                 trace_id,
                 span_id,
                 spans,
+                judged,
             )
         )
     counted = {status: n for status, n in result.aggregate.run_counts if n}
@@ -151,15 +218,20 @@ def gate_evaluations(result: GateResult, refs: Mapping[str, RunRef]) -> tuple[Ev
     return tuple(records)
 
 
-def audit_evaluations(report: AuditReport) -> tuple[Evaluation, ...]:
+def audit_evaluations(report: AuditReport, release: str | None = None) -> tuple[Evaluation, ...]:
     """One record per finding of each run (run id order), then one per run's verdict. Audit-wide
-    findings (``no_runs``, ``no_tool_calls``) concern no run and no trace: they are not records."""
+    findings (``no_runs``, ``no_tool_calls``) concern no run and no trace: they are not records.
+    ``release``: the one release audited (``audit --release``), else None."""
     records: list[Evaluation] = []
     verdicts: list[Evaluation] = []
+    judged = Judged("audit", release)
     for audit in report.runs:
         ref = _audit_ref(audit)
+        seen: dict[str, int] = {}
         for finding in audit.findings:
-            records.append(_audit_record(finding, ref))
+            ordinal = seen.get(finding.code, 0)
+            seen[finding.code] = ordinal + 1
+            records.append(_audit_record(finding, ref, judged, ordinal))
         verdict = audit.verdict
         spans = tuple(sorted({f.span_id for f in audit.findings if f.span_id}))
         failing = sorted({f.code for f in audit.findings if f.verdict is not Outcome.PASS})
@@ -174,6 +246,7 @@ def audit_evaluations(report: AuditReport) -> tuple[Evaluation, ...]:
                 ref.trace_id if ref else None,
                 (ref.span_id if ref else None) or (spans[0] if spans else None),
                 spans,
+                judged,
             )
         )
     return (*records, *verdicts)
@@ -186,7 +259,7 @@ def _audit_ref(audit: RunAudit) -> RunRef | None:
     return RunRef(audit.run_id, None) if _HEX_TRACE.fullmatch(audit.run_id) else None
 
 
-def _audit_record(finding: AuditFinding, ref: RunRef | None) -> Evaluation:
+def _audit_record(finding: AuditFinding, ref: RunRef | None, judged: Judged, ordinal: int) -> Evaluation:
     rule_id = AUDIT_RULE_PREFIX + finding.code
     return Evaluation(
         rule_id,
@@ -198,7 +271,23 @@ def _audit_record(finding: AuditFinding, ref: RunRef | None) -> Evaluation:
         finding.trace_id or (ref.trace_id if ref else None),
         finding.span_id,
         (finding.span_id,) if finding.span_id else (),
+        judged,
+        ordinal,
     )
+
+
+def _score(rule_type: str, witnesses: Iterable[Witness]) -> float | None:
+    """The number a failing finding's rule bounded (:data:`SCORED`), from the first witness that
+    observed it; None when the rule type bounds none or the witness does not say."""
+    keys = SCORED.get(rule_type, ())
+    for witness in witnesses:
+        found = [value for key, value in witness.observed if key in keys and not isinstance(value, bool)]
+        if found:
+            try:
+                return float(sum(Fraction(str(value)) for value in found))
+            except (ValueError, ZeroDivisionError):
+                return None
+    return None
 
 
 def _placed(

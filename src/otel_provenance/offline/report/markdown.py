@@ -1,9 +1,9 @@
-"""A Markdown summary for a pull-request comment: decision, a table of rules, the findings with
-their trace ids."""
+"""A Markdown summary for a pull-request comment: decision, a table of the rules that did not pass
+(the ones that passed folded away: a mined contract has dozens), the findings with their trace ids."""
 
 from __future__ import annotations
 
-from ..gate import GateResult, found_releases
+from ..gate import GateResult, RuleVerdict, found_releases
 from .text import HEADLINES
 
 _MAX_RUNS = 5
@@ -20,17 +20,14 @@ def render_markdown(result: GateResult) -> str:
         f"Release `{agg.release}` · contract `{result.contract.name}` · {agg.evaluated} run(s) evaluated "
         f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_data']} insufficient, "
         f"{counts['error']} error)" + (f" · left out: {found_releases(agg)}" if agg.other_releases else ""),
-        "",
-        "| rule | code | status | failing runs | insufficient runs | errors |",
-        "|---|---|---|---|---|---|",
     ]
-    for v in result.verdicts:
-        c = dict(v.tally.counts)
-        out.append(
-            f"| `{v.rule.id}` | `{v.rule.code}` | {v.status} | {c['fail']} | "
-            f"{c['insufficient_evidence']} | {c['error']} |"
-        )
     problems = [v for v in result.verdicts if v.status != "pass"]
+    passed = [v for v in result.verdicts if v.status == "pass"]
+    if problems:
+        out += ["", *_table(problems)]
+    if passed:
+        out += ["", f"<details><summary>{len(passed)} rule(s) passed</summary>", "", *_table(passed)]
+        out += ["", "</details>"]
     if problems:
         out += ["", "### Findings", ""]
         for v in problems:
@@ -50,3 +47,17 @@ def render_markdown(result: GateResult) -> str:
                 if len(run_ids) > _MAX_RUNS:
                     out.append(f"  - … and {len(run_ids) - _MAX_RUNS} more run(s)")
     return "\n".join(out) + "\n"
+
+
+def _table(verdicts: list[RuleVerdict]) -> list[str]:
+    rows = [
+        "| rule | code | status | failing runs | insufficient runs | errors |",
+        "|---|---|---|---|---|---|",
+    ]
+    for v in verdicts:
+        c = dict(v.tally.counts)
+        rows.append(
+            f"| `{v.rule.id}` | `{v.rule.code}` | {v.status} | {c['fail']} | "
+            f"{c['insufficient_evidence']} | {c['error']} |"
+        )
+    return rows
