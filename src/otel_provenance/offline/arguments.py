@@ -14,7 +14,6 @@ from typing import Final
 from .. import semconv
 from .model import Span
 
-
 _KIND_SUFFIX: Final = semconv.ARG_KIND_SUFFIX
 _SHORTEST: Final = len(semconv.ARG_PREFIX) + len(_KIND_SUFFIX)  # a name of at least one character
 
