@@ -115,6 +115,12 @@ class Attributes(Mapping[str, Value]):
 EMPTY_ATTRIBUTES: Final = Attributes()
 
 
+def attribute_map(attributes: Mapping[str, Value]) -> Mapping[str, Value]:
+    """The plain dict under an ``Attributes`` (its ``get`` is C's: span properties run per span and
+    rule), else the mapping itself."""
+    return attributes._map if attributes.__class__ is Attributes else attributes  # type: ignore[attr-defined]
+
+
 class SpanKind(enum.IntEnum):
     """OTLP ``Span.SpanKind`` numbering."""
 
@@ -183,23 +189,23 @@ class Span:
     def is_tool(self) -> bool:
         """A tool call (``semconv.is_tool_span``: the spans the processor classifies online), unless it
         is an echo."""
-        return not self.echo and semconv.is_tool_span(self.attributes)
+        return not self.echo and semconv.is_tool_span(attribute_map(self.attributes))
 
     @property
     def tool_name(self) -> str | None:
         """The tool this span names (``semconv.tool_name``: ``gen_ai.tool.name``, or OpenInference's or
         OpenLLMetry's own key)."""
-        return semconv.tool_name(self.attributes)
+        return semconv.tool_name(attribute_map(self.attributes))
 
     @property
     def blocked(self) -> bool:
         """``agent.tool.status = blocked``: the tool's budget refused the call; its body never ran."""
-        return self.attributes.get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
+        return attribute_map(self.attributes).get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
 
     @property
     def is_retry(self) -> bool:
         """``agent.retry.number`` above 0: another attempt at a call made before, not a call of its own."""
-        retry = self.attributes.get(semconv.RETRY_NUMBER)
+        retry = attribute_map(self.attributes).get(semconv.RETRY_NUMBER)
         return isinstance(retry, int) and not isinstance(retry, bool) and retry > 0
 
     @property

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ... import semconv
+from ...semconv import is_tool_span
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
-from ..model import ABSENT, Run, Span
+from ..model import ABSENT, Run, Span, attribute_map
 from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
@@ -146,7 +147,7 @@ class RunEvidence:
         occurred = first = blocked_tools = silent_tools = retry_missing = 0
         retry_max = -1
         for span in matched:
-            attributes = span.attributes
+            attributes = attribute_map(span.attributes)
             status = attributes.get(semconv.TOOL_STATUS, ABSENT)
             retry = attributes.get(semconv.RETRY_NUMBER)
             counted = isinstance(retry, int) and not isinstance(retry, bool)  # a boolean counts nothing
@@ -159,7 +160,7 @@ class RunEvidence:
                 occurred += 1
                 if not (counted and retry > 0):
                     first += 1
-            if span.is_tool:
+            if not span.echo and is_tool_span(attributes):  # Span.is_tool
                 if status == _BLOCKED:
                     blocked_tools += 1
                 elif status is ABSENT:

@@ -162,10 +162,11 @@ _last_resource: tuple[Any, Attributes] = (None, EMPTY_ATTRIBUTES)
 class _Converter:
     """One line's structs → spans; ``elements`` counts the array elements it met (see above)."""
 
-    __slots__ = ("elements",)
+    __slots__ = ("elements", "last_trace")
 
     def __init__(self) -> None:
         self.elements = 0
+        self.last_trace: tuple[object, str] = (None, "")
 
     def request(self, request: Any, keep: Callable[[str], bool] | None) -> list[Span]:
         resource_spans = request.resourceSpans
@@ -237,17 +238,23 @@ class _Converter:
             parent = None
         elif not (parent.__class__ is str and _LOWER_HEX16(parent) and parent != _ZERO16):
             parent = c.parent_id_from_text(parent)
-        name = sp.name
+        name, trace_id = sp.name, sp.traceId
+        if trace_id.__class__ is not str or trace_id != self.last_trace[0]:  # spans of a trace sit together
+            self.last_trace = (trace_id, otlp_json._trace_id(None if trace_id is UNSET else trace_id))
         return make_span(  # positional: this runs once per span
-            otlp_json._trace_id(None if sp.traceId is UNSET else sp.traceId),
+            self.last_trace[1],
             span_id,
             parent,
             "" if name is UNSET else name,
             _KINDS[kind]
             if kind.__class__ is int and 0 <= kind < 6
             else c.span_kind(0 if kind is UNSET else kind),
-            _time(start, "startTimeUnixNano"),
-            _time(end, "endTimeUnixNano"),
+            int(start)
+            if start.__class__ is str and start.isascii() and start.isdigit() and len(start) < 20
+            else _time(start, "startTimeUnixNano"),
+            int(end)
+            if end.__class__ is str and end.isascii() and end.isdigit() and len(end) < 20
+            else _time(end, "endTimeUnixNano"),
             status,
             self._attributes(sp.attributes),
             (),
@@ -291,8 +298,7 @@ class _Converter:
 
 
 def _time(value: Any, field: str) -> int:
-    if value.__class__ is str and value.isascii() and value.isdigit() and len(value) < 20:
-        return int(value)
+    """A time that is not a short decimal string (those are read inline)."""
     return c.u64(0 if value is UNSET else value, field)
 
 
