@@ -308,7 +308,11 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     the walk up is bounded and shared (each span's nearest tool ancestor is found once) rather than
     trusting the parents to be acyclic.
     """
-    tools = {id(s): s.tool_name for s in spans if semconv.is_tool_span(s.attributes)}  # the echo flag aside
+    tools = {  # the echo flag aside
+        id(s): semconv.tool_name(attrs)
+        for s in spans
+        if semconv.is_tool_span(attrs := attribute_map(s.attributes))
+    }
     spans_of_tools = [s for s in spans if id(s) in tools]
     own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
     if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, len(tools)):
@@ -432,4 +436,4 @@ class Run:
         (``semconv.is_agent_span``). A trace with neither — an agent being built, an MCP handshake, a
         plain HTTP request — is not a run: every command leaves it out and says how many it left out."""
         marks = (semconv.is_tool_span, semconv.is_agent_span)
-        return any(mark(s.attributes) for s in self.spans for mark in marks)
+        return any(mark(attribute_map(s.attributes)) for s in self.spans for mark in marks)
