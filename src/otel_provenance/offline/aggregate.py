@@ -16,6 +16,7 @@ what it needs (and a contract with a rate cannot be read by a version that wrote
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -102,11 +103,13 @@ class Aggregate:
             for r in result.rules:
                 counts, findings = tallies.setdefault(r.rule_id, (_empty_counts(RULE_STATUSES), []))
                 counts[r.status.value] += 1
-                findings.extend(
-                    RunFinding(result.run_id, result.trace_ids, f.status.value, f.message, f.witnesses)
-                    for f in r.findings
-                )
-        if len(set(run_ids)) != len(run_ids):
+                if r.findings:  # most rules pass most runs
+                    findings.extend(
+                        RunFinding(result.run_id, result.trace_ids, f.status.value, f.message, f.witnesses)
+                        for f in r.findings
+                    )
+        run_ids.sort()  # neighbours once sorted: no set of every run id beside the list (peak memory)
+        if any(a == b for a, b in itertools.pairwise(run_ids)):
             raise ValueError("a run id occurs twice among the results")
         rules = {
             rid: RuleTally(tuple(c.items()), tuple(sorted(f, key=RunFinding.sort_key)))
@@ -116,7 +119,7 @@ class Aggregate:
             self.contract_digest,
             self.release,
             self.completed_at,
-            tuple(sorted(run_ids)),
+            tuple(run_ids),
             self.other_releases,
             tuple(run_counts.items()),
             rules,

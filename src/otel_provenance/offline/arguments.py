@@ -14,25 +14,27 @@ from typing import Final
 from .. import semconv
 from .model import Span
 
+_KIND_SUFFIX: Final = semconv.ARG_KIND_SUFFIX
+_SHORTEST: Final = len(semconv.ARG_PREFIX) + len(_KIND_SUFFIX)  # a name of at least one character
+
 
 def argument_kinds(span: Span) -> dict[str, str] | None:
-    """``{argument name: kind}`` from the span's ``agent.arg.*.kind`` attributes; None when the span
-    carries no provenance at all (no kind and no ``agent.budget.assumed`` counter) or a kind this
-    package does not write (evidence that cannot be read is never read as a pass)."""
-    kinds: dict[str, str] = {}
+    """``{argument name: kind}`` from the span's ``agent.arg.*.kind`` attributes (in the order of
+    their keys); None when the span carries no provenance at all (no kind and no
+    ``agent.budget.assumed`` counter) or a kind this package does not write (evidence that cannot be
+    read is never read as a pass)."""
+    found: list[tuple[str, str]] = []
     prefix = semconv.ARG_PREFIX
-    for key, value in span.attributes.items_sorted():
-        if not key.startswith(prefix):
-            continue
-        parts = semconv.split_arg_attr(key)
-        if parts is None or parts[1] != semconv.ARG_KIND_SUFFIX:
-            continue
-        if value not in semconv.ARG_KINDS:
-            return None
-        kinds[parts[0]] = value
-    if not kinds and semconv.BUDGET_ASSUMED not in span.attributes:
+    for key, value in span.attributes.items_unordered():
+        # semconv.split_arg_attr tries ".kind" first: a key ending in it is a kind, whatever its name
+        if len(key) > _SHORTEST and key.endswith(_KIND_SUFFIX) and key.startswith(prefix):
+            if value not in semconv.ARG_KINDS:
+                return None
+            found.append((key, value))
+    if not found and semconv.BUDGET_ASSUMED not in span.attributes:
         return None
-    return kinds
+    found.sort()
+    return {key[len(prefix) : -len(_KIND_SUFFIX)]: value for key, value in found}
 
 
 COUNTERS: Final = (

@@ -1,5 +1,10 @@
 """Evaluate one run against a contract: a pure function from (run, contract) to verdicts.
 
+Each rule is compiled once (``RuleType.compile``) into a test that is true only when its checker
+would find nothing; most runs of a release pass most rules, and those are decided from counts the
+run's evidence shares among all rules. Only a rule the test cannot pass runs its checker, which
+writes every finding (:func:`check_rule`) — so the results are the checkers' results, byte for byte.
+
 ``evaluate`` lets an internal error propagate; ``evaluate_safely`` is the single place where an
 exception becomes the status ``error`` — for that rule and therefore for the run — which no later
 stage can turn into a pass.
@@ -14,6 +19,7 @@ from .contracts.evidence import RunEvidence
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import run_witnesses
 from .contracts.rules import REGISTRY, Unknown, Violation, Witness
+from .contracts.ruletype import Passes
 from .model import Run
 from .outcome import Outcome
 
@@ -51,6 +57,26 @@ def evaluate(run: Run, contract: Contract) -> RunResult:
 
 
 def evaluate_rule(rule: Rule, evidence: RunEvidence) -> RuleResult:
+    """The rule's result on one run: ``pass`` when its compiled test (``RuleType.compile``) shows the
+    checker would find nothing, else what :func:`check_rule` finds."""
+    passes, passed = compiled(rule)
+    if passes is not None and passes(evidence):
+        return passed
+    return check_rule(rule, evidence)
+
+
+def compiled(rule: Rule) -> tuple[Passes | None, RuleResult]:
+    """The rule's pass test and the result it gives, made on first use and kept on the rule."""
+    made = rule.compiled
+    if made is None:
+        compile_rule = REGISTRY[rule.type].compile
+        made = (compile_rule(rule) if compile_rule else None, RuleResult(rule.id, rule.code, Outcome.PASS))
+        object.__setattr__(rule, "compiled", made)
+    return made
+
+
+def check_rule(rule: Rule, evidence: RunEvidence) -> RuleResult:
+    """The rule's checker on one run, its findings sorted: the one place a rule's findings are made."""
     checker = REGISTRY[rule.type].checker
     findings = []
     for outcome in checker(rule, evidence):

@@ -20,6 +20,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 from typing import Final
 
 from .graph import CausalGraph
@@ -30,36 +31,55 @@ VERSION: Final = "v1"
 ROOT_STEP: Final = ""  # the virtual root's step in edge_counts; step_key never returns ""
 
 
+@lru_cache(maxsize=4096)  # steps repeat across spans and runs
+def _leaf(step: str) -> tuple[bytes, bytes]:
+    """A step's length-prefixed bytes and the digest of a subtree that is that step alone."""
+    raw = step.encode("utf-8", "surrogatepass")  # JSON input may hold lone surrogates
+    prefix = b"%d:" % len(raw) + raw
+    return prefix, hashlib.sha256(prefix).digest()
+
+
+@lru_cache(maxsize=4096)
+def _label(step: str) -> str:
+    return json.dumps(step, ensure_ascii=False)
+
+
 def _step_tree(run: Run) -> tuple[CausalGraph, dict[str, str], dict[str, bytes]]:
     """The graph, each span's step, and each span's subtree digest (computed leaves first)."""
     graph = CausalGraph.of(run)
     steps = run_steps(run)
-    digests: dict[str, str] = {}
+    children = graph.children
+    digests: dict[str, bytes] = {}
     order: list[str] = []  # parents before children
     stack = list(graph.roots)
     while stack:
         sid = stack.pop()
         order.append(sid)
-        stack.extend(graph.children(sid))
+        stack.extend(children(sid))
     for sid in reversed(order):
         # Unambiguous: a length-prefixed step, then the children's fixed-size digests in canonical order.
-        step = steps[sid].encode("utf-8", "surrogatepass")  # JSON input may hold lone surrogates
-        h = hashlib.sha256(b"%d:" % len(step) + step)
-        kids = graph.children(sid)
+        prefix, leaf = _leaf(steps[sid])
+        kids = children(sid)
         if kids:
-            for _, child in sorted((steps[c], digests[c]) for c in kids):
-                h.update(child)
-        digests[sid] = h.digest()
+            ordered = sorted((steps[c], digests[c]) for c in kids)
+            digests[sid] = hashlib.sha256(prefix + b"".join(d for _, d in ordered)).digest()
+        else:
+            digests[sid] = leaf
     return graph, steps, digests
 
 
-def _rows(run: Run) -> Iterator[tuple[int, str]]:
+def _top(graph: CausalGraph, steps: dict[str, str], digests: dict[str, bytes]) -> tuple:
+    """The run's top level as (step, subtree digest) groups with their counts: all the canonical form
+    depends on, since each digest stands for its whole subtree."""
+    return tuple(sorted(Counter((steps[m], digests[m]) for m in graph.roots).items()))
+
+
+def _rows(graph: CausalGraph, steps: dict[str, str], digests: dict[str, bytes]) -> Iterator[tuple[int, str]]:
     """The canonical form one line at a time, as (depth, the line after its indent), parents first.
 
     A generator of unindented rows, so the fingerprint hashes the form without ever holding it: the
     text grows with the square of the depth (two spaces of indent per level — 2.5 GB for a
     50,000-deep chain), the walk only with the number of spans."""
-    graph, steps, digests = _step_tree(run)
     # Each stack entry: (depth, count, representative span id) — groups of identical subtrees.
     stack: list[tuple[int, int, str]] = []
 
@@ -75,27 +95,41 @@ def _rows(run: Run) -> Iterator[tuple[int, str]]:
     while stack:
         depth, count, sid = stack.pop()
         prefix = f"{count}x " if count > 1 else ""
-        yield depth, prefix + json.dumps(steps[sid], ensure_ascii=False)
+        yield depth, prefix + _label(steps[sid])
         push_groups(depth + 1, graph.children(sid))
 
 
 def canonical_form(run: Run) -> str:
     """Deterministic text of the run's step tree with multiplicities (ends with a newline)."""
-    return "".join(f"{'  ' * depth}{text}\n" for depth, text in _rows(run))
+    return "".join(f"{'  ' * depth}{text}\n" for depth, text in _rows(*_step_tree(run)))
+
+
+_PRINTS: dict[tuple, str] = {}  # the top level of a run -> its fingerprint (routes repeat)
+_PRINTS_KEPT = 4096
 
 
 def fingerprint(run: Run) -> str:
     """``"v1:" + sha256 hex`` of ``canonical_form(run)``, hashed row by row with the indent fed from
-    one growing buffer of spaces, so memory stays linear in the run however deep it is."""
+    one growing buffer of spaces, so memory stays linear in the run however deep it is. Runs alike
+    at the top level (same steps, same subtree digests) have the same form: it is hashed once."""
+    tree = _step_tree(run)
+    top = _top(*tree)
+    found = _PRINTS.get(top)
+    if found is not None:
+        return found
     h = hashlib.sha256()
     spaces = bytearray()
-    for depth, text in _rows(run):
+    for depth, text in _rows(*tree):
         if 2 * depth > len(spaces):
             spaces.extend(b" " * max(2 * depth - len(spaces), len(spaces)))
         h.update(memoryview(spaces)[: 2 * depth])
         h.update(text.encode("utf-8", "surrogatepass"))
         h.update(b"\n")
-    return f"{VERSION}:{h.hexdigest()}"
+    found = f"{VERSION}:{h.hexdigest()}"
+    if len(_PRINTS) >= _PRINTS_KEPT:
+        _PRINTS.clear()
+    _PRINTS[top] = found
+    return found
 
 
 def step_counts(run: Run) -> Counter[str]:

@@ -115,6 +115,12 @@ class Attributes(Mapping[str, Value]):
 EMPTY_ATTRIBUTES: Final = Attributes()
 
 
+def attribute_map(attributes: Mapping[str, Value]) -> Mapping[str, Value]:
+    """The plain dict under an ``Attributes`` (its ``get`` is C's: span properties run per span and
+    rule), else the mapping itself."""
+    return attributes._map if attributes.__class__ is Attributes else attributes  # type: ignore[attr-defined]
+
+
 class SpanKind(enum.IntEnum):
     """OTLP ``Span.SpanKind`` numbering."""
 
@@ -183,23 +189,23 @@ class Span:
     def is_tool(self) -> bool:
         """A tool call (``semconv.is_tool_span``: the spans the processor classifies online), unless it
         is an echo."""
-        return not self.echo and semconv.is_tool_span(self.attributes)
+        return not self.echo and semconv.is_tool_span(attribute_map(self.attributes))
 
     @property
     def tool_name(self) -> str | None:
         """The tool this span names (``semconv.tool_name``: ``gen_ai.tool.name``, or OpenInference's or
         OpenLLMetry's own key)."""
-        return semconv.tool_name(self.attributes)
+        return semconv.tool_name(attribute_map(self.attributes))
 
     @property
     def blocked(self) -> bool:
         """``agent.tool.status = blocked``: the tool's budget refused the call; its body never ran."""
-        return self.attributes.get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
+        return attribute_map(self.attributes).get(semconv.TOOL_STATUS) == semconv.TOOL_STATUS_BLOCKED
 
     @property
     def is_retry(self) -> bool:
         """``agent.retry.number`` above 0: another attempt at a call made before, not a call of its own."""
-        retry = self.attributes.get(semconv.RETRY_NUMBER)
+        retry = attribute_map(self.attributes).get(semconv.RETRY_NUMBER)
         return isinstance(retry, int) and not isinstance(retry, bool) and retry > 0
 
     @property
@@ -302,7 +308,11 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     the walk up is bounded and shared (each span's nearest tool ancestor is found once) rather than
     trusting the parents to be acyclic.
     """
-    tools = {id(s): s.tool_name for s in spans if semconv.is_tool_span(s.attributes)}  # the echo flag aside
+    tools = {  # the echo flag aside
+        id(s): semconv.tool_name(attrs)
+        for s in spans
+        if semconv.is_tool_span(attrs := attribute_map(s.attributes))
+    }
     spans_of_tools = [s for s in spans if id(s) in tools]
     own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
     if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, len(tools)):
@@ -426,4 +436,4 @@ class Run:
         (``semconv.is_agent_span``). A trace with neither — an agent being built, an MCP handshake, a
         plain HTTP request — is not a run: every command leaves it out and says how many it left out."""
         marks = (semconv.is_tool_span, semconv.is_agent_span)
-        return any(mark(s.attributes) for s in self.spans for mark in marks)
+        return any(mark(attribute_map(s.attributes)) for s in self.spans for mark in marks)

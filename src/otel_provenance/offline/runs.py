@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from collections import defaultdict
 from collections.abc import Iterable
+from operator import attrgetter
 from typing import Final
 
 from .. import semconv
@@ -113,8 +114,7 @@ def run_value(span: Span, run_attribute: str = semconv.RUN_ID) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _order(span: Span) -> tuple[int, str]:
-    return (span.start_ns, span.span_id)
+_order: Final = attrgetter("start_ns", "span_id")  # (start_ns, span_id), looked up in C
 
 
 def make_run(run_id: str, spans: Iterable[Span], source: str | None = None) -> Run:

@@ -1,10 +1,10 @@
 """#13: the OTLP JSON reader parses with orjson when it is installed (the ``fast`` extra) and with the
 standard library otherwise — the same spans, the same errors, the same refusals either way.
 
-Each reader test runs under both parsers (``parser`` fixture: the stdlib run switches orjson off) and
-compares the outcome; the property tests hold ``loads_fast`` to "the strict parser's document, or
-None" on generated JSON, duplicate member names included.
-"""
+Each reader test runs under both parsers (the stdlib run switches orjson off), and again with msgspec
+(#46: the first fast path, ``readers/_msgspec.py``), and compares the outcomes; the property tests
+hold ``loads_fast`` to "the strict parser's document, or None" on generated JSON, duplicate member
+names included."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from offline_helpers import Recorder, reference_runs, write_jsonl
 from otel_provenance.errors import TraceReadError
-from otel_provenance.offline.readers import ReadReport, _json, iter_runs, read_spans
+from otel_provenance.offline.readers import ReadReport, _json, _msgspec, iter_runs, read_spans
 
 SPAN = (
     '{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"s",'
@@ -35,9 +35,12 @@ def _line(attrs: str) -> str:
     )
 
 
-def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool):
-    """What reading ``path`` gives with orjson on or off: the spans and unknown-value count, or the error."""
+def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool, msgspec: bool = False):
+    """What reading ``path`` gives with orjson on or off (msgspec, the first of the fast paths, off
+    unless asked for): the spans and unknown-value count, or the error."""
     with monkeypatch.context() as m:
+        if not msgspec:
+            m.setattr(_msgspec, "msgspec", None)
         if not fast:
             m.setattr(_json, "_orjson", None)
         report = ReadReport()
@@ -52,6 +55,7 @@ def _outcome(path: Path, monkeypatch: pytest.MonkeyPatch, fast: bool):
 def _same_either_way(path: Path, monkeypatch: pytest.MonkeyPatch):
     fast, slow = _outcome(path, monkeypatch, True), _outcome(path, monkeypatch, False)
     assert repr(fast) == repr(slow)  # repr: tells 1 from 1.0 from True, and nan compares equal
+    assert repr(_outcome(path, monkeypatch, True, msgspec=True)) == repr(slow)  # and with msgspec
     return fast
 
 
@@ -246,6 +250,7 @@ def test_the_reader_parses_each_line_with_orjson_once(tmp_path: Path, monkeypatc
             return orjson.loads(raw)
 
     monkeypatch.setattr(_json, "_orjson", Spy)
+    monkeypatch.setattr(_msgspec, "msgspec", None)  # msgspec would read every line first
     assert len(list(read_spans([path]))) == len(approved)
     assert len(calls) == lines
     calls.clear()
@@ -354,13 +359,15 @@ def _run_line(run: str, trace: int, value: str = "x") -> str:
     return _line(attrs).replace("0af7651916cd43dd8448eb211c80319c", f"{trace:032x}")
 
 
-@pytest.mark.parametrize("fast", [True, False], ids=["orjson", "stdlib"])
-def test_keep_applies_to_lines_either_parser_reads(tmp_path: Path, monkeypatch, fast: bool) -> None:
+@pytest.mark.parametrize("parser", ["msgspec", "orjson", "stdlib"])
+def test_keep_applies_to_lines_either_parser_reads(tmp_path: Path, monkeypatch, parser: str) -> None:
     path = tmp_path / "t.jsonl"
     lines = [_run_line("r1", 1, ESCAPED), _run_line("r2", 2, ESCAPED), _run_line("r1", 3), _run_line("r2", 4)]
     path.write_text("".join(lines))
     with monkeypatch.context() as m:
-        if not fast:
+        if parser != "msgspec":
+            m.setattr(_msgspec, "msgspec", None)
+        if parser == "stdlib":
             m.setattr(_json, "_orjson", None)
         spans = list(read_spans([path], keep=lambda key: key == "r2"))
     assert sorted(s.trace_id for s in spans) == [f"{2:032x}", f"{4:032x}"]
@@ -376,6 +383,7 @@ def test_a_logs_line_left_to_the_strict_parser_is_skipped_as_logs(tmp_path: Path
         with monkeypatch.context() as m:
             if not fast:
                 m.setattr(_json, "_orjson", None)
+                m.setattr(_msgspec, "msgspec", None)
             report = ReadReport()
             assert len(list(read_spans([path], report=report))) == 1
         assert [str(s) for s in report.skipped] == [f"{path}: skipped 1 logs line (not traces)"]

@@ -1,7 +1,11 @@
-"""One run, prepared once for every rule: step keys, parents, completeness, causal order.
+"""One run, prepared once for every rule: step keys, parents, completeness, causal order, and the
+counts the compiled rules read.
 
 The step keys and the happens-before relation come from the offline core (``offline.stepkey``,
-``offline.graph``); this module only indexes them for the checkers.
+``offline.graph``); this module only indexes them for the checkers. :meth:`RunEvidence.tally` walks
+the spans a selector picks once and counts what every rule type asks of them (calls that ran, first
+attempts, retries, blocked and silent tool calls), so that the rules of a contract share one walk per
+step instead of each walking the run again (``RuleType.compile``).
 """
 
 from __future__ import annotations
@@ -10,12 +14,33 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ... import semconv
+from ...semconv import is_tool_span
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
-from ..model import Run, Span
+from ..model import ABSENT, Run, Span, attribute_map
 from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
+
+_BLOCKED = semconv.TOOL_STATUS_BLOCKED
+
+
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What the spans a selector picks hold, counted once (``RunEvidence.tally``). ``matched`` and
+    ``unknown`` are ``RunEvidence.select``'s two lists; the rest count within them."""
+
+    matched: int  # spans that match (blocked calls included)
+    unknown: int  # spans that might match but lack an attribute
+    occurred: int  # matched spans that are no blocked call
+    occurred_unknown: int  # unknown spans that are no blocked call
+    first: int  # occurred spans that are no retry (``agent.retry.number`` above 0)
+    retry_max: int  # the highest integer retry number among the matched spans (-1: none)
+    retry_missing: int  # matched spans without an integer retry number
+    blocked_tools: int  # matched tool calls that were blocked
+    silent_tools: int  # matched tool calls without agent.tool.status
+    unknown_tools: int  # unknown spans that are tool calls
 
 
 @dataclass(frozen=True)
@@ -25,6 +50,7 @@ class RunEvidence:
     by_id: dict[str, Span] = field(init=False)
     by_step: dict[str, list[Span]] = field(init=False)
     _selected: dict[Selector, tuple[list[Span], list[Span]]] = field(init=False)
+    _tallies: dict[Selector | None, Tally] = field(init=False)
     _kinds: dict[str, dict[str, str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -36,6 +62,7 @@ class RunEvidence:
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)
         object.__setattr__(self, "_selected", {})
+        object.__setattr__(self, "_tallies", {})
         object.__setattr__(self, "_kinds", {})
 
     @cached_property
@@ -81,7 +108,15 @@ class RunEvidence:
         """(matching spans, spans that might match but lack an attribute); all spans when None."""
         if selector is None:
             return list(self.run.spans), []
+        matched, unknown = self.selection(selector)
+        return list(matched), list(unknown)
+
+    def selection(self, selector: Selector) -> tuple[list[Span], list[Span]]:
+        """``select``'s two lists as kept for every rule that asks: read them, never change them."""
         cached = self._selected.get(selector)
+        if cached is None and not selector.attributes:  # a step alone: every span of that step matches
+            matched = list(self.run.spans) if selector.step is None else self.by_step.get(selector.step, [])
+            cached = self._selected[selector] = (matched, [])
         if cached is None:  # many rules share a selector; candidates are indexed by step key
             candidates = self.run.spans if selector.step is None else self.by_step.get(selector.step, ())
             matched: list[Span] = []
@@ -93,7 +128,61 @@ class RunEvidence:
                 elif verdict is Match.UNKNOWN:
                     unknown.append(span)
             cached = self._selected[selector] = (matched, unknown)
-        return list(cached[0]), list(cached[1])
+        return cached
+
+    def tally(self, selector: Selector | None) -> Tally:
+        """The counts of :class:`Tally` for the spans ``selector`` picks (all spans when None), walked
+        once per run and selector whichever rules ask."""
+        found = self._tallies.get(selector)
+        if found is None:
+            found = self._tallies[selector] = self._count(selector)
+        return found
+
+    def _count(self, selector: Selector | None) -> Tally:
+        if selector is None:
+            matched: list[Span] | tuple[Span, ...] = self.run.spans
+            unknown: list[Span] = []
+        else:
+            matched, unknown = self.selection(selector)
+        occurred = first = blocked_tools = silent_tools = retry_missing = 0
+        retry_max = -1
+        for span in matched:
+            attributes = attribute_map(span.attributes)
+            status = attributes.get(semconv.TOOL_STATUS, ABSENT)
+            retry = attributes.get(semconv.RETRY_NUMBER)
+            counted = isinstance(retry, int) and not isinstance(retry, bool)  # a boolean counts nothing
+            if counted:
+                if retry > retry_max:
+                    retry_max = retry
+            else:
+                retry_missing += 1
+            if status != _BLOCKED:
+                occurred += 1
+                if not (counted and retry > 0):
+                    first += 1
+            if not span.echo and is_tool_span(attributes):  # Span.is_tool
+                if status == _BLOCKED:
+                    blocked_tools += 1
+                elif status is ABSENT:
+                    silent_tools += 1
+        occurred_unknown = unknown_tools = 0
+        for span in unknown:
+            if span.attributes.get(semconv.TOOL_STATUS) != _BLOCKED:
+                occurred_unknown += 1
+            if span.is_tool:
+                unknown_tools += 1
+        return Tally(
+            len(matched),
+            len(unknown),
+            occurred,
+            occurred_unknown,
+            first,
+            retry_max,
+            retry_missing,
+            blocked_tools,
+            silent_tools,
+            unknown_tools,
+        )
 
     def occurred(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
         """Like ``select``, without blocked calls (``agent.tool.status = blocked``): a call its budget

@@ -62,6 +62,8 @@ class Rule:
     thresholds: Thresholds
     line: int = 0  # 1-based line of the rule in its file (SARIF locations); 0 when unknown
     support: int | None = None
+    compiled: Any = field(default=None, init=False, compare=False, repr=False)
+    """What the evaluator made of the rule once (``evaluate.compiled``); not part of the rule."""
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Pickled with its ``params`` as a plain dict and read-only again when loaded: engines send

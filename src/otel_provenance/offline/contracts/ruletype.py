@@ -28,13 +28,23 @@ class Absence(enum.Enum):
     IRRELEVANT = "irrelevant"  # absence is the point (forbidden) or the rule selects no single step
 
 
+Passes = Callable[[Any], bool]
+"""``passes(evidence)``: true only when the rule's checker would yield nothing on that run."""
+
+
 @dataclass(frozen=True, slots=True)
 class RuleType:
+    """``compile(rule)``, when given, turns a rule into a :data:`Passes` test (or None for a rule it
+    cannot shortcut): the evaluator asks it first and runs the checker only when it is false, so the
+    checker stays the one place findings are written while most runs — those that pass — are decided
+    from counts the evidence shares among all rules (``RunEvidence.tally``)."""
+
     name: str
     checker: Checker
     default_code: str
     absence: Callable[[Rule], Absence]
     validate: Callable[[dict[str, Any], Fail], None] | None = None
+    compile: Callable[[Rule], Passes | None] | None = None
 
 
 def always(absence: Absence) -> Callable[[Rule], Absence]:

@@ -7,10 +7,12 @@ The same answer as :class:`~.source.FileSource` on the same files, computed wher
 2. **index** (one task per partition) — the ``(trace id, agent.run.id)`` links each partition
    mentions. The client joins them into run keys (``runs.RunKeys``): one entry per trace, small
    next to the spans.
-3. **split** (one task per partition) — convert the spans and sort them into buckets by a hash of
-   their run key; each task is sent only the run keys of its own traces.
+3. **split** (one task per partition) — convert the spans and sort them into buckets by run: a
+   run's bucket is that of the last partition that mentions it (#46), so the spans of a run that
+   lies in one partition stay in that partition's bucket and only runs that cross a partition's
+   edge move; each task is sent only the run keys and buckets of its own traces.
 4. **fold** (one task per bucket) — the bucket's pieces from every split, grouped into whole runs
-   (a run's spans all hash to one bucket, whichever files they came from), then ``fold.over``.
+   (a run's spans all go to one bucket, whichever files they came from), then ``fold.over``.
 5. **merge** — a tree of ``fold.merge`` tasks down to one value, gathered by the client.
 
 Memory per worker is bounded by its partitions and buckets (about the partition size each), not by
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import re
 import time
 import uuid
@@ -357,11 +360,8 @@ class DaskSource:
         folded = []
         for b in range(buckets):
             pieces = [self._submit(client, "piece", _piece, s, b) for s in splits]
-            folded.append(
-                self._submit(
-                    client, "fold", _fold_pieces, shared, self.release, self.release_attribute, *pieces
-                )
-            )
+            args = (_fold_pieces, shared, self.release, self.release_attribute, *pieces)
+            folded.append(self._submit(client, "fold", _gc_raised, *args))
         del splits  # the scheduler keeps each split until its pieces have been taken
         return folded
 
@@ -405,13 +405,18 @@ class DaskSource:
         buckets: int,
         extra: dict[int, set[tuple[str, str | None]]],
     ) -> list[Any]:
+        links = [ix.links | extra.get(i, set()) for i, ix in enumerate(indexed)]
+        owner: dict[str, int] = {}  # run -> the bucket of the last partition that mentions it
+        for i, mentioned in enumerate(links):
+            for trace_id, _ in mentioned:
+                owner[keys.run_of(trace_id)] = i % buckets
         futures = []
         for i, (part, ix) in enumerate(zip(parts, indexed, strict=True)):
-            links = ix.links | extra.get(i, set())
-            run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in links}
-            known = frozenset((t, r) for t, r in links if r is not None)
-            args = (part, first_lines[i], ix.units, run_of, known, buckets)
-            futures.append(self._submit(client, "split", split_partition, *args))
+            run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in links[i]}
+            known = frozenset((t, r) for t, r in links[i] if r is not None)
+            owners = {run: owner[run] for run in run_of.values()}
+            args = (part, first_lines[i], ix.units, run_of, known, buckets, owners)
+            futures.append(self._submit(client, "split", _gc_raised, split_partition, *args))
         return futures
 
 
@@ -437,6 +442,18 @@ def _close(client: Any) -> None:
 
 def _same(value: Any) -> Any:
     return value
+
+
+def _gc_raised(function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` with the collector's thresholds raised, as the command line raises them
+    in its own process (``cli._offline_gc``): a split or a fold allocates millions of acyclic
+    objects, and a worker's default thresholds rescan them over and over."""
+    before = gc.get_threshold()
+    gc.set_threshold(50_000, 20, 100)
+    try:
+        return function(*args)
+    finally:
+        gc.set_threshold(*before)
 
 
 def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int, int, Counter[str]] | Failed:

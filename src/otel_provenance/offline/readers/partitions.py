@@ -166,10 +166,12 @@ def split_partition(
     run_of: dict[str, str],
     known: frozenset[tuple[str, str]],
     buckets: int,
+    owners: dict[str, int] | None = None,
 ) -> Split | Failed:
     """The partition's spans by bucket and run key. ``run_of`` maps each trace the index saw here to
-    its run; ``known`` holds the run-id links it saw. A span telling more (a link the byte scan
-    missed) is reported in ``missed``, and the caller redoes this pass with the joined runs."""
+    its run; ``known`` holds the run-id links it saw; ``owners``, when given, the bucket of each of
+    those runs (else a hash of its key). A span telling more (a link the byte scan missed) is
+    reported in ``missed``, and the caller redoes this pass with the joined runs."""
     split = Split()
     try:
         tf = TraceFile(part.source, _LIMITS)
@@ -187,7 +189,8 @@ def split_partition(
                 if key is None or (own is not None and (trace, own) not in known):
                     split.missed.add((trace, own))
                     key = key or own or trace
-                by_run = split.buckets.setdefault(bucket_of(key, buckets), {})
+                bucket = owners.get(key) if owners is not None else None
+                by_run = split.buckets.setdefault(bucket_of(key, buckets) if bucket is None else bucket, {})
                 members = by_run.get(key)
                 if members is None:
                     by_run[key] = [span]

@@ -23,7 +23,7 @@ from ... import semconv
 from ...errors import TraceReadError
 from ..model import Span
 from ..runs import run_value
-from . import _convert, _json, locations, otlp_json, otlp_proto
+from . import _convert, _json, _msgspec, locations, otlp_json, otlp_proto
 from ._compressed import ReadLimits, open_input, position, truncated, zstd_decompress_record
 from ._zstd_frames import ZSTD_MAGIC
 from .report import IncompleteFile, ReadReport, SkippedRecords, check_signals
@@ -239,6 +239,9 @@ class TraceFile:
                 return []
             doc = unit.payload
             if unit.kind == JSON_RAW:
+                decoded = _msgspec.spans(doc, keep)
+                if decoded is not None:
+                    return decoded
                 fast = _json.loads_fast(doc)
                 if fast is not None:
                     unknown = _convert.unknown_values

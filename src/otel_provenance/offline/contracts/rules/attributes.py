@@ -16,10 +16,11 @@ from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
 from ..rational import RATIONAL_PATTERN, exact_number, format_exact, parse_rational
-from ..ruletype import Absence, Fail, RuleType, always
+from ..ruletype import Absence, Fail, Passes, RuleType, always
 from ..selectors import values_equal
 from ..typing import INTEGER, check_value_type, known_type
 
+_JUDGED = 4096  # values a compiled rule keeps judged
 _COMPARE = {
     "<": lambda a, b: a < b,
     "<=": lambda a, b: a <= b,
@@ -69,6 +70,47 @@ def check_allowed_values(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
                 (span_witness(span, **{attr: actual}),),
             )
     yield from _unknowns(label, attr, missing, undecided)
+
+
+def _compile_values(rule: Rule) -> Passes:
+    """Every selected span holds the attribute with a value the rule accepts (any value for
+    ``exists``), nothing undecided. Values repeat from run to run, so each is judged once (bounded);
+    a value is kept with its type, as ``1`` and ``true`` are equal keys to a dict but not to a rule."""
+    attr, selector = rule.params["attribute"], rule.params["select"]
+    if rule.type == "allowed_values":
+        allowed = rule.params["values"]
+        accepts = lambda actual: any(values_equal(actual, v) for v in allowed)  # noqa: E731
+    elif rule.params["op"] == "exists":
+        accepts = lambda actual: True  # noqa: E731
+    else:
+        op, value = rule.params["op"], rule.params.get("value")
+        accepts = lambda actual: _holds(actual, op, value)  # noqa: E731
+    judged: dict[tuple[type, object], bool] = {}
+
+    def passes(ev: RunEvidence) -> bool:
+        matched, undecided = ev.selection(selector)
+        if undecided:
+            return False
+        for span in matched:
+            actual = span.attributes.get(attr, ABSENT)
+            if actual is ABSENT:
+                return False
+            key = (actual.__class__, actual)
+            try:
+                verdict = judged.get(key)
+            except TypeError:  # an unhashable value (a signalling NaN): judged afresh
+                verdict = key = None
+            if verdict is None:
+                verdict = accepts(actual)
+                if key is not None:
+                    if len(judged) >= _JUDGED:
+                        judged.clear()
+                    judged[key] = verdict
+            if not verdict:
+                return False
+        return True
+
+    return passes
 
 
 def _unknowns(label: str, attr: str, missing: list, undecided: list) -> Iterator[Observation]:
@@ -147,8 +189,14 @@ RULE_TYPES = (
         "ATTRIBUTE_CONSTRAINT",
         always(Absence.VACUOUS),
         _validate_constraint,
+        _compile_values,
     ),
     RuleType(
-        "allowed_values", check_allowed_values, "DISALLOWED_VALUE", always(Absence.VACUOUS), _validate_allowed
+        "allowed_values",
+        check_allowed_values,
+        "DISALLOWED_VALUE",
+        always(Absence.VACUOUS),
+        _validate_allowed,
+        _compile_values,
     ),
 )

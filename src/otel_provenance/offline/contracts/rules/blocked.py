@@ -15,7 +15,7 @@ from .... import semconv
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
-from ..ruletype import Absence, RuleType, always
+from ..ruletype import Absence, Passes, RuleType, always
 
 
 def check_blocked_calls(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
@@ -48,4 +48,23 @@ def check_blocked_calls(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
         )
 
 
-RULE_TYPES = (RuleType("blocked_calls", check_blocked_calls, "BLOCKED_CALL", always(Absence.VACUOUS)),)
+def _compile_blocked(rule: Rule) -> Passes:
+    """Blocked calls, with every call that might be one, within the limit, and the run complete."""
+    limit, selector = rule.params["max"], rule.params.get("select")
+
+    def passes(ev: RunEvidence) -> bool:
+        t = ev.tally(selector)
+        return t.blocked_tools + t.silent_tools + t.unknown_tools <= limit and ev.complete
+
+    return passes
+
+
+RULE_TYPES = (
+    RuleType(
+        "blocked_calls",
+        check_blocked_calls,
+        "BLOCKED_CALL",
+        always(Absence.VACUOUS),
+        compile=_compile_blocked,
+    ),
+)

@@ -8,15 +8,16 @@ from typing import Any
 
 from .... import semconv
 from ....budget_law import COUNTED_KINDS, Limits, allowed_on_span, count_arguments, over_budget
-from ...arguments import lost_kinds
+from ...arguments import COUNTERS, lost_kinds
 from ...model import ABSENT, Span
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..rational import exact_number, format_exact
-from ..ruletype import Absence, Fail, RuleType, always
+from ..ruletype import Absence, Fail, Passes, RuleType, always
 
 _DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
+_DECIDED = 4096  # cases a compiled provenance rule keeps decided
 
 
 def check_retry_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
@@ -49,6 +50,24 @@ def check_retry_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
             f"cannot tell whether {len(undecided)} span(s) are {rule.params['select'].describe()}.",
             spans_witnesses(undecided),
         )
+
+
+def _compile_retries(rule: Rule) -> Passes | None:
+    """A step's retries within the limit, every retry number known, nothing undecided (one step:
+    a selector without a step groups its spans by step, which the tally does not)."""
+    selector, limit = rule.params["select"], rule.params["max_retries"]
+    if selector.step is None:
+        return None
+
+    def passes(ev: RunEvidence) -> bool:
+        t = ev.tally(selector)
+        return (
+            not t.unknown
+            and not t.retry_missing
+            and (not t.matched or max(t.matched - 1, t.retry_max) <= limit)
+        )
+
+    return passes
 
 
 def _is_count(value: object) -> bool:
@@ -167,13 +186,64 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observatio
         )
 
 
+def _compile_provenance(rule: Rule) -> Passes:
+    """Every selected call within the budget, nothing undecided. A call's verdict depends only on its
+    argument kinds, the names its span allowed and its counters, so it is decided once per such case
+    and kept (bounded)."""
+    law = Limits(
+        rule.params.get("max_assumed"), rule.params.get("max_invented"), rule.params.get("max_untrusted")
+    )
+    rule_allow: frozenset[str] | None = frozenset(rule.params["allow"]) if "allow" in rule.params else None
+    selector = rule.params["select"]
+    decided: dict[tuple, bool] = {}
+
+    def within(span: Span, kinds: dict[str, str]) -> bool:
+        attributes = span.attributes
+        vetted = allowed_on_span(attributes)
+        counters = tuple(_count(attributes.get(key)) for _, key in COUNTERS)
+        key = (tuple(kinds.items()), vetted, counters)
+        verdict = decided.get(key)
+        if verdict is None:
+            if lost_kinds(span, kinds.values()) is not None:
+                verdict = False  # a count over the names kept: the checker words it
+            else:
+                allow = rule_allow if rule_allow is not None else vetted
+                verdict = not over_budget(count_arguments(kinds.items(), allow, vetted=vetted), law)
+            if len(decided) >= _DECIDED:
+                decided.clear()
+            decided[key] = verdict
+        return verdict
+
+    def passes(ev: RunEvidence) -> bool:
+        matched, undecided = ev.selection(selector)
+        if undecided:
+            return False
+        for span in matched:
+            kinds = ev.argument_kinds(span)
+            if kinds is None or not within(span, kinds):
+                return False
+        return True
+
+    return passes
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _validate_numeric(params: dict[str, Any], fail: Fail) -> None:
     if "attribute" in params and "duration" in params:
         raise fail("duration", "use either attribute or duration, not both")
 
 
 RULE_TYPES = (
-    RuleType("retry_budgets", check_retry_budgets, "RETRY_BUDGET_EXCEEDED", always(Absence.VACUOUS)),
+    RuleType(
+        "retry_budgets",
+        check_retry_budgets,
+        "RETRY_BUDGET_EXCEEDED",
+        always(Absence.VACUOUS),
+        compile=_compile_retries,
+    ),
     RuleType(
         "numeric_budgets",
         check_numeric_budgets,
@@ -181,5 +251,11 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         _validate_numeric,
     ),
-    RuleType("provenance_budgets", check_provenance_budgets, "UNSOURCED_ARGUMENTS", always(Absence.VACUOUS)),
+    RuleType(
+        "provenance_budgets",
+        check_provenance_budgets,
+        "UNSOURCED_ARGUMENTS",
+        always(Absence.VACUOUS),
+        compile=_compile_provenance,
+    ),
 )

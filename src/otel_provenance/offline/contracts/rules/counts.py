@@ -20,7 +20,7 @@ from typing import Any
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
-from ..ruletype import Absence, Fail, RuleType, always
+from ..ruletype import Absence, Fail, Passes, RuleType, always
 
 
 def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
@@ -38,6 +38,27 @@ def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
         yield from _bounds(rule, ev, low=rule.params.get("min", 0), high=rule.params.get("max"))
 
 
+def _compile_bounds(rule: Rule) -> Passes:
+    """The pass test of :func:`_bounds` for each of the three types, from the shared tally: the count
+    is within its bounds for every possibility the evidence leaves open."""
+    selector, params = rule.params["select"], rule.params
+    if rule.type == "forbidden_spans":
+        return lambda ev: ev.complete and not (t := ev.tally(selector)).matched and not t.unknown
+    if rule.type == "required_spans":
+        low = params.get("min", 1)
+        return lambda ev: ev.tally(selector).first >= low
+    low = params.get("exact", params.get("min", 0))
+    high = params.get("exact", params.get("max"))
+    if high is None:
+        return lambda ev: ev.tally(selector).occurred >= low
+
+    def passes(ev: RunEvidence) -> bool:
+        t = ev.tally(selector)
+        return low <= t.occurred and t.occurred + t.occurred_unknown <= high and ev.complete
+
+    return passes
+
+
 def has_minimum(rule: Rule) -> bool:
     return bool(rule.params.get("min") or rule.params.get("exact"))
 
@@ -50,14 +71,27 @@ def _validate_cardinality(params: dict[str, Any], fail: Fail) -> None:
 
 
 RULE_TYPES = (
-    RuleType("required_spans", check_required_spans, "MISSING_PREREQUISITE", always(Absence.JUDGED)),
-    RuleType("forbidden_spans", check_forbidden_spans, "FORBIDDEN_STEP", always(Absence.IRRELEVANT)),
+    RuleType(
+        "required_spans",
+        check_required_spans,
+        "MISSING_PREREQUISITE",
+        always(Absence.JUDGED),
+        compile=_compile_bounds,
+    ),
+    RuleType(
+        "forbidden_spans",
+        check_forbidden_spans,
+        "FORBIDDEN_STEP",
+        always(Absence.IRRELEVANT),
+        compile=_compile_bounds,
+    ),
     RuleType(
         "cardinality",
         check_cardinality,
         "UNEXPECTED_STEP_COUNT",
         lambda rule: Absence.JUDGED if has_minimum(rule) else Absence.VACUOUS,
         _validate_cardinality,
+        _compile_bounds,
     ),
 )
 

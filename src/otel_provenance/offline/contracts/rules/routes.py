@@ -11,7 +11,7 @@ from ..evidence import RunEvidence
 from ..model import RouteFamily, Rule
 from ..outcomes import Observation, Unknown, Violation
 from ..rational import ratio_at_least
-from ..ruletype import Absence, Fail, RuleType, always
+from ..ruletype import Absence, Fail, Passes, RuleType, always
 from ..similarity import RouteShape, more_similar, route_shape, weighted_jaccard
 
 
@@ -61,6 +61,12 @@ def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     )
 
 
+def _compile_routes(rule: Rule) -> Passes:
+    """The run's fingerprint is an approved family's."""
+    approved = frozenset(p for f in rule.params["families"] if f.status == "approved" for p in f.fingerprints)
+    return lambda ev: fingerprint(ev.run) in approved
+
+
 def _fraction(value: Fraction) -> str:
     """Similarities as fractions, both sides alike ("4/7 … requires 4/5"), as the contract writes them."""
     return str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
@@ -78,6 +84,11 @@ def _validate(params: dict[str, Any], fail: Fail) -> None:
 
 RULE_TYPES = (
     RuleType(
-        "approved_routes", check_approved_routes, "UNAPPROVED_ROUTE", always(Absence.IRRELEVANT), _validate
+        "approved_routes",
+        check_approved_routes,
+        "UNAPPROVED_ROUTE",
+        always(Absence.IRRELEVANT),
+        _validate,
+        _compile_routes,
     ),
 )

@@ -1,0 +1,149 @@
+"""#46: the msgspec fast path reads a line exactly as the strict reader does, or leaves it to it.
+
+``_msgspec.spans(line)`` must be the strict reader's spans (``_json.loads`` then
+``otlp_json.spans_from_request``) — or None, and never a result where the strict reader raises. The
+property generates requests whose attribute values are of every type, empty, with two type members or
+a duplicate member, whose ids and times are written every way the reader accepts, with events and
+with snake_case names, and compares the two readers on each. The reader itself takes the fast path
+on what the official SDK's exporter writes (a spy counts the decodes).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from offline_helpers import reference_runs, write_jsonl
+from otel_provenance.offline.readers import _convert, _json, _msgspec, otlp_json, read_spans
+
+values = st.one_of(
+    st.text(max_size=4).map(lambda t: {"stringValue": t}),
+    st.text(max_size=4).map(lambda t: {"stringValue": t}),
+    st.integers(0, 99).map(lambda n: {"intValue": str(n)}),
+    st.integers(-(2**64), 2**64).map(lambda n: {"intValue": str(n)}),
+    st.integers(-5, 5).map(lambda n: {"intValue": n}),
+    st.sampled_from(["007", "", "1e3", " 1", "-0"]).map(lambda t: {"intValue": t}),
+    st.booleans().map(lambda b: {"boolValue": b}),
+    st.sampled_from([1.5, 2, "NaN", "-Infinity", "x"]).map(lambda d: {"doubleValue": d}),
+    st.lists(st.sampled_from([{"stringValue": "a"}, {"intValue": "1"}, {}]), max_size=2).map(
+        lambda vs: {"arrayValue": {"values": vs}}
+    ),
+    st.just({"kvlistValue": {"values": [{"key": "k", "value": {"stringValue": "v"}}]}}),
+    st.just({"bytesValue": "aGk="}),
+    st.just({"stringValueStrindex": 1}),
+    st.just({}),
+    st.just(None),
+)
+odd_values = st.sampled_from([{"stringValue": "a", "intValue": "1"}, {"intValue": "1", "boolValue": True}])
+keys = st.sampled_from(["a", "b", "agent.run.id", "gen_ai.operation.name"])
+attribute = st.builds(
+    lambda k, v: {"key": k} if v is None else {"key": k, "value": v},
+    keys,
+    st.one_of(values, values, values, odd_values),  # now and then two type members in one value
+)
+
+
+def mostly(usual: object, *others: object) -> st.SearchStrategy:
+    """``usual`` nine times in ten, else one of ``others``: most generated lines are valid."""
+    return st.sampled_from([usual] * 9 * len(others) + list(others))
+
+
+ids = mostly("b7ad6b7169203331", "B7AD6B7169203331", "t61raWkgMzE=", "0000000000000000", "xyz", None)
+parents = mostly("00f067aa0ba902b7", None, "", "00F067AA0BA902B7", "0000000000000000")
+times = mostly("1", 2, "18446744073709551615", "18446744073709551616", "-1", "1.5")
+span = st.fixed_dictionaries(
+    {
+        "traceId": st.sampled_from(["0af7651916cd43dd8448eb211c80319c", "0AF7651916CD43DD8448EB211C80319C"]),
+        "spanId": ids,
+        "parentSpanId": parents,
+        "name": st.sampled_from(["s", "execute_tool x"]),
+        "kind": mostly(1, 3, 9, "SPAN_KIND_SERVER", "x"),
+        "startTimeUnixNano": times,
+        "endTimeUnixNano": times,
+        "attributes": st.lists(attribute, max_size=4),
+        "status": mostly({}, {"code": 2, "message": "m"}, {"code": "STATUS_CODE_OK"}, {"code": 7}),
+    },
+    optional={
+        "events": st.just([{"name": "e", "timeUnixNano": "1", "attributes": [{"key": "k", "value": {}}]}]),
+        "flags": st.just(256),
+    },
+).map(lambda sp: {k: v for k, v in sp.items() if v is not None})
+
+
+def _line(spans: list[dict], snake: bool, duplicate: bool) -> bytes:
+    text = json.dumps(
+        {
+            "resourceSpans": [
+                {
+                    "resource": {"attributes": [{"key": "service.version", "value": {"stringValue": "v1"}}]},
+                    "scopeSpans": [{"scope": {"name": "x"}, "spans": spans}],
+                }
+            ]
+        },
+        separators=(",", ":"),
+    )
+    if snake:
+        text = text.replace('"traceId"', '"trace_id"', 1)
+    if duplicate:
+        text = text.replace('"name":"s"', '"name":"s","name":"t"', 1)
+    return text.encode()
+
+
+def _strict(raw: bytes):
+    try:
+        return repr(otlp_json.spans_from_request(_json.loads(raw)))
+    except _convert._Bad:
+        return "error"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(span, min_size=1, max_size=3), mostly(False, True), mostly(False, True))
+def test_the_fast_path_is_the_strict_reader_or_none(spans, snake: bool, duplicate: bool) -> None:
+    raw = _line(spans, snake, duplicate)
+    unknown = _convert.unknown_values
+    strict = _strict(raw)
+    _convert.unknown_values = unknown
+    fast = _msgspec.spans(raw)
+    if fast is None:
+        assert _convert.unknown_values == unknown  # left for the strict reader to count
+        return
+    assert strict != "error"  # never a result where the strict reader refuses the line
+    assert repr(fast) == strict
+
+
+def test_sdk_written_lines_take_the_fast_path(tmp_path: Path, monkeypatch) -> None:
+    approved, _ = reference_runs()
+    path = write_jsonl(approved, tmp_path / "t.jsonl", batch=3)
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert all(_msgspec.spans(line) is not None for line in lines)
+    decoded: list[bytes] = []
+    real = _msgspec._DECODE
+    monkeypatch.setattr(_msgspec, "_DECODE", lambda raw: decoded.append(raw) or real(raw))
+    assert len(list(read_spans([path]))) == len(approved)
+    assert decoded == lines
+
+
+@pytest.mark.parametrize(
+    "attribute",
+    [
+        '{"key":"a","value":{"stringValue":"x","stringValue":"y"}}',
+        '{"key":"a","value":{"stringValue":"x","intValue":"1"}}',
+        '{"key":"a","key":"b","value":{"stringValue":"x"}}',
+        '{"key":"a","value":{"arrayValue":{"values":[{"stringValue":"x","boolValue":true}]}}}',
+        '{"key":"a","value":{"arrayValue":{"values":[{}]}}}',
+    ],
+)
+def test_what_only_the_strict_reader_can_word_is_left_to_it(attribute: str) -> None:
+    raw = _line([{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331"}], False, False)
+    raw = raw.replace(
+        b'"spanId":"b7ad6b7169203331"',
+        b'"spanId":"b7ad6b7169203331","attributes":[' + attribute.encode() + b"]",
+    )
+    msgspec.json.decode(raw)  # valid JSON
+    assert _msgspec.spans(raw) is None
+    assert _strict(raw) == "error"
