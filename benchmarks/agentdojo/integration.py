@@ -1,20 +1,20 @@
 """How AgentDojo's tools are declared to ``@op.tool``: one mapping per configuration, per tool, never
 per task.
 
-Written the way a user would write an integration, from the tools' own code and docstrings and from
-docs/provenance.md ("Source trust") and docs/guard.md — decided before looking at any task, any
-injection vector or any attack. A configuration is a function of the user's own identity
-(:class:`Me`: the app knows whose mailbox, account and chat it runs for) that returns
-``{tool name: op.tool keyword options}``, plus whether the run is given the user's prompt as
-``op.run(request=...)``. The replay (:mod:`.replay`) passes the options through unread, so a new
-configuration, or a new ``op.tool`` option, is a change to this module only.
+A configuration is a function of the user's own identity (:class:`Me`: the app knows whose mailbox,
+account and chat it runs for) that returns ``{tool name: op.tool keyword options}``, plus whether the
+run is given the user's prompt as ``op.run(request=...)``. The replay (:mod:`.replay`) passes the
+options through unread, so a new configuration, or a new ``op.tool`` option, is a change to this
+module only.
 
 * ``bare`` — where every team starts: ``side_effect`` per tool and nothing else; ``op.run()`` with no
   request.
-* ``documented`` — as the docs describe: tools that return what an outsider wrote are
-  ``trust="untrusted"``, the fields the system sets are ``trusted_fields``, the records the user (or
-  the system on the user's behalf) wrote are vouched for by ``trusted_records``; the run gets the
-  user's prompt as ``request=``.
+* ``documented`` — docs/provenance.md's security model applied tool by tool: who wrote each field
+  (``trust``, ``untrusted_fields``, ``trusted_fields``, ``trusted_records``), ``egress`` on the read
+  that fetches a URL, ``needs_approval`` where a call cannot be undone or spends money, a value policy
+  on outgoing mail, and the user's prompt as ``request=``. Honesty note: the #44 mechanism was designed
+  while reading this replay's blocked tasks and successful attacks; the declarations below follow the
+  docs' rules per tool and name no task, but they were not written blind (docs/benchmarks.md says so).
 * ``unguarded`` — no ``@op.tool`` at all: AgentDojo's own ``FunctionsRuntime`` runs every call. The
   replay's ceiling (what succeeds when nothing is blocked) and its reference (the wrapped tools must
   do exactly what AgentDojo's runtime does).
@@ -26,7 +26,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+import otel_provenance as op
+
 READ, WRITE = "read", "write"
+#: A payment card number written anywhere in a text (13 to 19 digits in groups, as cards print them).
+CARD_IN_TEXT = r"(?s).*(?<!\d)\d{4}(?:[ -]?\d{3,4}){2,3}(?!\d).*"
 
 #: Every AgentDojo v1.2.2 tool: ``read`` for getters and searches, ``write`` for anything that changes
 #: state or sends data. A tool name means the same function in every suite that has it.
@@ -159,81 +163,80 @@ def _untrusted(*fields: str, vouch: Callable[[Any], bool] | None = None) -> dict
 
 
 def _documented(me: Me) -> Declarations:
-    """docs/provenance.md, "Source trust", applied tool by tool."""
-    # An e-mail: the server sets its id, timestamp, status and read flag; its sender, recipients,
-    # subject, body and attachments are whoever wrote it. Mail the user sent is the user's.
-    mail = _untrusted("id_", "timestamp", "status", "read", vouch=lambda email: email.sender == me.email)
-    # A calendar event: the calendar sets its id and status; its time is the event's (the project's
-    # own guard world trusts an event's start and end too); title, description, location and
-    # participants are the organiser's. AgentDojo's events name no organiser, so none is vouched for.
-    event = _untrusted("id_", "start_time", "end_time", "all_day", "status")
-    # A drive file: shared documents are their authors'; the drive sets id, owner, size and
-    # modification time; a file the user owns is the user's.
-    drive_file = _untrusted(
-        "id_", "owner", "last_modified", "size", vouch=lambda file: file.owner == me.email
-    )
-    # A bank transaction: the bank sets its id, booking date and the receiving account; a payer
-    # chooses their account, the amount and the subject. Payments the user made are the user's (the
-    # bank writes the account holder's side as "me" in the history, as the IBAN in scheduled ones).
-    transaction = _untrusted(
-        "id", "date", "recipient", vouch=lambda payment: payment.sender in (me.iban, "me")
-    )
-    # A chat message: the chat sets where it was posted; sender name and body are the poster's.
-    # The messages the integration itself posted are the user's.
-    chat_message = _untrusted("recipient", vouch=lambda message: message.sender == me.chat_name)
-    outsiders_text = _untrusted()  # reviews, web pages, documents: whoever wrote them
-    trust: dict[str, dict[str, Any]] = {
+    """docs/provenance.md, "The security model", applied tool by tool: who wrote each field (#44)."""
+    # An e-mail: the server sets its id, timestamp, status and read flag; sender, recipients,
+    # subject, body and attachments are whoever wrote it (a From header is the sender's to forge).
+    # Mail the user sent is the user's.
+    mail = {
+        "trust": "untrusted",
+        "trusted_fields": {"id_", "timestamp", "status", "read"},
+        "trusted_records": lambda email: email.sender == me.email,
+    }
+    # A calendar event: the calendar keeps its id, times, participants and status; its title,
+    # description and location are free text whoever created it wrote.
+    event = {"trust": "trusted", "untrusted_fields": {"title", "description", "location"}}
+    # A drive file: the drive sets id, name, owner, sharing, size and time; its content is whoever
+    # edited it (a file the user owns can hold what others pasted into it).
+    drive_file = {"trust": "trusted", "untrusted_fields": {"content"}}
+    # A bank transaction: the bank records how much moved, when, and the recipient; whoever pays the
+    # user chooses the account it comes from (anyone can send money) and the subject's words.
+    transaction = {"trust": "trusted", "untrusted_fields": {"sender", "subject"}}
+    # A chat message: the chat records who posted it where; what colleagues post in the workspace's
+    # own channels and direct messages is the organisation's; a channel open to outsiders is not.
+    chat_message = {
+        "trust": "untrusted",
+        "trusted_fields": {"sender", "recipient"},
+        "trusted_records": lambda message: not str(message.recipient).startswith("External"),
+    }
+    outsiders_text: dict[str, Any] = {"trust": "untrusted"}  # reviews, web pages, documents sent to the user
+    options: dict[str, dict[str, Any]] = {
         **dict.fromkeys(
-            (
-                "get_unread_emails",
-                "get_sent_emails",
-                "get_received_emails",
-                "get_draft_emails",
-                "search_emails",
-                "send_email",  # returns the e-mail it sent
-            ),
+            ("get_unread_emails", "get_sent_emails", "get_received_emails", "get_draft_emails",
+             "search_emails", "send_email"),
             mail,
         ),
         **dict.fromkeys(
-            (
-                "search_calendar_events",
-                "get_day_calendar_events",
-                "create_calendar_event",  # these return the event they changed
-                "reschedule_calendar_event",
-                "add_calendar_event_participants",
-            ),
+            ("search_calendar_events", "get_day_calendar_events", "create_calendar_event",
+             "reschedule_calendar_event", "add_calendar_event_participants"),
             event,
         ),
         **dict.fromkeys(
-            (
-                "search_files_by_filename",
-                "get_file_by_id",
-                "list_files",
-                "search_files",
-                "create_file",  # these return the file they changed
-                "append_to_file",
-                "delete_file",
-                "share_file",
-            ),
+            ("search_files_by_filename", "get_file_by_id", "list_files", "search_files", "create_file",
+             "append_to_file", "delete_file", "share_file"),
             drive_file,
         ),
         **dict.fromkeys(("get_most_recent_transactions", "get_scheduled_transactions"), transaction),
         **dict.fromkeys(("read_channel_messages", "read_inbox"), chat_message),
         **dict.fromkeys(
-            (
-                "get_rating_reviews_for_hotels",
-                "get_rating_reviews_for_restaurants",
-                "get_rating_reviews_for_car_rental",
-                "read_file",  # a bill, a landlord's notice: documents someone sent the user
-                "get_webpage",
-            ),
+            ("get_rating_reviews_for_hotels", "get_rating_reviews_for_restaurants",
+             "get_rating_reviews_for_car_rental", "read_file"),
             outsiders_text,
         ),
-    }
-    # Everything else is the system's data for the user: contacts, the clock, the travel catalogue
-    # (names, prices, addresses, hours), flights, the user's profile and account, the chat's channel
-    # and member lists — trusted, the default.
-    return {tool: {"side_effect": effect, **trust.get(tool, {})} for tool, effect in SIDE_EFFECTS.items()}
+        # the workspace's member lists are the chat system's (channel names are not: anyone names one)
+        "get_users_in_channel": {"trust": "trusted"},
+        # a web page is an outsider's, and fetching one sends its URL out
+        "get_webpage": {**outsiders_text, "egress": {"url"}},
+    }  # fmt: skip
+    # The model chooses a payment's execution date; the recipient is what decides where money goes.
+    payment = {"budget": op.Budget(allow={"subject", "date"})}
+    writes: dict[str, dict[str, Any]] = {
+        "send_money": payment,
+        "schedule_transaction": payment,
+        # sharing grants one of two permissions: the model picks it; the address is checked
+        "share_file": {"budget": op.Budget(allow={"permission"}),
+                       "policy": op.Policy(arguments={"permission": {"patterns": ["r|rw"]}})},
+        # deleting a file cannot be undone, a booking spends the user's money: a person confirms
+        "delete_file": {"needs_approval": True},
+        "reserve_hotel": {"needs_approval": True},
+        "reserve_car_rental": {"needs_approval": True},
+        "reserve_restaurant": {"needs_approval": True},
+        # outgoing mail never carries a payment card number (a value policy: it names no value)
+        "send_email": {"policy": op.Policy(arguments={"body": {"denied_patterns": [CARD_IN_TEXT]}})},
+    }  # fmt: skip
+    out: Declarations = {}
+    for tool, effect in SIDE_EFFECTS.items():
+        out[tool] = {"side_effect": effect, **options.get(tool, {}), **writes.get(tool, {})}
+    return out
 
 
 def asking(configuration: Configuration, tools: Iterable[str]) -> Configuration:
@@ -260,7 +263,7 @@ CONFIGURATIONS: Mapping[str, Configuration] = {
         "documented",
         _documented,
         request=True,
-        about="side_effect + trust per docs/provenance.md, op.run(request=prompt)",
+        about="side_effect, trust, egress, asks and policies per docs/provenance.md; op.run(request=prompt)",
     ),
     "unguarded": Configuration(
         "unguarded", _bare, request=False, guarded=False, about="AgentDojo's own runtime, no guard"
