@@ -52,6 +52,12 @@ def _identifiers(value: Any) -> Any:
     return DROP
 
 
+def _reasons(value: Any) -> Any:
+    """A decision's reasons: rule names and argument names joined by commas — one printable line, no
+    value (``max_assumed, contract:refund-once``), longer than an identifier when many objected."""
+    return value if isinstance(value, str) and 0 < len(value) <= 4096 and value.isprintable() else DROP
+
+
 def _number(value: Any) -> Any:
     return value if isinstance(value, int | float) and not isinstance(value, bool) else DROP
 
@@ -75,7 +81,7 @@ def _origin(value: Any) -> Any:
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
 
-ID, IDS, NUMBER, FLAG, ORIGIN = _identifier, _identifiers, _number, _flag, _origin
+ID, IDS, NUMBER, FLAG, ORIGIN, REASONS = _identifier, _identifiers, _number, _flag, _origin, _reasons
 Rule = Callable[[Any], Any]
 
 #: GenAI conventions: identity, request parameters that are numbers, usage, status. The first block
@@ -137,6 +143,18 @@ GENAI_KEYS: Final[Mapping[str, Rule]] = {
         for modality in ("text", "image", "audio")
         for count in ("input_tokens", "output_tokens", "cache_read.input_tokens")
     },
+    # the GenAI security conventions' decision (proposal names, status Development): what this
+    # package's guard writes on a tool span and in its ``gen_ai.security.finding`` events — rule and
+    # argument names, never a value (#45: the decision survives every stripping mode)
+    "gen_ai.security.decision.type": ID,
+    "gen_ai.security.decision.reason": REASONS,
+    "gen_ai.security.target.type": ID,
+    "gen_ai.security.target.id": ID,
+    "gen_ai.security.policy.id": ID,
+    "gen_ai.security.risk.category": ID,
+    "gen_ai.security.risk.severity": ID,
+    "gen_ai.security.risk.metadata": IDS,
+    "gen_ai.guardian.name": ID,
     # the span-kind markers of OpenInference and OpenLLMetry (enumerations)
     "openinference.span.kind": ID,
     "traceloop.span.kind": ID,
