@@ -158,7 +158,9 @@ def test_an_ask_is_approved_for_the_users_call_and_refused_for_the_injections(in
                     # the tool asked as told, or the budget asked about a delegated value (#44)
                     reasons = call["asked"]
                     assert ("needs_approval:send_money" in reasons) == (call["tool"] == "send_money")
-                    assert all(r == "needs_approval:send_money" or r.startswith("delegated:") for r in reasons)
+                    assert all(
+                        r == "needs_approval:send_money" or r.startswith("delegated:") for r in reasons
+                    )
                     (approved if call["approval"] == "approved" else denied).append(call)
         # the summary counts what the records say
         stopped = [

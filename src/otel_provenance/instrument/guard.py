@@ -42,6 +42,8 @@ from ..errors import ConfigurationError, ContractError
 from ..offline.contracts.dsl import load_contract
 from ..offline.contracts.evidence import RunEvidence
 from ..offline.contracts.model import Contract, Rule
+from ..offline.contracts.rules import REGISTRY
+from ..offline.contracts.ruletype import AtCall
 from ..offline.contracts.selectors import Selector
 from ..offline.evaluate import evaluate_rule, evaluate_safely
 from ..offline.model import Attributes, Run, Span, Status, StatusCode
@@ -49,23 +51,12 @@ from ..offline.outcome import Outcome
 from .decision import Objection
 from .policy import policies_from_contract, policy_objections
 
-#: Rule types a prefix of a run can break for good (after any view :func:`_at_call` takes of them).
-AT_CALL = frozenset(
-    {
-        "forbidden_spans",
-        "cardinality",
-        "retry_budgets",
-        "forbidden_paths",
-        "provenance_budgets",
-        "numeric_budgets",
-        "allowed_values",
-        "attribute_constraints",
-    }
-)
-_ATTRIBUTE_RULES = frozenset({"allowed_values", "attribute_constraints"})
-#: Judged offline only: an approved route is drawn over every span of the trace — the services' own,
-#: the model calls — and the guard sees the run's tool calls alone.
-OFFLINE_ONLY = frozenset({"approved_routes"})
+#: Rule types a prefix of a run can break for good (after any view :func:`_at_call` takes of them),
+#: what each reads, and which are judged offline only — all declared once, on the rule type
+#: (``RuleType.at_call``, ``RuleType.reads_attributes``; ``tests/instrument/test_guard_rule_types.py``).
+AT_CALL = frozenset(name for name, t in REGISTRY.items() if t.at_call in (AtCall.STEP, AtCall.RUN))
+_ATTRIBUTE_RULES = frozenset(name for name, t in REGISTRY.items() if t.reads_attributes)
+OFFLINE_ONLY = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.OFFLINE)
 #: Attributes every call carries when it starts (the rest — status, error type — are set after it).
 CALL_TIME_ATTRIBUTES = frozenset(
     {
@@ -84,16 +75,7 @@ CALL_TIME_ATTRIBUTES = frozenset(
 #: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
 #: evaluator on the whole run): the calls of the same step — a count, or a per-span rule (which reads
 #: the call alone); or the whole run so far — a path.
-_SCOPE_STEP = frozenset(
-    {
-        "forbidden_spans",
-        "cardinality",
-        "retry_budgets",
-        "provenance_budgets",
-        "allowed_values",
-        "attribute_constraints",
-    }
-)
+_SCOPE_STEP = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.STEP)
 _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
 _RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
