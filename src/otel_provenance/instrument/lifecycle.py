@@ -385,6 +385,8 @@ class ToolCall:
 
     def _record_metrics(self, status: str, error_type: str | None) -> None:
         """The call's counters and duration (:mod:`.metrics`); a no-op without a MeterProvider."""
+        if not _metrics.recording():
+            return
         classification = self.classification
         _metrics.record_tool_call(
             self.spec.name,
@@ -402,7 +404,6 @@ class ToolCall:
         )
 
 
-#: ``gen_ai.security.risk.category`` of an objection, by its rule (the part before the first ``:``).
 def _asked_sources(classification: Classification | None, asks: tuple[str, ...]) -> dict[str, str]:
     """For each argument a person is asked about (``delegated:<name>``): where its value came from,
     as ``<tool> <field>`` — shown beside the value, never exported."""
@@ -430,6 +431,7 @@ def _directed(classification: Classification, ledger: Ledger | None) -> bool:
     )
 
 
+#: ``gen_ai.security.risk.category`` of an objection, by its rule (the part before the first ``:``).
 _RISK = {
     "max_untrusted": "prompt_injection",
     "egress": "sensitive_information_disclosure",

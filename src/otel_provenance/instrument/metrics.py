@@ -233,6 +233,18 @@ def _get() -> _Instruments:
     return instruments
 
 
+_NO_PROVIDER = frozenset({"_ProxyMeterProvider", "NoOpMeterProvider"})
+
+
+def recording() -> bool:
+    """Whether a measurement goes anywhere: a provider was given (:func:`use_meter_provider`) or set
+    globally. The API's proxy drops measurements until one is set, so skipping them before is the
+    same — and spares each call the work of its attributes (#45)."""
+    if _provider is not None:
+        return True
+    return type(metrics.get_meter_provider()).__name__ not in _NO_PROVIDER
+
+
 def _tool_label(name: str) -> str:
     return _name_label(name, _tool_names, MAX_TOOL_NAMES) or OTHER_TOOL
 

@@ -38,6 +38,7 @@ from .span_transforms import (
     SpanTransform,
     add_attributes,
     content_transforms,
+    holds_only_its_own,
     transform_span,
 )
 
@@ -178,9 +179,8 @@ class ProvenanceSpanProcessor(SpanProcessor):
         self._options = wrapper_options(wrapper, options)
         self._guard = _LeakGuard()
         self._classifier = None
-        transforms: tuple[SpanTransform, ...] = content_transforms(
-            self._options, SharedObjectCleaner(self._options)
-        )
+        self._shared = SharedObjectCleaner(self._options)
+        transforms: tuple[SpanTransform, ...] = content_transforms(self._options, self._shared)
         if classify_foreign_tools:
             from .thirdparty import ForeignToolClassifier
 
@@ -210,7 +210,10 @@ class ProvenanceSpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            clean = transform_span(span, self._transforms)
+            if holds_only_its_own(span, self._options) and self._shared.unchanged(span):
+                clean = span  # a tool span of ours with only what we set: nothing to walk (#45)
+            else:
+                clean = transform_span(span, self._transforms)
         except Exception as error:
             reraise_own_bug_under_pytest(error)
             self._log("stripping a span (the span was dropped, not exported)", error)

@@ -195,6 +195,11 @@ class StripOptions:
         set_(self, "_genai", genai)
 
     @property
+    def custom_forbidden(self) -> bool:
+        """Whether the user forbade names of their own (``keys``, ``prefixes``, ``patterns``)."""
+        return bool(self.keys or self.prefixes or self.patterns)
+
+    @property
     def allowlist(self) -> bool:
         return self.mode == "allowlist"
 

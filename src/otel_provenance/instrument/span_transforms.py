@@ -299,6 +299,12 @@ class SharedObjectCleaner:
         self._resources[id(resource)] = (resource, clean)
         return clean
 
+    def unchanged(self, span: ReadableSpan) -> bool:
+        """Whether the span's Resource and scope hold nothing to remove (each checked once, cached)."""
+        return self.resource(span.resource) is span.resource and self.scope(span.instrumentation_scope) is (
+            span.instrumentation_scope
+        )
+
     def scope(self, scope: InstrumentationScope | None) -> InstrumentationScope | None:
         if scope is None:
             return None
@@ -313,6 +319,71 @@ class SharedObjectCleaner:
             self._scopes.clear()
         self._scopes[id(scope)] = (scope, clean)
         return clean
+
+
+#: The scope of the spans this package makes (``toolspec._SCOPE``, ``runscope``).
+OWN_SCOPE = "otel_provenance"
+#: Keys of this package's own spans besides its ``agent.*`` vocabulary: identifiers and its decision.
+OWN_KEYS = frozenset(
+    {
+        semconv.GEN_AI_OPERATION_NAME,
+        semconv.GEN_AI_TOOL_NAME,
+        semconv.GEN_AI_TOOL_CALL_ID,
+        semconv.GEN_AI_TOOL_TYPE,
+        semconv.GEN_AI_AGENT_NAME,
+        semconv.ERROR_TYPE,
+        semconv.SECURITY_DECISION_TYPE,
+        semconv.SECURITY_DECISION_REASON,
+        semconv.SECURITY_TARGET_TYPE,
+        semconv.SECURITY_TARGET_ID,
+        semconv.SECURITY_POLICY_ID,
+        semconv.GUARDIAN_NAME,
+    }
+)
+_OWN_EVENT_KEYS = {
+    semconv.SECURITY_FINDING_EVENT: frozenset(
+        {
+            semconv.SECURITY_RISK_CATEGORY,
+            semconv.SECURITY_RISK_SEVERITY,
+            semconv.SECURITY_POLICY_ID,
+            semconv.SECURITY_RISK_METADATA,
+        }
+    ),
+    EXCEPTION_EVENT: frozenset({EXCEPTION_TYPE}),
+}
+
+
+_KNOWN_OWN: set[str] = set(OWN_KEYS)  # own keys seen, each no longer than _KNOWN_LENGTH
+_KNOWN_LENGTH = 256  # the default StripOptions.max_key_length
+
+
+def holds_only_its_own(span: ReadableSpan, options: StripOptions) -> bool:
+    """Whether ``span`` is a tool span this package made that holds only what the package set: its
+    ``agent.*`` vocabulary, the call's identifiers, its decision, its finding and exception-type
+    events, a status naming an exception type — nothing the tool's body added, nothing the options
+    forbid by a name the user gave. Such a span needs no stripping walk (#45): every key it holds
+    is one the package wrote knowing it carries no value."""
+    scope = span.instrumentation_scope
+    if scope is None or scope.name != OWN_SCOPE or options.custom_forbidden or span.links:
+        return False
+    attributes = _span_attributes(span)
+    if options.max_key_length < _KNOWN_LENGTH or not all(map(_KNOWN_OWN.__contains__, attributes)):
+        longest = options.max_key_length
+        for key in attributes:
+            if len(key) > longest or not (key.startswith("agent.") or key in OWN_KEYS):
+                return False
+            if len(_KNOWN_OWN) < 4096 and len(key) <= _KNOWN_LENGTH:
+                _KNOWN_OWN.add(key)  # argument names repeat call after call: judged once each
+    for event in span.events:
+        allowed = _OWN_EVENT_KEYS.get(event.name)
+        if allowed is None or not allowed.issuperset(event.attributes or ()):
+            return False
+    description = span.status.description
+    if description is not None:
+        error_type = attributes.get(semconv.ERROR_TYPE)
+        if not isinstance(error_type, str) or not error_type.endswith(description):
+            return False
+    return True
 
 
 def bounded_attributes(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
