@@ -1,7 +1,10 @@
-"""The refund agent: six tools over five services, in two releases.
+"""The refund agent: six tools over five services, in three behaviours.
 
 v1 (approved): refund.request → policy.retrieve → order.lookup → fraud.check → refund.calculate →
 payment.refund → customer.notify, with an idempotency key on the payment.
+
+1.2 (a release that skips one check): v1 without fraud.check — the shortcut the guard with a mined
+contract must stop before the refund is paid.
 
 v2 (the regression): a "simplification" drops policy.retrieve and fraud.check (the 30-day window is
 hard-coded instead), and a tightened client timeout makes the first payment call time out while the
@@ -10,7 +13,7 @@ refunded twice. Both releases send the customer the same sentence.
 
 Given the approved contract (``contract=``, the file the gate reads), every run is judged before each
 tool call (``op.run(contract=...)``, docs/guard.md): a call the contract forbids never reaches its
-service, and the agent tells the customer the truth instead (:data:`REPLY_HELD`).
+service, and the agent answers the truth instead (:data:`REPLY_HELD`).
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ class Agent:
         self.logger = logger_provider.get_logger("refund_agent") if logger_provider is not None else None
         self.release = release
         self.major = release.split(".", 1)[0]
+        self.checks_fraud = not release.startswith("1.2.")  # 1.2: the release that skips the check
         self.tracer = tracer_provider.get_tracer("refund_agent")
         self.http = httpx.Client()
         provider = tracer_provider
@@ -123,7 +127,10 @@ class Agent:
             self.tracer.start_as_current_span("refund.request"),
             op.run(inputs={"order_id": order_id}, contract=self.contract),
         ):
-            reply = self._v1(order_id) if self.major == "1" else self._v2(order_id)
+            try:
+                reply = self._v1(order_id) if self.major == "1" else self._v2(order_id)
+            except op.ProvenanceError:  # the guard refused a step: claim nothing that did not happen
+                reply = REPLY_HELD
             self._log_reply(reply)
             return reply
 
@@ -145,9 +152,10 @@ class Agent:
     def _v1(self, order_id: str) -> str:
         policy = self.retrieve_policy(order_id=order_id)
         order = self.lookup_order(order_id=order_id)
-        self.check_fraud(
-            customer_id=order["customer_id"], order_id=order_id, amount_cents=order["amount_cents"]
-        )
+        if self.checks_fraud:
+            self.check_fraud(
+                customer_id=order["customer_id"], order_id=order_id, amount_cents=order["amount_cents"]
+            )
         refund = self.calculate_refund(
             amount_cents=order["amount_cents"],
             days_since_delivery=order["days_since_delivery"],
@@ -165,7 +173,7 @@ class Agent:
             reply = REPLY
         except op.ProvenanceError:  # the guard stopped a step: say so, do not claim the refund
             reply = REPLY_HELD
-        self.notify_customer(customer_id=order["customer_id"], message=reply)
+        self.notify_customer(customer_id=order["customer_id"], message=reply)  # the guard may hold it too
         return reply
 
     def _v2_refund(self, order_id: str, order: dict) -> None:

@@ -4,28 +4,30 @@ In the order it runs (each release's runs start the five services — policy, or
 payment, notification — as separate processes on loopback, and stop them after):
 
 1. Run 25 refund requests through release 1.0.0 of the agent: a human approved these runs.
-2. ``otel-provenance mine`` turns them into a trajectory contract; a person reviewing it adds one
-   rule of their own: no refund unless a fraud check came before it.
+2. ``otel-provenance mine`` turns them into a trajectory contract — among its rules, each write
+   ordered after the checks every approved run made before it (``payment.refund.after.fraud.check``).
 3. Run 5 requests through release 2.0.0: it tells customers the same sentence as 1.0.0, but skips
    the policy and fraud checks and refunds twice after a timeout.
 4. Run 5 requests through release 1.1.0 (the 1.0.0 behaviour).
 5. Gate release 1.1.0: it passes (exit 0).
-6. Gate release 2.0.0: it fails (exit 2), with the traces that prove each finding. Each finding and
+6. Gate release 2.0.0: it fails (exit 2). The findings are printed; the traces and spans that prove
+   each are in ``gate-2.0.0.txt``, ``report-2.0.0.html`` and ``report-2.0.0.json``. Each finding and
    each run's verdict is also written as a ``gen_ai.evaluation.result`` log record beside its trace:
    to ``findings-2.0.0.jsonl`` (OTLP JSON Lines), and to the OTLP backend (SigNoz in the compose
    stack) when ``OTEL_EXPORTER_OTLP_ENDPOINT`` is set (``gate check --export-findings``).
 7. The guard — the same contract loaded into the agent (``op.run(contract=...)``): 25 requests through
-   release 1.1.0 have no call blocked; 5 requests through release 2.0.0 book no refund without its
-   fraud check and none twice (the payment service's own ledger says so), and each customer is told
-   the refund is held for review instead of a sentence that is not true.
+   release 1.1.0 have no call blocked; 5 through release 1.2.0 (1.0.0 without the fraud check) and 5
+   through release 2.0.0 book no refund (the payment service's own ledger says so): each call the
+   contract forbids is refused before it runs, and the agent answers that the refund is held.
 
 Every process exports through the stripping processor to OTLP JSON Lines files under ``--out``; the
-gate reads only those files. The demo exits with release 2.0.0's gate code: 2.
+gate reads only those files. The demo ends with release 2.0.0's gate code: exit 2, as intended.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import subprocess
 import sys
@@ -41,17 +43,7 @@ from telemetry import meter_provider, tracer_provider  # noqa: E402
 
 from otel_provenance import configure_logs  # noqa: E402
 from otel_provenance.cli import run as cli  # noqa: E402
-from otel_provenance.offline import dump_document, load_contract, read_spans  # noqa: E402
-
-#: The reviewer's own rule, added to the mined contract (docs/contracts.md, ``forbidden_paths``).
-REVIEWED_RULE = {
-    "id": "refund.after.fraud.check",
-    "type": "forbidden_paths",
-    "code": "MISSING_PREREQUISITE",
-    "description": "Added in review: a refund is paid only after a fraud check in the same run.",
-    "to": {"step": "payment.refund"},
-    "unless_preceded_by": {"step": "fraud.check"},
-}
+from otel_provenance.offline import load_contract, read_spans  # noqa: E402
 
 SERVICES = ("policy", "orders", "fraud", "payment", "notification")
 COMPLETED_AT = "2026-01-01T00:00:00Z"  # injected: a verdict never reads the clock
@@ -130,21 +122,19 @@ def span_files(directory: Path) -> list[str]:
     return [str(p) for p in sorted(directory.glob("*.jsonl"))]
 
 
-def add_reviewed_rule(contract: Path) -> None:
-    """What the person reviewing the mined contract adds before approving it."""
-    document = dict(load_contract(contract).document)
-    document["rules"] = [*document["rules"], REVIEWED_RULE]
-    contract.write_text(dump_document(document))
-
-
-def blocked_calls(directory: Path) -> dict[str, int]:
-    """Tool calls the guard refused, counted in the agent's exported spans, by the rule that refused."""
-    reasons: dict[str, int] = {}
+def blocked_calls(directory: Path) -> dict[str, tuple[int, list[str]]]:
+    """Tool calls the guard refused, from the agent's exported spans: per tool, how many and the
+    rules that refused them (``contract:<rule id>:<CODE>`` in ``agent.violations``)."""
+    found: dict[str, tuple[int, set[str]]] = {}
     for span in read_spans(span_files(directory)):
         if span.blocked:  # agent.tool.status = blocked
-            for reason in span.attributes.get("agent.violations", ()):
-                reasons[reason] = reasons.get(reason, 0) + 1
-    return reasons
+            count, rules = found.get(span.tool_name or span.name, (0, set()))
+            reasons = {
+                v.split(":")[1] if v.startswith("contract:") else v
+                for v in span.attributes.get("agent.violations", ())
+            }
+            found[span.tool_name or span.name] = (count + 1, rules | reasons)
+    return {tool: (count, sorted(rules)) for tool, (count, rules) in sorted(found.items())}
 
 
 def ledger_file(directory: Path) -> Path:
@@ -166,38 +156,41 @@ def guard(contract: Path, out: Path) -> bool:
     """Step 7: the same contract at call time. True when it held what the demo promises. The guarded
     deployments are versioned ``<release>+guard`` (the same code, another build), so that a gate of
     ``2.0.0`` reading every run from one backend (SigNoz) judges the unguarded runs only."""
-    print(f"== the guard: 25 runs of release 1.1.0 with {contract} loaded")
+    print(f"== the guard: {contract} loaded into the agent (op.run(contract=...))")
     run_release("1.1.0+guard", 25, out / "guard-1.1.0", 300, contract)
     approved_blocked = blocked_calls(out / "guard-1.1.0")
-    print(f"   calls blocked: {sum(approved_blocked.values())}")
-    print(f"== the guard: 5 runs of release 2.0.0 with {contract} loaded")
-    orders = [f"ORD-{400 + i:05d}" for i in range(5)]
-    replies = run_release("2.0.0+guard", 5, out / "guard-2.0.0", 400, contract)
-    booked = refunds_booked(out / "guard-2.0.0")
-    unguarded = refunds_booked(out / "release-2.0.0")
-    without, with_guard = sum(unguarded.values()), sum(booked.values())
-    print(f"   the payment service's ledger, 5 requests: {without} refund(s) unguarded, {with_guard} guarded")
-    for reason, count in sorted(blocked_calls(out / "guard-2.0.0").items()):
-        print(f"   blocked before it ran: {count} call(s), {reason}")
-    print(f"   every customer was told: {' / '.join(sorted(set(replies)))}")
+    print(f"   release 1.1.0, the approved behaviour, 25 runs: {len(approved_blocked)} call(s) blocked")
+    replies: list[str] = []
+    unguarded = sum(refunds_booked(out / "release-2.0.0").values())
+    phases = (("1.2.0", 500, "1.0.0 without the fraud check"), ("2.0.0", 400, f"{unguarded} unguarded"))
+    for release, first, note in phases:
+        phase = out / f"guard-{release}"
+        replies += run_release(f"{release}+guard", 5, phase, first, contract)
+        booked = sum(refunds_booked(phase).values())
+        print(f"   release {release} ({note}), 5 runs: {booked} refund(s) booked")
+        for tool, (count, rules) in blocked_calls(phase).items():
+            print(f"     blocked before it ran: {tool} ×{count} ({', '.join(rules)})")
     held = set(replies) == {REPLY_HELD}
-    return not approved_blocked and held and all(booked.get(o, 0) <= 1 for o in orders)
+    print(f"   every one of those requests was answered: {REPLY_HELD!r}")
+    booked_after = [refunds_booked(out / f"guard-{r}") for r in ("1.2.0", "2.0.0")]
+    return not approved_blocked and held and not any(booked_after)
 
 
-def gate(contract: Path, release: str, directory: Path, *extra: str) -> int:
+def gate(contract: Path, release: str, directory: Path, out: Path, *extra: str) -> int:
+    """``gate check`` of ``release``: its report in ``out/gate-<release>.txt``; printed without the
+    lines of trace and span ids that prove each finding (they are in that file and the HTML report)."""
     print(f"== gate check release {release}")
-    argv = [
-        "gate",
-        "check",
-        "--contract",
-        str(contract),
-        "--release",
-        release,
-        "--completed-at",
-        COMPLETED_AT,
-    ]
-    code = cli([*argv, *extra, *span_files(directory)])
-    print(f"   exit {code}")
+    argv = ["gate", "check", "--contract", str(contract), "--release", release]
+    argv += ["--completed-at", COMPLETED_AT]
+    report, notes = io.StringIO(), io.StringIO()
+    code = cli([*argv, *extra, *span_files(directory)], report, notes)
+    text = out / f"gate-{release}.txt"
+    text.write_text(report.getvalue())
+    sys.stderr.write(notes.getvalue())
+    proofs = [line for line in report.getvalue().splitlines() if line.startswith("  ")]
+    print("\n".join(line for line in report.getvalue().splitlines() if not line.startswith("  ")))
+    where = f"; the {len(proofs)} lines of trace and span ids proving the findings: {text}" if proofs else ""
+    print(f"   exit {code}{where}")
     return code
 
 
@@ -205,6 +198,11 @@ def findings_args(file: Path) -> list[str]:
     """The findings beside the traces: always in ``file``; over OTLP too when an endpoint is set."""
     exported = ["--export-findings"] if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") else []
     return [*exported, "--findings-file", str(file)]
+
+
+def ordering_rules(contract: Path) -> list[str]:
+    """The mined rules that order a write after a check (``forbidden_paths``, ``unless_preceded_by``)."""
+    return [rule.id for rule in load_contract(contract).rules if rule.type == "forbidden_paths"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -223,8 +221,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"== mine {out / 'approved'} -> {contract}")
     if cli(["mine", "--approved", *span_files(out / "approved"), "-o", str(contract)]) != 0:
         return 1
-    add_reviewed_rule(contract)
-    print(f"   reviewed: added {REVIEWED_RULE['id']} ({REVIEWED_RULE['description']})")
+    ordered = ordering_rules(contract)
+    print(
+        f"   {len(ordered)} of them order a write after the checks every approved run made first, "
+        f"e.g. {next((r for r in ordered if r.endswith('.after.fraud.check')), '-')}"
+    )
 
     print("== 5 runs of release 2.0.0")
     replies_v2 = run_release("2.0.0", 5, out / "release-2.0.0", 100)
@@ -234,11 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     print("== 5 runs of release 1.1.0 (same behaviour as the approved runs)")
     run_release("1.1.0", 5, out / "release-1.1.0", 200)
 
-    v1_code = gate(contract, "1.1.0", out / "release-1.1.0")
+    v1_code = gate(contract, "1.1.0", out / "release-1.1.0", out)
     v2_code = gate(
         contract,
         "2.0.0",
         out / "release-2.0.0",
+        out,
         "--report-json",
         str(out / "report-2.0.0.json"),
         "--report-html",
@@ -249,21 +251,27 @@ def main(argv: list[str] | None = None) -> int:
         print("unexpected: the v1-behaviour release did not pass", file=sys.stderr)
         return 1
     if not guard(contract, out):
-        print("unexpected: the guard blocked an approved call or let a bad refund through", file=sys.stderr)
+        print("unexpected: the guard blocked an approved call or let a refund through", file=sys.stderr)
         return 1
-    print("== where every file went")
-    print(f"   spans, logs and metrics: {out}/<phase>/ (approved, release-2.0.0, release-1.1.0, guard-1.1.0,")
-    print("   guard-2.0.0), one JSON Lines file per process")
-    print(f"   the contract (mined, then reviewed): {contract}")
-    print(f"   release 2.0.0's gate report: {out / 'report-2.0.0.html'} (open it in a browser)")
-    print(f"   and as JSON: {out / 'report-2.0.0.json'}")
     where = (
         " and the OTLP endpoint (OTEL_EXPORTER_OTLP_ENDPOINT)"
         if os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT")
         else ""
     )
+    print("== where every file went")
+    print(
+        f"   spans, logs and metrics: {out}/<phase>/ (one JSON Lines file per process); contract: {contract}"
+    )
+    print(
+        f"   release 2.0.0's gate report: {out / 'report-2.0.0.html'} (open it in a browser), "
+        f"{out / 'report-2.0.0.json'}, {out / 'gate-2.0.0.txt'}"
+    )
     print(f"   its findings as gen_ai.evaluation.result log records: {out / 'findings-2.0.0.jsonl'}{where}")
     print(f"   the payment service's own ledgers: {out}/ledgers/<phase>.txt")
+    print(
+        f"Done: exit {v2_code} — release 2.0.0 failed the gate, which is what this demo shows "
+        "(0 pass, 2 fail, 3 insufficient data, 1 error)."
+    )
     return v2_code
 
 

@@ -81,7 +81,8 @@ def test_a_phase_folder_given_whole_gates_as_its_span_files_do(demo, phase, rele
         run([*argv, "--completed-at", "2026-12-01T00:00:00Z", str(out / phase)], io.StringIO(), err) == code
     )
     assert "neither OTLP" not in err.getvalue()
-    assert {p.parent.name for p in out.rglob("*.txt")} == {"ledgers"}  # no ledger among the traces
+    phases = {p.parent.name for p in out.rglob("*.txt") if p.parent != out}  # out/gate-*.txt: reports
+    assert phases == {"ledgers"}  # no ledger among the traces
 
 
 def _ledger(path: Path) -> dict[str, int]:
@@ -107,7 +108,106 @@ def test_under_the_guard_no_bad_refund_reaches_the_payment_service_and_no_approv
     held = list(iter_runs(sorted((out / "guard-2.0.0").glob("*.jsonl"))))
     assert [run.release for run in held if run.is_agent_run] == ["2.0.0+guard"] * 5
     assert all(any(s.blocked for s in run.spans) for run in held if run.is_agent_run)
-    assert "every customer was told: We could not issue your refund automatically" in proc.stdout
+    assert "requests was answered: 'We could not issue your refund automatically" in proc.stdout
+
+
+def _contract_blocks(directory: Path) -> dict[str, set[str]]:
+    """The agent's blocked calls in ``directory``: tool -> the contract rules that refused them."""
+    from otel_provenance.offline.readers import read_spans
+
+    found: dict[str, set[str]] = {}
+    for span in read_spans(sorted(str(p) for p in directory.glob("*.jsonl"))):
+        if span.blocked:
+            found.setdefault(span.tool_name, set()).update(span.attributes[semconv.VIOLATIONS])
+    return found
+
+
+def test_the_mined_contract_stops_a_release_that_skips_the_fraud_check_before_the_refund(demo):
+    """#49, as the demo shows it: release 1.2.0 is 1.0.0 without ``fraud.check`` and otherwise
+    behaves. With the contract ``mine`` wrote — no rule added by hand — the guard refuses every
+    refund before its body runs: the payment service books none, the spans say which rule."""
+    proc, out = demo
+    assert "order a write after the checks every approved run made first" in proc.stdout
+    assert not _ledger(out / "ledgers" / "guard-1.2.0.txt")  # the payment service never saw a refund
+    blocked = _contract_blocks(out / "guard-1.2.0")
+    assert set(blocked) == {"payment.refund"}
+    assert blocked["payment.refund"] == {"contract:payment.refund.after.fraud.check:MISSING_PREREQUISITE"}
+    runs = [run for run in iter_runs(sorted((out / "guard-1.2.0").glob("*.jsonl"))) if run.is_agent_run]
+    assert len(runs) == 5
+    for run in runs:  # each refund was refused; no payment service span exists under it
+        assert [s.tool_name for s in run.spans if s.is_tool and s.blocked] == ["payment.refund"]
+        assert not any(s.name.startswith("payment /") for s in run.spans)
+    assert "release 1.2.0 (1.0.0 without the fraud check), 5 runs: 0 refund(s) booked" in proc.stdout
+
+
+def test_the_mined_contract_stops_a_release_that_skips_the_policy_check_before_the_refund(demo, tmp_path):
+    """#49, as the issue's user met it: their own release skips the policy check (the refund window
+    comes from its configuration, a declared input, so every argument is sourced) and otherwise
+    behaves. Under ``op.run(contract=<the mined contract>)`` against the demo's real services, the
+    refund is refused before its body runs — the payment service's own ledger stays empty — and the
+    error names the ordering rule; without the contract the same release pays every refund."""
+    import importlib.util
+    import uuid
+
+    import otel_provenance as op
+
+    spec = importlib.util.spec_from_file_location("refund_demo_script", DEMO)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)  # puts examples/refund_agent on sys.path
+    from agent import Agent  # examples/refund_agent/agent.py
+
+    class SkipsPolicy(Agent):
+        """Release 1.3.0: the 30-day window from configuration instead of the policy service."""
+
+        def handle(self, order_id: str) -> str:
+            with (
+                self.tracer.start_as_current_span("refund.request"),
+                op.run(inputs={"order_id": order_id, "max_days": 30}, contract=self.contract),
+            ):
+                order = self.lookup_order(order_id=order_id)
+                self.check_fraud(
+                    customer_id=order["customer_id"], order_id=order_id, amount_cents=order["amount_cents"]
+                )
+                refund = self.calculate_refund(
+                    amount_cents=order["amount_cents"],
+                    days_since_delivery=order["days_since_delivery"],
+                    max_days=30,
+                )
+                key = f"refund-{uuid.uuid4()}"
+                self.refund_payment(
+                    order_id=order_id, amount_cents=refund["refund_cents"], idempotency_key=key
+                )
+                return "paid"
+
+    _, out = demo
+    contract = out / "contract.yaml"
+    results: dict[str, list[str]] = {}
+    for name, loaded in (("unguarded", None), ("guarded", str(contract))):
+        phase = tmp_path / name
+        with script.services(phase) as endpoints:
+            provider = script.tracer_provider(
+                "refund-agent", "1.3.0", phase / "agent.jsonl", set_global=False
+            )
+            agent = SkipsPolicy(endpoints, "1.3.0", provider, None, loaded)
+            outcomes = []
+            for n in range(3):
+                try:
+                    outcomes.append(agent.handle(f"ORD-{900 + n:05d}"))
+                except op.ProvenanceError as refused:
+                    outcomes.append(str(refused))
+            agent.close()
+            provider.shutdown()
+        results[name] = outcomes
+    assert results["unguarded"] == ["paid"] * 3
+    assert sum(_ledger(tmp_path / "ledgers" / "unguarded.txt").values()) == 3  # control: it does pay
+    assert not _ledger(tmp_path / "ledgers" / "guarded.txt")  # before its body ran: nothing booked
+    assert all(
+        o.startswith("payment.refund: blocked") and "payment.refund.after.policy.retrieve" in o
+        for o in results["guarded"]
+    ), results["guarded"]
+    blocked = _contract_blocks(tmp_path / "guarded")
+    assert set(blocked) == {"payment.refund"}
+    assert "contract:payment.refund.after.policy.retrieve:MISSING_PREREQUISITE" in blocked["payment.refund"]
 
 
 def test_both_releases_told_the_customer_the_same_sentence(demo):

@@ -53,11 +53,15 @@ def test_worked_example(tmp_path: Path) -> None:
         for line in lines
         if line and not line.startswith(" ") and "(" in line and line.split(" ", 1)[0].isupper()
     ]
-    assert findings == [
-        "UNSOURCED_ARGUMENTS (provenance.ticket.update) ticket.update has 1 assumed argument(s) (priority); "
-        "the contract permits at most 0.",
+    assert findings == [  # those that name a step first (#49)
         "MISSING_PREREQUISITE (required.permissions.check) permissions.check is required at least 1 time(s) "
         "but occurred 0 time(s).",
+        "MISSING_PREREQUISITE (customer.notify.after.permissions.check) customer.notify is not preceded by "
+        "permissions.check.",
+        "MISSING_PREREQUISITE (ticket.update.after.permissions.check) ticket.update is not preceded by "
+        "permissions.check.",
+        "UNSOURCED_ARGUMENTS (provenance.ticket.update) ticket.update has 1 assumed argument(s) (priority); "
+        "the contract permits at most 0.",
     ]
     for run in v2_runs:
         assert f"trace {run.trace_ids[0]}" in out

@@ -66,6 +66,9 @@ def print_families(contract: Contract, io: IO) -> None:
         if family.edges:
             edges = (f"{a or '(start)'} → {b} ×{count}" for a, b, count in family.edges)
             io.out("    edges: " + ", ".join(edges))
+        if family.prerequisites:  # each write after the checks all the family's runs made first (#49)
+            after = (f"{w} after {', '.join(c) or '(no check)'}" for w, c in family.prerequisites)
+            io.out("    writes: " + "; ".join(after))
     if not families:
         io.out("This contract has no approved_routes rule.")
 

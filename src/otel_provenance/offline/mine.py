@@ -13,13 +13,15 @@
    (``writes``), and a write's bound is a ``DUPLICATE_SIDE_EFFECT``. Blocked calls did not happen:
    step counts (``required_spans``, ``cardinality``) leave them out, and a ``blocked_calls`` rule
    bounds them at the approved maximum (normally 0). Provenance budgets are counted by ``budget_law``
-   with the allow-list each tool span recorded, and written with it.
+   with the allow-list each tool span recorded, and written with it. Each write is ordered after the
+   checks every approved run made before it (``forbidden_paths``, ``contracts.prerequisites``): the
+   rules the guard can judge before the write runs, where ``required_spans`` waits for the run's end.
 5. Mined safeguards are monotone: being safer than the approved runs never fails a run. A safeguard
    attribute is required only where every approved call had it (never "only false"), minimums count
    first attempts (fewer retries still meet them), and maximums bound counts and retries.
 
 ``routes approve`` (``offline.routes``) re-derives the step-count rules so that an approved family's
-own runs pass them.
+own runs pass them, and drops the ordering rules its runs do not keep (each family records its own).
 
 Only sorted data reaches the output, so the same runs in any order give the same bytes.
 """
@@ -38,6 +40,7 @@ from .. import semconv
 from ..budget_law import ArgumentCount, allowed_on_span, count_arguments
 from .arguments import argument_kinds
 from .contracts.dsl import dump_document, parse_contract
+from .contracts.prerequisites import FAMILY_KEY, Order, prerequisite_rules, proven_order, write_steps
 from .contracts.rational import format_rational, ratio_at_least
 from .contracts.similarity import route_shape, weighted_jaccard
 from .fingerprint import edge_counts, fingerprint, step_counts
@@ -127,7 +130,14 @@ def mine_contract(
         )
     approved = families[0]
     rules = propose_rules(approved.runs, declared)
-    rules.append(_routes_rule(families, approved, similarity))
+    orders = family_orders(families, declared)
+    rules.extend(prerequisite_rules(orders[approved.id], (r["id"] for r in rules)))
+    routes = _routes_rule(families, approved, similarity)
+    representatives = {f.id: f.representative.run for f in families}
+    for family in routes["families"]:
+        family[FAMILY_KEY] = orders[family["id"]].document()  # what it proves, for `routes approve`
+        family["order"] = route_order(representatives[family["id"]])  # how reports draw it
+    rules.append(routes)
     document = {
         "version": 1,
         "name": name,
@@ -295,6 +305,21 @@ def _kind_counts(span: Span) -> ArgumentCount | None:
         return None
     recorded = allowed_on_span(span.attributes)
     return count_arguments(sorted(kinds.items()), recorded, vetted=recorded)  # type: ignore[arg-type]
+
+
+def family_orders(families: list[Family], writes: Iterable[str] = ()) -> dict[str, Order]:
+    """Each family's proven order (``contracts.prerequisites``): every write preceded by the checks all
+    its runs made before it. A step is a write in every family when it is one in any (or declared)."""
+    write_set = write_steps((run for f in families for run in f.runs), writes)
+    return {f.id: proven_order(f.runs, write_set) for f in families}
+
+
+def route_order(run: Run) -> list[str]:
+    """The run's steps in the order they first began: a family's route as the reports draw it. Steps
+    and edges are multisets and say nothing of time, so without this the approved route was drawn in
+    the compared run's order, with the steps that run skipped last (#49)."""
+    spans = sorted(run.spans, key=lambda s: (s.start_ns, s.end_ns, s.span_id))
+    return list(dict.fromkeys(step_key(s) for s in spans))
 
 
 def _routes_rule(families: list[Family], approved: Family, similarity: Fraction) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 Approving rewrites the contract document: the family's status becomes ``approved`` and the step-count
 rules the miner wrote are re-derived from every approved family's stored step counts
-(:func:`widen_for_family`), so approving a family never leaves its own runs failing them. The result
-is checked by parsing it before anyone writes it.
+(:func:`widen_for_family`), and the mined ordering rules the family's runs do not keep are dropped
+(``contracts.prerequisites.narrow_for_approved``), so approving a family never leaves its own runs
+failing them. The result is checked by parsing it before anyone writes it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from .contracts.dsl import dump_document, parse_contract
 from .contracts.model import Contract, RouteFamily
+from .contracts.prerequisites import narrow_for_approved
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,7 @@ def approve_family(contract: Contract, family_id: str) -> Approval:
     for family in hits:
         family["status"] = "approved"
     changes = widen_for_family(document)  # the family's own runs must pass the mined step rules
+    changes += narrow_for_approved(document)  # … and the mined ordering rules (#49)
     text = dump_document(document)
     parse_contract(text, contract.source)  # never hand back a contract that does not parse
     return Approval(text, tuple(changes))

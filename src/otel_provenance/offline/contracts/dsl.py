@@ -238,6 +238,12 @@ def _family(data: dict[str, Any]) -> RouteFamily:
         example_trace_ids=tuple(data.get("example_trace_ids", ())),
         steps=tuple(sorted(data["steps"].items())),
         edges=tuple(sorted((e["from"], e["to"], e["count"]) for e in data["edges"])),
+        order=tuple(data.get("order", ())),
+        prerequisites=(
+            tuple((w, tuple(sorted(c))) for w, c in sorted(data["prerequisites"].items()))
+            if "prerequisites" in data
+            else None
+        ),
     )
 
 
@@ -278,7 +284,17 @@ _RULE_ORDER = (
     "thresholds",
     "families",
 )
-_FAMILY_ORDER = ("id", "status", "runs", "fingerprints", "example_trace_ids", "steps", "edges")
+_FAMILY_ORDER = (
+    "id",
+    "status",
+    "runs",
+    "fingerprints",
+    "example_trace_ids",
+    "steps",
+    "edges",
+    "order",
+    "prerequisites",
+)
 
 
 def dump_document(document: dict[str, Any]) -> str:
@@ -321,6 +337,11 @@ def _order_rule(rule: dict[str, Any]) -> dict[str, Any]:
                 **_order(f, _FAMILY_ORDER),
                 "steps": dict(sorted(f["steps"].items())),
                 "edges": sorted(f["edges"], key=lambda e: (e["from"], e["to"])),
+                **(
+                    {"prerequisites": {w: sorted(c) for w, c in sorted(f["prerequisites"].items())}}
+                    if "prerequisites" in f
+                    else {}
+                ),
             }
             for f in out["families"]
         ]

@@ -47,6 +47,12 @@ class RouteFamily:
     example_trace_ids: tuple[str, ...]
     steps: tuple[tuple[str, int], ...]
     edges: tuple[tuple[str, str, int], ...]
+    #: The representative run's steps in the order they first began: how reports draw the route (an
+    #: empty tuple in a contract mined before it was recorded).
+    order: tuple[str, ...] = ()
+    #: (write step, the checks every run of the family made before it), ``contracts.prerequisites``;
+    #: None in a contract mined before they were recorded.
+    prerequisites: tuple[tuple[str, tuple[str, ...]], ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)

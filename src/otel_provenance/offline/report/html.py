@@ -4,9 +4,10 @@ One file that opens from a CI artifact: inline CSS and SVG, no script, and a Con
 that forbids every fetch, so nothing is loaded at view time even if a trace held a hostile value
 that slipped past escaping (it cannot: the template environment escapes every value it writes,
 ``templating``). The page holds the text report's facts and reads why first: the decision and
-counts; each finding with, right under its message, the first of its runs (of those
-``witnesses.witness_run_ids`` picks) drawn beside the closest approved route (``run_view``), with
-missing, extra, duplicated and blocked steps marked, then its trace ids; the rules as a table last.
+counts; each finding — those that name a step first (``reading_order``) — with, right under its
+message, the first of its runs (of those ``witnesses.witness_run_ids`` picks) drawn beside the
+closest approved route (``run_view``), with missing, extra, duplicated and blocked steps marked,
+then its trace ids; the rules as a table last.
 Runs drawn exactly alike are drawn once and counted.
 
 This module chooses what the page shows; ``templates/gate.html.j2`` is its markup. Pure:
@@ -25,6 +26,7 @@ from ..gate import GateResult, RuleVerdict
 from ..model import Run
 from .layout import layered
 from .page import DrawnRun, differences, render_page
+from .reading_order import reading_order
 from .run_view import RunView, run_view
 from .svg import figure
 from .text import HEADLINES, listed
@@ -139,7 +141,7 @@ def _findings(
     placed: set[str | None] = set()
     sections = []
     for title, verdict_status, finding_status in _SECTIONS:
-        verdicts = [v for v in result.verdicts if v.status == verdict_status]
+        verdicts = [v for v in reading_order(result.verdicts) if v.status == verdict_status]
         if verdicts:
             rules = []
             for v in verdicts:
@@ -183,7 +185,7 @@ def _finding_groups(
 def _failing(result: GateResult, run_id: str) -> tuple[Rule, ...]:
     return tuple(
         v.rule
-        for v in result.verdicts
+        for v in reading_order(result.verdicts)
         if any(f.run_id == run_id and f.status == "fail" for f in v.tally.findings)
     )
 

@@ -1,9 +1,12 @@
-"""A Markdown summary for a pull-request comment: decision, a table of the rules that did not pass
-(the ones that passed folded away: a mined contract has dozens), the findings with their trace ids."""
+"""A Markdown summary for a pull-request comment: decision, the findings with their trace ids (those
+that name a step first, ``reading_order``), then a table of the rules that did not pass (the ones
+that passed folded away: a mined contract has dozens). Findings come before the tables (#49): a
+comment that opened with a 25-row table put what to fix below it."""
 
 from __future__ import annotations
 
 from ..gate import GateResult, RuleVerdict, found_releases
+from .reading_order import reading_order
 from .text import HEADLINES
 
 _MAX_RUNS = 5
@@ -21,13 +24,8 @@ def render_markdown(result: GateResult) -> str:
         f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_data']} insufficient, "
         f"{counts['error']} error)" + (f" · left out: {found_releases(agg)}" if agg.other_releases else ""),
     ]
-    problems = [v for v in result.verdicts if v.status != "pass"]
+    problems = reading_order(v for v in result.verdicts if v.status != "pass")
     passed = [v for v in result.verdicts if v.status == "pass"]
-    if problems:
-        out += ["", *_table(problems)]
-    if passed:
-        out += ["", f"<details><summary>{len(passed)} rule(s) passed</summary>", "", *_table(passed)]
-        out += ["", "</details>"]
     if problems:
         out += ["", "### Findings", ""]
         for v in problems:
@@ -46,6 +44,10 @@ def render_markdown(result: GateResult) -> str:
                     out.append(f"  - trace {', '.join(f'`{t}`' for t in f.trace_ids)}{span_text}")
                 if len(run_ids) > _MAX_RUNS:
                     out.append(f"  - … and {len(run_ids) - _MAX_RUNS} more run(s)")
+        out += ["", "### Rules", "", *_table(problems)]
+    if passed:
+        out += ["", f"<details><summary>{len(passed)} rule(s) passed</summary>", "", *_table(passed)]
+        out += ["", "</details>"]
     return "\n".join(out) + "\n"
 
 

@@ -13,8 +13,11 @@ two trees top-down, step by step (calls of one step are paired in time order). T
 - a call with ``agent.tool.status = blocked`` did not happen: it is marked **blocked** and neither
   matches a route step nor counts as a duplicate.
 
-A family records step and edge multisets, not time: the route's siblings paired with the run's
-calls are drawn in those calls' time order, the rest after them in step order.
+A family's route is drawn in its own order: the order its representative run's steps began, which
+``mine`` records (``order``); a contract mined before that was recorded has only step and edge
+multisets, so its route's siblings paired with the run's calls are drawn in those calls' time order and
+the rest after them. In the run's column, the placeholder of a missing step stands where the route
+has it — before the first sibling the route puts after it — not after the calls that did happen.
 ``run_view_against(run, other)`` compares with another run instead (``diff``), in its time order;
 the other run's blocked calls are never missing. With no contract (``audit``) the run is drawn alone.
 """
@@ -145,6 +148,7 @@ class _RefTree:
     details: dict[str, str]
     marks: dict[str, set[str]]  # a reference run's own marks (blocked, duplicated, error)
     skip: frozenset[str]  # blocked calls of a reference run: they did not happen, so never missing
+    order: tuple[str, ...] = ()  # a family's recorded step order (empty: none recorded, or a run)
 
 
 def run_view(run: Run, contract: Contract | None) -> RunView:
@@ -155,9 +159,10 @@ def run_view(run: Run, contract: Contract | None) -> RunView:
         return _view(run, None)
     family, rule_id, score = closest
     nodes, roots, children = _route_tree(family)
-    return _view(
-        run, _RefTree("family", family.id, rule_id, score, nodes, roots, children, {}, {}, frozenset())
+    ref = _RefTree(
+        "family", family.id, rule_id, score, nodes, roots, children, {}, {}, frozenset(), family.order
     )
+    return _view(run, ref)
 
 
 def run_view_against(run: Run, reference: Run) -> RunView:
@@ -216,6 +221,8 @@ def _view(run: Run, ref: _RefTree | None) -> RunView:
         matcher = _Matcher(graph, steps, blocked, ref, children, roots)
         matcher.match(None, list(graph.roots), ref.roots)
         placeholders = matcher.placeholders
+        order = _sibling_order(ref, graph, matcher.paired)
+        matcher.place_placeholders(order)
         for span_id in matcher.extra:
             marks[span_id].add(MARK_EXTRA)
         ref_nodes = []
@@ -235,7 +242,6 @@ def _view(run: Run, ref: _RefTree | None) -> RunView:
                     key[2:] if ref.kind == "run" else None,
                 )
             )
-        order = _in_run_order(graph, matcher.paired) if ref.kind == "family" else list
         route_tree = Tree(
             tuple(ref_nodes),
             tuple(order(ref.roots)),
@@ -384,6 +390,7 @@ class _Matcher:
         self.paired: dict[str, str] = {}  # reference key -> the run's span id it was paired with
         self.extra: set[str] = set()
         self.placeholders: list[Node] = []
+        self.stands_for: dict[str, str] = {}  # placeholder key -> the reference key it stands for
 
     def match(self, run_parent: str | None, run_kids: list[str], route_kids: list[str]) -> None:
         stack = [(run_parent, run_kids, route_kids)]
@@ -415,17 +422,44 @@ class _Matcher:
         """A missing reference node and its subtree, as placeholders in the run tree; the top key."""
         self.missing_route.add(route_key)
         key = f"m:{len(self.placeholders)}"
+        self.stands_for[key] = route_key
         self.placeholders.append(Node(key, self.ref.nodes[route_key], "not in this run", (MARK_MISSING,)))
         kids = [self._placeholder(c) for c in self.ref.children.get(route_key, []) if c not in self.ref.skip]
         if kids:
             self.children[key] = kids
         return key
 
+    def place_placeholders(self, order: Callable[[list[str]], list[str]]) -> None:
+        """Each placeholder where the reference has its step among its siblings (``order``, the order
+        the reference is drawn in): before the first sibling the reference puts after it. The calls
+        that happened keep their time order; extra calls, which have no place, keep theirs."""
+        by_span = {f"s:{span}": key for key, span in self.paired.items()}
+        refs = {**by_span, **self.stands_for}  # a run-tree key -> its reference key
+        rank: dict[str, int] = {}
+        for kids in (self.ref.roots, *self.ref.children.values()):
+            rank.update((key, i) for i, key in enumerate(order(kids)))
+        lists = [self.roots, *self.children.values()]
+        for kids in lists:
+            if not any(k in self.stands_for for k in kids):
+                continue
+            placed = [k for k in kids if k not in self.stands_for]
+            for ph in sorted((k for k in kids if k in self.stands_for), key=lambda k: rank[refs[k]]):
+                later = (i for i, k in enumerate(placed) if k in refs and rank[refs[k]] > rank[refs[ph]])
+                placed.insert(next(later, len(placed)), ph)
+            kids[:] = placed
 
-def _in_run_order(graph: CausalGraph, paired: dict[str, str]) -> Callable[[list[str]], list[str]]:
-    """A family's canonical route lists siblings by step name (it records no order): drawn beside a
-    run, the siblings paired with the run's calls follow those calls' time order, and the rest (the
-    steps missing from the run) come after them, as their placeholders do in the run's column."""
+
+def _sibling_order(
+    ref: _RefTree, graph: CausalGraph, paired: dict[str, str]
+) -> Callable[[list[str]], list[str]]:
+    """How the reference's siblings are drawn. A family with a recorded order: by it (steps it does
+    not list after, in step order). A family without one (mined before #49): the siblings paired with
+    the run's calls in those calls' time order, the rest after. A run: its own time order."""
+    if ref.kind != "family":
+        return list
+    if ref.order:
+        rank = {step: i for i, step in enumerate(ref.order)}
+        return lambda keys: sorted(keys, key=lambda k: (rank.get(ref.nodes[k], len(rank)), ref.nodes[k]))
 
     def order(keys: list[str]) -> list[str]:
         return sorted(keys, key=lambda k: (0, _pos(graph, paired[k])) if k in paired else (1, (0, "")))

@@ -1,5 +1,6 @@
 """The terminal report: the decision, then one line per finding (``CODE (rule id) message``) with
-the trace and span ids that prove it indented below."""
+the trace and span ids that prove it indented below — the findings that name a step first
+(``reading_order``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from ..gate import (
     found_releases,
 )
 from ..outcome import Outcome
+from .reading_order import reading_order
 
 _HEADLINE: Final = {
     Outcome.PASS: "PASS: This release met every trajectory threshold.",
@@ -35,7 +37,7 @@ def render_text(result: GateResult) -> str:
     for title, verdict_status, finding_status in sections:
         section = [
             line
-            for verdict in result.verdicts
+            for verdict in reading_order(result.verdicts)
             if verdict.status == verdict_status
             for line in _finding_lines(verdict, finding_status, enough_runs)
         ]

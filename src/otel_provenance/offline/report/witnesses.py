@@ -1,11 +1,11 @@
 """Which runs the HTML reports draw, and how a gate check keeps just those while it evaluates.
 
 A gate result holds findings, not spans; drawing a run needs its spans. The report draws, for each
-failing rule (in rule-id order) and then each failing-run rate not yet decided, the failing runs
-with the smallest run ids — ``PER_RULE`` of them, at most ``MAX_RUNS`` in all. ``WitnessKeeper``
-wraps the evaluator and keeps, per rule, the ``PER_RULE`` failing runs with the smallest ids seen so
-far: that is a superset of the drawn runs whatever the order the runs arrive in (files, shards, a
-backend), and memory stays bounded.
+failing rule (in the order the page lists them, ``reading_order``) and then each failing-run rate
+not yet decided, the failing runs with the smallest run ids — ``PER_RULE`` of them, at most
+``MAX_RUNS`` in all. ``WitnessKeeper`` wraps the evaluator and keeps, per rule, the ``PER_RULE``
+failing runs with the smallest ids seen so far: that is a superset of the drawn runs whatever the
+order the runs arrive in (files, shards, a backend), and memory stays bounded.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from ..evaluate import RunResult, evaluate_safely
 from ..gate import GateResult
 from ..model import Run
 from ..outcome import Outcome
+from .reading_order import reading_order
 
 PER_RULE: Final = 3
 MAX_RUNS: Final = 12
@@ -27,7 +28,7 @@ def witness_run_ids(result: GateResult) -> tuple[str, ...]:
     """The run ids the report draws, in the order it draws them: the failing rules' runs, then the
     failing runs so far of a failing-run rate not yet decided (the evidence its section lists)."""
     chosen: list[str] = []
-    failed = [v for v in result.verdicts if v.status == Outcome.FAIL.decision]
+    failed = [v for v in reading_order(result.verdicts) if v.status == Outcome.FAIL.decision]
     undecided = [
         v for v in result.verdicts if v.rate is not None and v.status == Outcome.INSUFFICIENT.decision
     ]
