@@ -3,8 +3,9 @@
 Approving rewrites the contract document: the family's status becomes ``approved`` and the step-count
 rules the miner wrote are re-derived from every approved family's stored step counts
 (:func:`widen_for_family`), and the mined ordering rules the family's runs do not keep are dropped
-(``contracts.prerequisites.narrow_for_approved``), so approving a family never leaves its own runs
-failing them. The result is checked by parsing it before anyone writes it.
+(``contracts.prerequisites.order_for_approval``, which also orders the writes only the family makes),
+so approving a family never leaves its own runs failing them. The result is checked by parsing it
+before anyone writes it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from .contracts.dsl import dump_document, parse_contract
 from .contracts.model import Contract, RouteFamily
-from .contracts.prerequisites import narrow_for_approved
+from .contracts.prerequisites import order_for_approval
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +55,7 @@ def approve_family(contract: Contract, family_id: str) -> Approval:
     for family in hits:
         family["status"] = "approved"
     changes = widen_for_family(document)  # the family's own runs must pass the mined step rules
-    changes += narrow_for_approved(document)  # … and the mined ordering rules (#49)
+    changes += order_for_approval(document, family_id)  # … and the mined ordering rules (#49)
     text = dump_document(document)
     parse_contract(text, contract.source)  # never hand back a contract that does not parse
     return Approval(text, tuple(changes))

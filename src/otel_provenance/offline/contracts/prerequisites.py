@@ -17,8 +17,8 @@ span said so afterwards. With one, the refund is refused before its body runs.
 - Monotone, like every mined safeguard: an extra check, or a check made earlier, never fails a run.
 
 Each route family records its own prerequisites (``prerequisites`` in the family), so approving
-another family (``routes approve``) drops exactly the ordering rules its runs do not keep
-(:func:`narrow_for_approved`) instead of leaving them failing its runs.
+another family (``routes approve``) drops exactly the ordering rules its runs do not keep instead of
+leaving them failing its runs, and orders the writes only it makes (:func:`order_for_approval`).
 """
 
 from __future__ import annotations
@@ -135,13 +135,20 @@ def _unique(base: str, used: set[str]) -> str:
     return candidate
 
 
-def narrow_for_approved(document: dict[str, Any]) -> list[str]:
-    """Drop the mined ordering rules of ``document`` (plain data, changed in place) that an approved
-    family's runs do not keep, by the prerequisites each family recorded; one line per rule dropped.
+def order_for_approval(document: dict[str, Any], family_id: str) -> list[str]:
+    """The mined ordering rules of ``document`` (plain data, changed in place) once ``family_id`` is
+    approved (its status already set), by the prerequisites each family recorded; one line per change.
+
+    - A mined rule ``W.after.C`` that the family's runs do not keep (it calls W, and C is not among the
+      checks it recorded before W) is removed; the families approved before had their say already.
+      A family that calls W without recording prerequisites (a contract mined before #49, or edited)
+      proves nothing, so the rule goes.
+    - A write that no family approved before made gets its rules: the checks the family recorded
+      before it — the mining law over the approved runs that make it.
 
     Only mined rules are touched (they carry ``support``, select a step by key alone, have no
-    ``from``). A family that calls the write without recording its prerequisites (a contract mined
-    before #49, or edited) proves nothing, so the rule goes."""
+    ``from``); hand-written rules, and mined ones a reviewer removed from a write approved before,
+    stay as they are."""
     approved = [
         f
         for rule in document["rules"]
@@ -149,19 +156,37 @@ def narrow_for_approved(document: dict[str, Any]) -> list[str]:
         for f in rule["families"]
         if f["status"] == "approved"
     ]
+    family = next(f for f in approved if f["id"] == family_id)
     changes: list[str] = []
     kept: list[dict[str, Any]] = []
     for rule in document["rules"]:
         pair = _mined_pair(rule)
-        breaking = None if pair is None else next((f for f in approved if not _family_keeps(f, *pair)), None)
-        if breaking is None:
+        if pair is None or _family_keeps(family, *pair):
             kept.append(rule)
             continue
-        write, check = pair  # type: ignore[misc]
-        why = f"{breaking['id']} is approved and calls {write} without {check} before it"
+        write, check = pair
+        why = f"{family_id} is approved and calls {write} without {check} before it"
         changes.append(f"{rule['id']}: removed ({why})")
+    added = _new_write_rules(approved, family_id, {r["id"] for r in kept})
+    at = next((i for i, r in enumerate(kept) if r["type"] == "approved_routes"), len(kept))
+    kept[at:at] = added
+    for r in added:
+        write, check = r["to"]["step"], r["unless_preceded_by"]["step"]
+        changes.append(f"{r['id']}: added (every approved run that calls {write} makes {check} before it)")
     document["rules"] = kept
     return changes
+
+
+def _new_write_rules(approved: list[dict[str, Any]], family_id: str, taken: set[str]) -> list[dict[str, Any]]:
+    """Rules for the writes ``family_id`` makes that no other approved family makes."""
+    family = next(f for f in approved if f["id"] == family_id)
+    others = [f for f in approved if f["id"] != family_id]
+    recorded = family.get(FAMILY_KEY)
+    if recorded is None:
+        return []
+    new = [w for w in recorded if family["steps"].get(w) and not any(f["steps"].get(w) for f in others)]
+    proven = {w: tuple(sorted(recorded[w])) for w in new}
+    return prerequisite_rules(Order(proven, {w: family.get("runs", 0) for w in new}), taken)
 
 
 def _mined_pair(rule: Mapping[str, Any]) -> tuple[str, str] | None:
