@@ -109,6 +109,34 @@ def test_the_approved_route_is_drawn_in_the_runs_time_order_and_missing_steps_la
     ]
 
 
+def _run_order(view) -> list[str]:
+    return [p.key for p in layered(view.tree.roots, view.tree.child_map())]
+
+
+def test_a_mined_family_is_drawn_in_its_own_order_and_a_skipped_step_where_it_belongs() -> None:
+    """#49: ``mine`` records the order the family's steps began (``order``), so the route is drawn
+    in it whatever the compared run did, and the run's placeholder for a skipped check stands where
+    the route has the check — before the write — instead of after the calls that happened."""
+    from otel_provenance.offline.mine import mine_contract
+
+    contract = parse_contract(mine_contract([triage_run(f"model-{i}") for i in range(3)], "triage"))
+    (family,) = [f for r in contract.rules if r.type == "approved_routes" for f in r.params["families"]]
+    assert family.order == (
+        "ticket.triage",
+        "ticket.fetch",
+        "ticket.classify",
+        "permissions.check",
+        "ticket.update",
+        "customer.notify",
+    )
+    view = run_view(triage_run("bad", skip_check=True), contract)
+    assert _route_order(view) == list(family.order)
+    steps = {n.key: n.step for n in view.tree.nodes}
+    drawn = [steps[k] for k in _run_order(view)]
+    assert drawn == list(family.order)  # the placeholder of permissions.check before ticket.update
+    assert [n.marks for n in view.tree.nodes if n.step == "permissions.check"] == [("missing",)]
+
+
 def test_a_blocked_call_did_not_happen() -> None:
     """A blocked call is marked blocked: it neither counts as a duplicate nor stands in for the step."""
     contract = parse_contract(_contract(triage_run("model")))

@@ -239,3 +239,55 @@ def test_the_diff_page_says_only_in_a_and_only_in_b(demo_diff_and_audit, browser
     legend = browser_page.locator("ul.legend").inner_text()
     assert "ONLY IN A" in legend and "ONLY IN B" in legend and "MISSING" not in legend
     _labels_are_whole(browser_page)
+
+
+#: The approved refund route, in the order its steps run (#49).
+APPROVED_ORDER = (
+    "policy.retrieve",
+    "order.lookup",
+    "fraud.check",
+    "refund.calculate",
+    "payment.refund",
+    "customer.notify",
+)
+
+
+@logs_sdk  # the demo's agent ships its log records through the logs processor
+def test_the_first_finding_on_screen_names_a_step_and_the_approved_route_reads_in_its_order(
+    demo_report, browser_page
+) -> None:
+    """#49, at 1280×800: the first finding on the first screen is one that names a step (the double
+    refund), not the route's similarity (last on the page); the approved route beside the failing
+    run is drawn in its own order — the checks before the payment — and the run's missing checks
+    stand where the route has them, not after the calls that happened."""
+    page = browser_page
+    page.set_viewport_size({"width": 1280, "height": 800})
+    _open(page, demo_report)
+    heading = page.locator("h3", has=page.locator("code")).first
+    box = heading.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= 800
+    assert heading.inner_text().startswith("DUPLICATE_SIDE_EFFECT (at_most.payment.refund)")
+    first = page.locator("p.finding").first
+    assert first.inner_text() == "payment.refund occurred 2 times; the contract permits at most 1 per run."
+    found = first.bounding_box()
+    assert found is not None and found["y"] + found["height"] <= 800
+    codes = [c.strip() for c in page.locator("h3 > code").all_inner_texts()]
+    assert codes[-1] == "UNAPPROVED_ROUTE" and codes.count("UNAPPROVED_ROUTE") == 1
+
+    run_panel, route_panel = (page.locator("svg.run-graph").first.locator("g.panel").nth(i) for i in (0, 1))
+
+    def tops(panel) -> dict[str, float]:
+        out = {}
+        for step in APPROVED_ORDER:
+            rect = panel.locator(f'g.node[data-step="{step}"] rect').first.bounding_box()
+            assert rect is not None, step
+            out[step] = rect["y"]
+        return out
+
+    route = tops(route_panel)
+    assert sorted(APPROVED_ORDER, key=route.__getitem__) == list(APPROVED_ORDER), route
+    in_run = tops(run_panel)  # the placeholders of policy.retrieve and fraud.check included
+    assert sorted(APPROVED_ORDER, key=in_run.__getitem__) == list(APPROVED_ORDER), in_run
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "report-html-first-screen-49.png"))
+    page.locator("section.run").first.screenshot(path=str(ARTIFACTS / "report-html-route-order.png"))
