@@ -77,6 +77,17 @@ def test_missing_extra_and_duplicated_steps_are_marked() -> None:
     assert all(not n.marks for n in clean.route.tree.nodes)
 
 
+#: The triage agent's steps in the order they run (``contract_runs.triage_run``).
+TRIAGE_ORDER = (
+    "ticket.triage",
+    "ticket.fetch",
+    "ticket.classify",
+    "permissions.check",
+    "ticket.update",
+    "customer.notify",
+)
+
+
 def _route_order(view) -> list[str]:
     steps = {n.key: n.step for n in view.route.tree.nodes}
     children = dict(view.route.tree.children)
@@ -91,14 +102,7 @@ def test_the_approved_route_is_drawn_in_the_runs_time_order_and_missing_steps_la
     first): beside a run, the steps the run made follow the run's calls in time; those it skipped
     come after them, as their placeholders do in the run's column."""
     contract = parse_contract(_contract(triage_run("model")))
-    assert _route_order(run_view(triage_run("good"), contract)) == [
-        "ticket.triage",
-        "ticket.fetch",
-        "ticket.classify",
-        "permissions.check",
-        "ticket.update",
-        "customer.notify",
-    ]
+    assert _route_order(run_view(triage_run("good"), contract)) == list(TRIAGE_ORDER)
     assert _route_order(run_view(triage_run("bad", skip_check=True), contract)) == [
         "ticket.triage",
         "ticket.fetch",
@@ -121,14 +125,7 @@ def test_a_mined_family_is_drawn_in_its_own_order_and_a_skipped_step_where_it_be
 
     contract = parse_contract(mine_contract([triage_run(f"model-{i}") for i in range(3)], "triage"))
     (family,) = [f for r in contract.rules if r.type == "approved_routes" for f in r.params["families"]]
-    assert family.order == (
-        "ticket.triage",
-        "ticket.fetch",
-        "ticket.classify",
-        "permissions.check",
-        "ticket.update",
-        "customer.notify",
-    )
+    assert family.order == TRIAGE_ORDER
     view = run_view(triage_run("bad", skip_check=True), contract)
     assert _route_order(view) == list(family.order)
     steps = {n.key: n.step for n in view.tree.nodes}
