@@ -85,14 +85,18 @@ def marker(name: str) -> str:
 def compose(
     body: str, name: str, exit_code: int | None, fail_on: str | None, report_url: str | None = None
 ) -> str:
-    """The comment: the hidden marker, the report (cut to what the API takes), the link to the full
-    reports, the policy's line."""
+    """The comment: the hidden marker, the report's heading, the link to the full reports (#49: at the
+    top, where a reader looks for the drawn runs, not under a long report), the rest of the report (cut
+    to what the API takes), the policy's line."""
     text = body.rstrip("\n")
     if len(text) > MAX_BODY:
         text = text[:MAX_BODY] + "\n\n… (report cut here; the full report is in the job's artifacts)"
-    lines = [marker(name), text]
+    heading, _, rest = text.partition("\n") if text.startswith("#") else ("", "", text)
+    lines = [marker(name), *([heading] if heading else [])]
     if report_url:
-        lines += ["", f"**[Full report]({report_url})**: HTML with each failing run's graph, SARIF, JUnit."]
+        drawn = "`gate.html` draws each failing run beside its approved route; with SARIF, JUnit"
+        lines += ["", f"**[Full report]({report_url})**: {drawn} and this report as Markdown."]
+    lines.append(rest)
     if exit_code is not None and fail_on is not None:
         verdict = "fails" if exit_code in POLICIES[fail_on] else "does not fail"
         lines += [

@@ -345,6 +345,8 @@ def test_the_action_posts_one_comment_then_updates_it_and_fails_the_job_on_a_fai
     assert "BLOCKED_CALL" in ours[0]["body"] and "<details>" not in ours[0]["body"]  # no rule passed
     assert "gate exit 2 (fail); with fail-on: fail this fails the job." in ours[0]["body"]
     assert f"**[Full report]({ARTIFACT_URL})**" in ours[0]["body"]  # the run's report artifact
+    body = ours[0]["body"]  # #49: the link under the heading, the findings before any table
+    assert body.index("**[Full report]") < body.index("### Findings") < body.index("### Rules")
     assert (workspace["dir"] / "otel-provenance-report" / "gate.html").stat().st_size > 0  # in it
     out = workspace["dir"] / "otel-provenance-report"
     assert json.loads((out / "gate.sarif").read_text())["version"] == "2.1.0"  # what upload-sarif is given
@@ -507,6 +509,20 @@ def test_the_policy_table(fail_on, gate_code):
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == (1 if gate_code in fails[fail_on] else 0), done.stdout
+
+
+def test_the_documented_workflow_stamps_the_release_it_gates():
+    """docs/ci.md's workflow (#49): the ``release`` the action gates is the ``service.version`` the
+    agent's step stamps on its spans — the two must agree, or no run is of the release — and the
+    pinned example names a full commit."""
+    text = (ROOT / "docs" / "ci.md").read_text()
+    workflow = yaml.safe_load(re.search(r"```yaml\n(# \.github/workflows/.*?)```", text, re.S).group(1))
+    steps = workflow["jobs"]["gate"]["steps"]
+    (gate,) = [step for step in steps if str(step.get("uses", "")).startswith("OWNER/otel-provenance@")]
+    (agent,) = [step for step in steps if "run" in step]
+    stamped = dict(kv.split("=", 1) for kv in agent["env"]["OTEL_RESOURCE_ATTRIBUTES"].split(","))
+    assert stamped["service.version"] == gate["with"]["release"] == "${{ github.sha }}"
+    assert re.search(r"uses: OWNER/otel-provenance@[0-9a-f]{40}  # v", text)
 
 
 # --- the GitLab snippet -----------------------------------------------------------------------------
