@@ -104,7 +104,7 @@ BUDGET_EGRESS: Final = "agent.budget.egress"
 # argument names a person was asked about (a destination delegated by the user's request, #44)
 BUDGET_ASKED: Final = "agent.budget.asked"
 # argument names accepted as delegated: taken from a source the user named, in a call the user's own
-# words shaped (#44; instrument/delegation.py)
+# words shaped (#44; instrument/evidence/delegation.py)
 BUDGET_DELEGATED: Final = "agent.budget.delegated"
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call

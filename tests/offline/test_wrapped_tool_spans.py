@@ -338,7 +338,7 @@ def test_both_halves_read_a_tool_span_and_its_name_alike(
     attributes: dict, tool: bool, name: str | None
 ) -> None:
     """``semconv.is_tool_span``/``tool_name`` decide for the processor online and the checks offline."""
-    from otel_provenance.instrument.thirdparty import foreign_tool_call
+    from otel_provenance.instrument.spans.foreign_calls import foreign_tool_call
 
     span = Span(TRACE, "0000000000000001", None, "span", attributes=Attributes(attributes))
     assert (semconv.is_tool_span(attributes), span.is_tool, span.tool_name) == (tool, tool, name)
