@@ -27,72 +27,20 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from ... import dialects
+
 #: Lower-case fragments of instrumentation scope names used by AI libraries and their
-#: instrumentations (OpenInference ``openinference.instrumentation.*``, OpenLLMetry
-#: ``opentelemetry.instrumentation.openai`` …, Pydantic AI ``pydantic-ai``, Logfire's
-#: ``logfire.openai`` / ``logfire.anthropic`` / ``logfire.openai_agents``, this package's
-#: ``otel_provenance``).
-AI_SCOPE_WORDS: Final = (
-    "openinference",
-    "traceloop",
-    "gen_ai",
-    "genai",
-    "pydantic-ai",
-    "pydantic_ai",
-    "openai",
-    "anthropic",
-    "langchain",
-    "langgraph",
-    "langsmith",
-    "langfuse",
-    "llama_index",
-    "llamaindex",
-    "haystack",
-    "crewai",
-    "smolagents",
-    "mlflow",
-    "litellm",
-    "bedrock",
-    "vertexai",
-    "gcp.vertex.agent",
-    "google.adk",
-    "google_genai",
-    "agent_framework",
-    "semantic_kernel",
-    "autogen",
-    "strands",
-    "mistral",
-    "cohere",
-    "ollama",
-    "groq",
-    "azure.ai",
-    "otel_provenance",
-)
+#: instrumentations, from every producer's row (:data:`otel_provenance.dialects.SCOPE_WORDS`).
+AI_SCOPE_WORDS: Final = dialects.SCOPE_WORDS
 
-#: Attribute-key prefixes only AI instrumentations write.
-AI_KEY_PREFIXES: Final = (
-    "gen_ai.",
-    "llm.",
-    "openinference.",
-    "traceloop.",
-    "langfuse.",
-    "haystack.",
-    "mlflow.",
-    "gcp.vertex.agent.",
-    "crewai.",
-    "smolagents.",
-    "pydantic_ai.",
-    "langsmith.",
-    "mcp.",
-    "agent.arg.",
-)
+#: Attribute-key prefixes only AI instrumentations write (:data:`otel_provenance.dialects.KEY_PREFIXES`).
+AI_KEY_PREFIXES: Final = dialects.KEY_PREFIXES
 
-#: Keys written without a namespace by Pydantic AI (its spans also carry its scope name). OpenInference's
-#: ``input.value`` is not a marker: its spans carry ``openinference.span.kind`` and its scope name, and
-#: the name is generic enough for an application's own span (where the deny-list removes it).
-AI_KEYS: Final = frozenset(
-    {"model_request_parameters", "tool_arguments", "tool_response", "final_result", "all_messages_events"}
-)
+#: Keys written without a namespace by some AI libraries (Pydantic AI's, whose spans also carry its
+#: scope name). OpenInference's ``input.value`` is not a marker: its spans carry
+#: ``openinference.span.kind`` and its scope name, and the name is generic enough for an application's
+#: own span (where the deny-list removes it).
+AI_KEYS: Final = dialects.BARE_KEYS
 
 AI_EVENT_PREFIX: Final = "gen_ai."
 

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
+from ... import dialects
+
 #: Longest identifier value kept (a model name, a route template, a service name).
 MAX_IDENTIFIER_LENGTH: Final = 256
 
@@ -155,14 +157,10 @@ GENAI_KEYS: Final[Mapping[str, Rule]] = {
     "gen_ai.security.risk.severity": ID,
     "gen_ai.security.risk.metadata": IDS,
     "gen_ai.guardian.name": ID,
-    # the span-kind markers of OpenInference and OpenLLMetry (enumerations)
-    "openinference.span.kind": ID,
-    "traceloop.span.kind": ID,
-    # where OpenInference and OpenLLMetry name a tool or workflow (from code; the offline readers
-    # find a tool span's tool by them, semconv.TOOL_NAME_KEYS)
-    "tool.name": ID,
-    "traceloop.entity.name": ID,
-    "traceloop.workflow.name": ID,
+    # the producers' span-kind markers (enumerations) and where they name a tool (from code; both
+    # halves find a tool span's tool by them): every row of otel_provenance.dialects
+    **{key: ID for key in (*dialects.KIND_KEYS, *dialects.TOOL_NAME_KEYS)},
+    "traceloop.workflow.name": ID,  # OpenLLMetry's workflow, named in code
 }
 
 #: HTTP and URL conventions (current and deprecated names). Full URLs keep only their origin.

@@ -49,19 +49,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from ... import semconv
+from ... import dialects, semconv
 from ...errors import ConfigurationError
 from .ai_spans import made_by_ai
 from .allowlist import DROP, clean_value, is_allowed_key
 from .denylist import (  # noqa: F401  (re-exported: the default set's public home stays here too)
     DEFAULT_CONTENT_EVENTS,
     DEFAULT_FORBIDDEN_KEYS,
-    FRAMEWORK_CONTENT_KEYS,
-    GENAI_CONTENT_KEYS,
-    OPENINFERENCE_CONTENT_KEYS,
-    OPENLLMETRY_CONTENT_KEYS,
-    PYDANTIC_AI_CONTENT_KEYS,
-    VENDOR_CONTENT_KEYS,
     WILDCARD,
     contains_name,
     name_trie,
@@ -72,10 +66,6 @@ EXCEPTION_TYPE: Final = "exception.type"
 #: Removed from the events of spans whose exception details go (any event name): both can quote
 #: argument values.
 EXCEPTION_DETAIL_KEYS: Final = frozenset({"exception.message", "exception.stacktrace"})
-
-#: Attributes that mark a span as made by a GenAI instrumentation (any library).
-OPENINFERENCE_SPAN_KIND: Final = semconv.OPENINFERENCE_SPAN_KIND
-TRACELOOP_SPAN_KIND: Final = semconv.TRACELOOP_SPAN_KIND
 
 #: Deeper nesting than this is not walked; the whole attribute is removed instead (safe default).
 MAX_DEPTH: Final = 32
@@ -317,7 +307,7 @@ def strip_attributes(
         return out
     dropped = frozenset(drop)
     allowlist = options.allowlist
-    identity = _logfire_identity(attributes) if allowlist else ()
+    identity = dialects.identity_keys(attributes) if allowlist else ()
     for key, value in attributes.items():
         if key in dropped or (key not in identity and options.is_forbidden(key)):
             continue
@@ -338,32 +328,13 @@ def strip_attributes(
     return out
 
 
-#: logfire names its agent-run and tool spans only by a message template and the template's ``name``
-#: argument (``semconv.is_tool_span`` and ``semconv.tool_name`` read them). On these two templates —
-#: constants of logfire's code — ``name`` is the agent's or the tool's name: identity, not content, so
-#: the allow-list keeps both there (anywhere else a template or a ``name`` may hold a user's words).
-_LOGFIRE_IDENTITY_TEMPLATES: Final = frozenset(
-    (semconv.LOGFIRE_TOOL_TEMPLATE, semconv.LOGFIRE_AGENT_TEMPLATE)
-)
-_LOGFIRE_IDENTITY_KEYS: Final = (semconv.LOGFIRE_MSG_TEMPLATE, semconv.LOGFIRE_TOOL_NAME)
-
-
-def _logfire_identity(attributes: Mapping[str, Any]) -> tuple[str, ...]:
-    """The keys the allow-list keeps on a logfire agent-run or tool span (else none)."""
-    if attributes.get(semconv.LOGFIRE_MSG_TEMPLATE) in _LOGFIRE_IDENTITY_TEMPLATES:
-        return _LOGFIRE_IDENTITY_KEYS
-    return ()
-
-
 def is_genai_span(attributes: Mapping[str, Any] | None) -> bool:
-    """Made by a GenAI instrumentation: ours, the official conventions, OpenInference or OpenLLMetry."""
+    """Made by a GenAI instrumentation: ours, or a producer that marks its spans' kind
+    (:func:`otel_provenance.dialects.is_genai_span`: the conventions, OpenInference, OpenLLMetry)."""
     if not attributes:
         return False
-    return (
-        semconv.GEN_AI_OPERATION_NAME in attributes
-        or OPENINFERENCE_SPAN_KIND in attributes
-        or TRACELOOP_SPAN_KIND in attributes
-        or any(semconv.split_arg_attr(key) is not None for key in attributes)
+    return dialects.is_genai_span(attributes) or any(
+        semconv.split_arg_attr(key) is not None for key in attributes
     )
 
 
