@@ -154,9 +154,12 @@ def test_an_ask_is_approved_for_the_users_call_and_refused_for_the_injections(in
         summary, records = data["configs"][config]["summary"], data["configs"][config]["records"]
         for run in records["benign"] + records["attacks"]:
             for call in run["calls"]:
-                if call.get("asked"):
-                    assert call["tool"] == "send_money" and call["asked"] == ["needs_approval:send_money"]
+                if call.get("asked") == ["needs_approval:send_money"]:
+                    assert call["tool"] == "send_money"
                     (approved if call["approval"] == "approved" else denied).append(call)
+                elif call.get("asked"):  # the guard's own asks: a value delegated to content (#44)
+                    assert config == "documented+ask", call
+                    assert all(reason.startswith("delegated:") for reason in call["asked"]), call
         # the summary counts what the records say
         stopped = [
             r
@@ -210,10 +213,12 @@ def test_case_10_quick_prints_a_row_per_configuration_and_check(interpreter, tmp
 
 
 def test_every_declared_option_set_is_one_op_tool_accepts() -> None:
-    """The declarations are handed to ``@op.tool`` unread: a mistake must fail here, not mid-replay."""
+    """The declarations are handed to ``@op.tool`` unread: a mistake must fail here, not mid-replay.
+    (The stand-in takes ``**arguments``, so argument names are not checked here; the replay decorates
+    the real tools, and a name that is not a parameter stops it before the first call.)"""
     me = integration.Me(email="me@example.com", iban="DE00", chat_name="bot")
     for configuration in integration.CONFIGURATIONS.values():
         declarations = configuration.declare(me)
         assert set(declarations) == set(integration.SIDE_EFFECTS)
         for tool, options in declarations.items():
-            op.tool(name=tool, **options)(lambda: None)
+            op.tool(name=tool, **options)(lambda **arguments: None)
