@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_provenance as op
 from canary import assert_absent, canary, exported_bytes
-from otel_provenance.instrument.redaction import StripOptions
+from otel_provenance.instrument.spans.redaction import StripOptions
 
 DECISION = (
     "gen_ai.security.decision.type",

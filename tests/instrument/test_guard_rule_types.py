@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from otel_provenance.instrument import guard
+from otel_provenance.instrument.call import guard
 from otel_provenance.offline.contracts.rules import REGISTRY
 from otel_provenance.offline.contracts.ruletype import AtCall
 

@@ -29,7 +29,7 @@ class Absence(enum.Enum):
 
 
 class AtCall(enum.Enum):
-    """When the call-time guard (``instrument/guard.py``) can decide a rule type, and on what."""
+    """When the call-time guard (``instrument/call/guard.py``) can decide a rule type, and on what."""
 
     STEP = "step"  # before a call, from the calls of its step (a count) or the call alone (per span)
     RUN = "run"  # before a call, from the whole run so far (a path)
