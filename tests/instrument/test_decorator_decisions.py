@@ -14,7 +14,7 @@ from instrument_helpers import Traced, arg_attrs
 from otel_provenance.instrument.base.settings import ENV_DIGEST_KEY, reset_settings
 from otel_provenance.instrument.spans import metrics as tool_metrics
 
-ADVISORY = "provenance budget exceeded, advisory only"
+ADVISORY = "objections not enforced, advisory only"
 
 
 def metric_names(reader) -> set[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import threading
 from pathlib import Path
 
@@ -204,14 +205,19 @@ def test_configure_loads_the_contract_for_every_run(tmp_path, contract):
         settings_module.reset_settings()
 
 
-def test_with_enforcement_off_the_contract_only_warns(traced, contract):
+def test_with_enforcement_off_the_contract_only_warns(traced, contract, caplog):
     payments = Payments(traced)
+    caplog.set_level(logging.WARNING, logger="otel_provenance")
     with (
         settings(enforce=False),
         op.run(inputs={"order_id": "ord-9"}, contract=contract, tracer_provider=traced.provider),
     ):
         payments.refund(order_id="ord-9")
     assert payments.log == ["ord-9"]
+    # #49: the advisory line names the contract's rules, not "provenance budget exceeded"
+    (line,) = [r.getMessage() for r in caplog.records if "advisory only" in r.getMessage()]
+    assert line.startswith("payment.refund: objections not enforced, advisory only (")
+    assert "contract:fraud-first:FORBIDDEN_PATH" in line and "budget" not in line
     span = traced.span("payment.refund")
     assert span.attributes[sc.SECURITY_DECISION_TYPE] == "warn"
     assert span.attributes[sc.TOOL_STATUS] == "ok"

@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from .base.internal_errors import reraise_own_bug_under_pytest
 from .spans.fanout import OnceLog, checked_fanout
-from .spans.leaks import LeakGuard
+from .spans.leaks import LeakGuard, note_wrapper
 from .spans.redaction import DEFAULT_OPTIONS, StripOptions, wrapper_options
 from .spans.span_transforms import (
     SharedObjectCleaner,
@@ -89,6 +89,7 @@ class ProvenanceSpanProcessor(SpanProcessor):
         foreign_argument_names: Mapping[str, Any] | None = None,
     ) -> None:
         wrapper = "ProvenanceSpanProcessor"
+        note_wrapper(self)  # spans are meant to be exported: a tool recording elsewhere is warned about
         self._log = OnceLog()
         hooks = ("on_start", "on_end", "shutdown")
         self._fanout = checked_fanout(wrapper, downstream, hooks, "SpanProcessor", self._log)

@@ -155,7 +155,8 @@ class ToolCall:
             self.unsourced = self.arguments
         advisory = [v for v in self.decision.violations if v not in self.decision.asks]
         if advisory and not self.decision.blocked:
-            _log.warning("%s: provenance budget exceeded, advisory only (%s)", spec.name, ", ".join(advisory))
+            # names each objection's source (a budget, the contract, a policy), never "the budget" for all
+            _log.warning("%s: objections not enforced, advisory only (%s)", spec.name, ", ".join(advisory))
         essential.update(spec.span_attributes)
         essential[sc.GEN_AI_TOOL_NAME] = spec.name
         essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL

@@ -22,6 +22,7 @@ from ... import __version__
 from ... import semconv as sc
 from ...errors import ConfigurationError
 from ..evidence.trust import SourceTrust, source_trust
+from ..spans.leaks import warn_if_exporting_nowhere
 from .adopt import framework_call_id
 from .budget import Budget
 from .decision import Objection
@@ -131,8 +132,10 @@ class ToolSpec:
                 tracer = self._tracer = provider.get_tracer(_SCOPE, __version__)
             else:
                 tracer = trace.get_tracer(_SCOPE, __version__)
-                if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+                provider = trace.get_tracer_provider()
+                if not isinstance(provider, trace.ProxyTracerProvider):
                     self._tracer = tracer
+            warn_if_exporting_nowhere(self.name, provider, self.tracer_provider is not None)  # #49
         return tracer
 
     def first_attributes(self, run_id: str | None) -> dict[str, Any]:
