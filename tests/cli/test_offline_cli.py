@@ -48,7 +48,7 @@ def reference(tmp_path: Path) -> tuple[Path, Path, str]:
 
 def test_audit_reference_fixture(reference: tuple[Path, Path, str]) -> None:
     good, bad, list_files_id = reference
-    code, out, err = cli("audit", good, bad)
+    code, out, err = cli("audit", "--verbose", good, bad)  # every run call by call (#49)
     assert code == 2, err
     assert f"    path: observed from list_files files.0 (span {list_files_id})" in out
     assert "patch_file" in out and "status blocked  BLOCKED" in out
@@ -150,7 +150,7 @@ def test_budgets_from_flags(tmp_path: Path, reference: tuple[Path, Path, str]) -
     assert cli("audit", "--budget", "patch_file", good)[0] == 1
     assert cli("audit", "--max-assumed", "-1", good)[0] == 1
     invented = _single_tool(tmp_path, tool_attributes("x", {"q": Arg("invented")}))
-    code, out, _ = cli("audit", invented)
+    code, out, _ = cli("audit", "--verbose", invented)
     assert code == 0 and "q: invented (review)" in out and "review (invented arguments): x.q" in out
     assert cli("audit", "--max-invented", "0", invented)[0] == 2
 
@@ -205,7 +205,7 @@ def test_zero_runs_exit_3(tmp_path: Path) -> None:
 
 def test_zero_argument_tool_with_budget_counters_is_instrumented(tmp_path: Path) -> None:
     attrs = tool_attributes("now", {}, **{semconv.BUDGET_ASSUMED: 0, semconv.BUDGET_INVENTED: 0})
-    code, out, _ = cli("audit", _single_tool(tmp_path, attrs))
+    code, out, _ = cli("audit", "--verbose", _single_tool(tmp_path, attrs))
     assert code == 0 and "(no arguments)" in out
 
 
@@ -237,7 +237,7 @@ def test_incomplete_input_never_passes(reference: tuple[Path, Path, str], tmp_pa
     torn = tmp_path / "torn.jsonl"
     data = good.read_bytes()
     torn.write_bytes(data + data.splitlines(keepends=True)[0][:40])  # a cut line after complete ones
-    code, out, err = cli("audit", torn)
+    code, out, err = cli("audit", "--verbose", torn)
     assert code == 3 and "incomplete input" in err and "cannot pass" in err
     assert "patch_file" in out  # the complete lines were read
     torn_bad = tmp_path / "torn_bad.jsonl"
@@ -279,6 +279,6 @@ def test_real_subprocess(reference: tuple[Path, Path, str]) -> None:
     good, bad, _ = reference
     exe = Path(sys.executable).with_name("otel-provenance")
     done = subprocess.run(
-        [str(exe), "audit", str(good), str(bad)], capture_output=True, text=True, timeout=60
+        [str(exe), "audit", "--verbose", str(good), str(bad)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "path: observed from list_files" in done.stdout and done.stderr == ""

@@ -124,7 +124,7 @@ def test_an_mcp_servers_own_span_of_each_call_is_not_a_second_tool_call(tmp_path
         s.trace_id for s in ours
     }  # joined its caller's
 
-    code, out, err = cli("audit", str(traces))
+    code, out, err = cli("audit", "--verbose", str(traces))
     assert code == 0, out + err
     # the server's initialize and tools/list are traces of their own with no tool call: no agent runs
     assert "summary: 1 run(s), 2 tool call(s); arguments: 2 observed, 1 assumed, 0 invented" in out

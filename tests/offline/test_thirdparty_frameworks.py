@@ -299,7 +299,7 @@ def test_openinference_tool_spans_classified_online_are_the_calls_audited_offlin
     calls = [s for s in run.spans if s.is_tool]
     assert [s.tool_name for s in calls] == ["lookup_order", "refund"]
     assert semconv.GEN_AI_OPERATION_NAME not in calls[0].attributes
-    code, out, err = cli("audit", path)
+    code, out, err = cli("audit", "--verbose", path)
     assert code == 0, out + err
     assert "1 run(s), 2 tool call(s); arguments: 1 observed, 1 assumed" in out
     assert f"order: observed from lookup_order order (span {calls[0].span_id})" in out

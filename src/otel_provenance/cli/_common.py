@@ -34,6 +34,10 @@ class IO:
     def warn(self, text: str) -> None:
         self.stderr.write(f"otel-provenance: warning: {text}\n")
 
+    def note(self, text: str) -> None:
+        """Something the user should know that needs no action (what was left out of normal input)."""
+        self.stderr.write(f"otel-provenance: note: {text}\n")
+
     @property
     def is_tty(self) -> bool:
         isatty = getattr(self.stderr, "isatty", None)

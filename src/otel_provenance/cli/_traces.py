@@ -89,11 +89,14 @@ class TraceInput:
             self._progress.clear()
 
     def warn_incomplete(self) -> None:
-        """Warn about what the read found short of an error: cut-off files, skipped other signals."""
+        """Warn about what the read found short of an error — cut-off files, values that could not be
+        read — and note what normal input holds besides agent runs (other signals, traces that are no
+        run): a note, not a warning, since nothing is wrong (#49)."""
         for incomplete in self.report.incomplete:
             self.io.warn(f"incomplete input: {incomplete} — the complete records before it were read")
+        losses = self.report.losses()
         for note in self.report.notes():
-            self.io.warn(note)
+            (self.io.warn if note in losses else self.io.note)(note)
 
     def cap_for_incomplete(self, code: int) -> int:
         """A pass on incomplete input becomes insufficient data (3); fail and error stand."""

@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="argument name that may be assumed without counting against the budget (repeatable); "
         "it exempts assumed arguments only: an invented one always counts",
     )
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every run call by call (default: runs without a finding in one line each)",
+    )
     add_source_arguments(p, "dask", "pool")
     add_run_attribute(p)
     add_report_arguments(p, AUDIT)
@@ -93,5 +99,6 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
     source.warn_incomplete()
     code = source.cap_for_incomplete(report.verdict.exit_code)
     drawn = {run.run_id: run for run in folded.failing}
-    emit(args, io, AUDIT, report, ReportContext(runs=drawn, complete=source.report.complete, exit_code=code))
+    context = ReportContext(drawn, complete=source.report.complete, exit_code=code, verbose=args.verbose)
+    emit(args, io, AUDIT, report, context)
     return export(targets, io, audit_evaluations(report, args.release), code) if targets else code

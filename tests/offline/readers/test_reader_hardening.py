@@ -492,7 +492,7 @@ def _cli(*argv: object) -> tuple[int, str, str]:
 
 def test_commands_say_what_they_skipped(tmp_path: Path) -> None:
     mixed = FIXTURES / "python-sdk-mixed.jsonl"
-    note = f"warning: {mixed}: skipped 4 logs lines, 4 metrics lines (not traces)"
+    note = f"note: {mixed}: skipped 4 logs lines, 4 metrics lines (not traces)"
     code, _, err = _cli("fingerprint", mixed)
     assert code == 0 and note in err
     contract = tmp_path / "c.yaml"

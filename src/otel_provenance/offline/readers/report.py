@@ -88,17 +88,25 @@ class ReadReport:
     def notes(self) -> list[str]:
         """What was skipped or left out, one line each, for the user (never an error: counted)."""
         out = [str(s) for s in self.skipped]
-        if self.unknown_values:
-            out.append(
-                f"{self.unknown_values} attribute value(s) of an unknown kind (e.g. stringValueStrindex) "
-                "were left out"
-            )
+        out += self.losses()
         if self.beside:
             held = ", ".join(f"{signal} in {n} request(s)" for signal, n in sorted(self.beside.items()))
             out.append(f"left out other signals held beside traces ({held}); their spans were read")
         if self.not_runs:
             out.append(not_runs_note(self.not_runs))
         return out
+
+    def losses(self) -> list[str]:
+        """The notes that say evidence inside a trace was lost (a value the reader could not read):
+        a warning. The rest — other signals, traces that are no agent run — are expected in normal
+        input (a Collector's file exporter, an SDK's metrics file beside its spans, a plain request)
+        and only said (#49: they warned on every command)."""
+        if not self.unknown_values:
+            return []
+        return [
+            f"{self.unknown_values} attribute value(s) of an unknown kind (e.g. stringValueStrindex) "
+            "were left out"
+        ]
 
 
 def not_runs_note(count: int) -> str:

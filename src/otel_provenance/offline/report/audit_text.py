@@ -3,11 +3,16 @@
 Pure functions of an ``AuditReport`` and its context (was the input complete; the exit code): the
 same audit gives the same bytes. With the exit code 3 (insufficient data) no line says PASS — a run
 without findings reads ``no finding`` — and the last line says why the audit cannot pass.
+
+A run with a finding is listed call by call, argument by argument; a run without one is one line with
+its counts (``verbose``: every run call by call), and the arguments to review are grouped by tool and
+argument: 25 clean runs printed 378 lines before (#49).
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
 from ... import semconv
@@ -17,9 +22,12 @@ from ..outcome import Outcome
 _LABEL = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.INSUFFICIENT: "INSUFFICIENT"}
 
 
-def render_audit_text(report: AuditReport, can_pass: bool = True, capped: bool = False) -> str:
-    """The text report; ``capped``: the input was incomplete, so the verdict reads INSUFFICIENT."""
-    lines = audit_lines(report, can_pass)
+def render_audit_text(
+    report: AuditReport, can_pass: bool = True, capped: bool = False, verbose: bool = False
+) -> str:
+    """The text report; ``capped``: the input was incomplete, so the verdict reads INSUFFICIENT;
+    ``verbose``: runs without a finding call by call too."""
+    lines = audit_lines(report, can_pass, verbose)
     if capped:  # the last line is the verdict; incomplete input changed it
         lines[-1] = "INSUFFICIENT (the input is incomplete, so this cannot pass)"
     return "".join(line + "\n" for line in lines)
@@ -47,28 +55,56 @@ def _finding_text(f: Finding) -> str:
     return f"{_LABEL[f.verdict]} {f.code}: {f.message}{where}"
 
 
-def audit_lines(report: AuditReport, can_pass: bool = True) -> list[str]:
+def audit_lines(report: AuditReport, can_pass: bool = True, verbose: bool = False) -> list[str]:
     """The text report. With ``can_pass`` False (the audit exits 3) no line says PASS: a run without
     findings is shown as ``no finding``, since the audit as a whole proves nothing."""
     lines: list[str] = []
     totals = dict.fromkeys((*semconv.ARG_KINDS, "unknown"), 0)
     review: list[str] = []
+    short = 0
     for run in report.runs:
-        lines.extend(_run_text(run, totals, review, can_pass))
+        block = _run_text(run, totals, review, can_pass)
+        if verbose or run.findings or len(block) == 1:
+            lines.extend(block)
+        else:  # a run without a finding: one line, its calls counted
+            kinds = Counter(arg.kind for call in run.calls for arg in call.args)
+            counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+            lines.append(f"{block[0]} ({len(run.calls)} call(s){'; ' + counted if counted else ''})")
+            short += 1
+    if short:
+        lines.append(f"({short} run(s) without a finding in one line each; --verbose lists their calls)")
     calls = sum(len(r.calls) for r in report.runs)
     lines.append(
         f"summary: {len(report.runs)} run(s), {calls} tool call(s); arguments: "
         + ", ".join(f"{n} {k}" for k, n in totals.items() if n or k != "unknown")
     )
     if review:
-        lines.append("review (invented arguments): " + ", ".join(review))
+        lines.append("review (invented arguments): " + _grouped(review, verbose))
     for f in report.findings:
         lines.append(_finding_text(f))
     lines.append(_LABEL[report.verdict])
     return lines
 
 
-def _run_text(run: RunAudit, totals: dict[str, int], review: list[str], can_pass: bool = True) -> list[str]:
+def _grouped(review: list[tuple[str, str]], verbose: bool) -> str:
+    """``tool.arg (run … span …)`` each (``verbose``), else per tool and argument: how many calls, and
+    the first as an example."""
+    if verbose:
+        return ", ".join(f"{name} ({where})" for name, where in review)
+    first: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for name, where in review:
+        first.setdefault(name, where)
+        counts[name] += 1
+    return ", ".join(
+        f"{name} ({where})" if counts[name] == 1 else f"{name} in {counts[name]} calls (e.g. {where})"
+        for name, where in first.items()
+    )
+
+
+def _run_text(
+    run: RunAudit, totals: dict[str, int], review: list[tuple[str, str]], can_pass: bool = True
+) -> list[str]:
     release = f" release {run.release}" if run.release else ""
     label = _LABEL[run.verdict] if can_pass or run.verdict is not Outcome.PASS else "no finding"
     lines = [f"run {run.run_id}{release}: {label}"]
@@ -90,7 +126,7 @@ def _run_text(run: RunAudit, totals: dict[str, int], review: list[str], can_pass
                 lines.append(f"    {arg.name}: untrusted, from {_source_text(arg)}")
             elif arg.kind == semconv.KIND_INVENTED:
                 lines.append(f"    {arg.name}: invented (review)")
-                review.append(f"{call.tool}.{arg.name} (run {run.run_id} span {call.span_id})")
+                review.append((f"{call.tool}.{arg.name}", f"run {run.run_id} span {call.span_id}"))
             else:
                 lines.append(f"    {arg.name}: {arg.kind}")
     for f in run.findings:

@@ -46,6 +46,7 @@ class ReportContext:
     contract_path: str | None = None
     complete: bool = True
     exit_code: int | None = None
+    verbose: bool = False  # the terminal report lists everything (``audit --verbose``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +77,8 @@ class ReportFormat:
 def _audit_text(report: AuditReport, context: ReportContext) -> str:
     """With exit code 3 no line says PASS; a verdict of pass then capped (incomplete input) says why."""
     can_pass = context.exit_code != EXIT_INSUFFICIENT
-    return render_audit_text(report, can_pass, capped=not can_pass and report.verdict is Outcome.PASS)
+    capped = not can_pass and report.verdict is Outcome.PASS
+    return render_audit_text(report, can_pass, capped=capped, verbose=context.verbose)
 
 
 def _drawn_diff(report: DiffReport, context: ReportContext) -> str:
