@@ -27,6 +27,7 @@ from typing import Final
 
 from .. import semconv
 from ..errors import InvalidEvidenceError
+from .linked_runs import LinkJoins, TraceLinks, join_linked_traces, trace_key
 from .model import Run, Span
 from .release import DEFAULT_RELEASE_ATTRIBUTE
 
@@ -51,13 +52,7 @@ class RunKeys:
         self._trace_run: dict[int | str, str] = {}  # trace -> a run id its spans carry, or _NO_RUN
         self._alias: dict[str, str] = {}  # run id -> a smaller run id it was joined with
 
-    @staticmethod
-    def key(trace_id: str) -> int | str:
-        """The dict key for a trace id: its integer value (smaller than the string), else itself."""
-        try:
-            return int(trace_id, 16)
-        except ValueError:
-            return trace_id
+    key = staticmethod(trace_key)  # the dict key for a trace id
 
     def _root(self, run_id: str) -> str:
         alias = self._alias
@@ -80,6 +75,14 @@ class RunKeys:
             if a != b:
                 low, high = (a, b) if a < b else (b, a)
                 self._alias[high] = low
+
+    def knows(self, key: int | str) -> bool:
+        """Whether the trace ``key`` is in the input."""
+        return key in self._trace_run
+
+    def named(self, key: int | str) -> bool:
+        """Whether the trace ``key`` carries a run id (its run is named by one, not by a trace id)."""
+        return bool(self._trace_run.get(key))
 
     def link_span(self, span: Span, run_attribute: str = semconv.RUN_ID) -> None:
         self.link(span.trace_id, run_value(span, run_attribute))
@@ -186,12 +189,20 @@ def group_runs(
     release: str | None = None,
     key: str = DEFAULT_RELEASE_ATTRIBUTE,
     run_attribute: str = semconv.RUN_ID,
+    joins: list[LinkJoins] | None = None,
 ) -> list[Run]:
-    """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id."""
+    """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id.
+
+    Traces are joined by their run ids, then by span links (``linked_runs``); ``joins``, when given,
+    receives what the links joined and refused."""
     spans = list(spans)
-    keys = RunKeys()
+    keys, links = RunKeys(), TraceLinks()
     for span in spans:
         keys.link_span(span, run_attribute)
+        links.add_span(span)
+    joined = join_linked_traces(keys, links)
+    if joins is not None:
+        joins.append(joined)
     groups: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         groups[keys.run_of(span.trace_id)].append(span)

@@ -48,10 +48,12 @@ from typing import Final
 
 from ... import semconv
 from ...errors import TraceReadError
+from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run, Span
 from ..runs import RunKeys, in_release, make_run, run_value
 from . import _convert, otlp_json
 from ._compressed import ReadLimits
+from .otlp_json import SIGNAL_TRACES
 from .report import IncompleteFile, Progress, ReadReport, SkippedRecords, check_signals, not_runs_note
 from .tracefile import DECODERS, DEFAULT_LIMITS, Decoder, TraceFile, Unit, sniff_format
 
@@ -125,6 +127,16 @@ def _late_link(
     return joined
 
 
+def _trace_links(files: list[TraceFile], unit_counts: list[int], report: ReadReport | None) -> TraceLinks:
+    """The link graph of the input (a read of its own, made only when some unit holds span links)."""
+    links = TraceLinks()
+    for tf, count in zip(files, unit_counts, strict=True):
+        for unit in tf.units(report, f"linking {tf.source}", limit=count):
+            if unit.signal == SIGNAL_TRACES:
+                links.add_spans(tf.spans(unit))
+    return links
+
+
 def iter_runs(
     paths: Iterable[str | Path],
     release: str | None = None,
@@ -147,15 +159,22 @@ def iter_runs(
     trace_last: dict[int | str, int] = {}  # trace -> ordinal of the last unit that mentions it
     unit_counts: list[int] = []
     ordinal = 0
+    linked = False  # a unit may hold span links: they are followed before runs are cut
     for tf in files:
         before = ordinal
         for unit in tf.units(report, f"indexing {tf.source}", count=True):
             ordinal += 1
-            for trace_id, run_id in tf.links(unit, run_attribute):
+            pairs, has_links = tf.index(unit, run_attribute)
+            linked = linked or has_links
+            for trace_id, run_id in pairs:
                 key = keys.key(trace_id)
                 keys.link_key(key, run_id)
                 trace_last[key] = ordinal
         unit_counts.append(ordinal - before)
+    if linked:
+        joins = join_linked_traces(keys, _trace_links(files, unit_counts, report))
+        if report is not None:
+            report.links = joins
     last_mention: dict[str, int] = {}  # run -> ordinal of the last unit that mentions any of its traces
     for key, where in trace_last.items():
         run = keys.run_of_key(key)
