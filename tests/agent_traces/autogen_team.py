@@ -1,4 +1,5 @@
-"""AutoGen AgentChat, the default team: two ``AssistantAgent``\\ s in a ``RoundRobinGroupChat``, one tool call a turn (see ``autogen_native``)."""
+"""AutoGen AgentChat, the default team: two ``AssistantAgent``\\ s in a ``RoundRobinGroupChat``,
+one tool call a turn (see ``autogen_native``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""AutoGen AgentChat, a ``RoundRobinGroupChat`` of one agent with ``max_tool_iterations=10`` (see ``autogen_native``)."""
+"""AutoGen AgentChat, a ``RoundRobinGroupChat`` of one agent with ``max_tool_iterations=10``
+(see ``autogen_native``)."""
 
 from __future__ import annotations
 
