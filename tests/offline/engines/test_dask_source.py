@@ -451,10 +451,10 @@ def test_runs_that_span_traces_by_span_links_are_joined_on_the_cluster_too(clust
         team_run(rec, ["lookup_order", "check_fraud", "issue_refund"][: 1 + i % 3], setup=setup)
     spans = rec.spans()
     random.Random(47).shuffle(spans)
-    half = len(spans) // 2
+    third = len(spans) // 3
     paths = [
-        str(write_jsonl(spans[:half], tmp_path / "a.jsonl")),
-        str(write_jsonl(spans[half:], tmp_path / "b.jsonl.gz", batch=3, compress=True)),
+        str(write_jsonl(spans[: 2 * third], tmp_path / "a.jsonl")),
+        str(write_jsonl(spans[2 * third :], tmp_path / "b.jsonl.gz", batch=3, compress=True)),
     ]
     assert Path(paths[0]).stat().st_size > 160 * 1024  # byte ranges, not a whole file
     one = cli("fingerprint", *paths, "--format", "json")
