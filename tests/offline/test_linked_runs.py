@@ -136,7 +136,7 @@ def test_links_to_traces_not_in_the_input_change_nothing(tmp_path: Path) -> None
     agent_turn(rec, "issue_refund", [])
     runs, report = _runs([write_jsonl(rec.spans(), tmp_path / "t.jsonl")])
     assert len(runs) == 2
-    assert report.links == LinkJoins() and report.notes() == []
+    assert report.links is None and report.notes() == []
 
 
 def test_input_without_links_reads_as_before(tmp_path: Path) -> None:
@@ -175,9 +175,9 @@ def test_the_same_runs_whatever_the_order_of_the_input(tmp_path_factory, seed: i
     rng.shuffle(spans)
     folder = tmp_path_factory.mktemp("linked")
     streamed, report = _runs([write_jsonl(spans, folder / "s.jsonl", batch=batch)])
-    joins: list[LinkJoins] = []
-    whole = [r for r in group_runs(read_spans([folder / "s.jsonl"]), joins=joins) if r.is_agent_run]
-    assert streamed == whole and report.links == joins[0]
+    grouped = ReadReport()
+    whole = [r for r in group_runs(read_spans([folder / "s.jsonl"]), report=grouped) if r.is_agent_run]
+    assert streamed == whole and report.links == grouped.links
     ordered, ordered_report = _runs([write_jsonl(rec.spans(), folder / "o.jsonl")])
     assert [(r.run_id, r.trace_ids) for r in ordered] == [(r.run_id, r.trace_ids) for r in streamed]
     assert ordered_report.links == report.links

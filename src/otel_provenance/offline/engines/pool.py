@@ -32,6 +32,7 @@ from ..gate import Shard
 from ..model import Run
 from ..readers import ReadLimits, ReadReport
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
+from ..sessions import SessionCheck
 from .fold import RunFold
 from .source import FileSource
 
@@ -125,6 +126,11 @@ class PoolSource:
         report.skipped.extend(first.skipped)
         report.beside.update(first.beside)
         report.links = first.links  # every process joins the same traces: the index is the input's
+        checks = [part.sessions for part in reports if part.sessions is not None]
+        if checks:  # the counts are the index's, the same in each; each process checks its own runs
+            report.sessions = SessionCheck(checks[0].attribute, checks[0].traces, checks[0].runs)
+            for check in checks:
+                report.sessions.add(check)
         for part in reports:
             report.spans += part.spans
             report.unknown_values += part.unknown_values

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ... import semconv
-from ..linked_runs import LinkJoins
 from ..model import Run
 from ..readers import ReadLimits, ReadReport, iter_runs, locations
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
@@ -111,9 +110,7 @@ class SigNozSource:
         start, end = self.window
         spans = list(read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options))
         self.report.spans += len(spans)
-        joins: list[LinkJoins] = []
-        runs = group_runs(spans, run_attribute=self.run_attribute, joins=joins)
-        self.report.links = joins[0] if joins[0].joined or joins[0].refused else None
+        runs = group_runs(spans, run_attribute=self.run_attribute, report=self.report)
         # Not filtered by release: a run that also holds other releases' spans is counted as such.
         yield from agent_runs(runs, self.report)
 

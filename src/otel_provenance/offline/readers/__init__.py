@@ -50,7 +50,8 @@ from ... import semconv
 from ...errors import TraceReadError
 from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run, Span
-from ..runs import RunKeys, in_release, make_run, run_value
+from ..runs import RunKeys, by_attribute, in_release, make_run, run_value
+from ..sessions import SessionCheck, overlaps
 from . import _convert, otlp_json
 from ._compressed import ReadLimits
 from .otlp_json import SIGNAL_TRACES
@@ -171,9 +172,13 @@ def iter_runs(
                 keys.link_key(key, run_id)
                 trace_last[key] = ordinal
         unit_counts.append(ordinal - before)
+    custom = run_attribute != semconv.RUN_ID
+    check = SessionCheck(run_attribute, *keys.named_counts()) if custom else None
+    if report is not None:
+        report.sessions = check
     if linked:
         joins = join_linked_traces(keys, _trace_links(files, unit_counts, report))
-        if report is not None:
+        if report is not None and (joins.joined or joins.refused):
             report.links = joins
     last_mention: dict[str, int] = {}  # run -> ordinal of the last unit that mentions any of its traces
     for key, where in trace_last.items():
@@ -184,7 +189,6 @@ def iter_runs(
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
-    custom = run_attribute != semconv.RUN_ID
     # A span's raw run key is its agent.run.id: with another run attribute, shards filter whole runs.
     shard_keep = None if keep is None or custom else (lambda raw_key: keep(keys.resolve(raw_key)))
     emit_keep = keep if custom else None
@@ -227,8 +231,16 @@ def iter_runs(
                 if members:
                     run = make_run(key, members, tf.source)
                     if in_release(run, release) and (emit_keep is None or emit_keep(key)):
+                        _check_session(check, run)
                         yield run
     for key in sorted(pending):  # keys the index did not see: held to the end
         run = make_run(key, pending.pop(key), files[-1].source if files else None)
         if in_release(run, release) and (emit_keep is None or emit_keep(key)):
+            _check_session(check, run)
             yield run
+
+
+def _check_session(check: SessionCheck | None, run: Run) -> None:
+    """Note a run whose traces, joined by ``--run-attribute``, overlap in time (``offline.sessions``)."""
+    if check is not None and by_attribute(run, check.attribute) and overlaps(run):
+        check.overlapping.append(run.run_id)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from ...errors import TraceReadError
 from ..linked_runs import LinkJoins
+from ..sessions import SessionCheck
 from . import otlp_json
 
 Progress = Callable[[str, int, int], None]
@@ -83,7 +84,9 @@ class ReadReport:
     the spans are read, the rest left out and counted."""
     links: LinkJoins | None = None
     """What span links joined into runs that span traces, and the joins refused (``linked_runs``);
-    None when no span of the input links to another trace."""
+    None when they joined and refused nothing."""
+    sessions: SessionCheck | None = None
+    """How ``--run-attribute KEY`` grouped the traces, and what in it no run does (``sessions``)."""
 
     @property
     def complete(self) -> bool:
@@ -102,6 +105,8 @@ class ReadReport:
             out.append(f"left out other signals held beside traces ({held}); their spans were read")
         if self.links is not None:
             out.extend(self.links.notes())
+        if self.sessions is not None:
+            out.extend(self.sessions.notes())
         if self.not_runs:
             out.append(not_runs_note(self.not_runs))
         return out
