@@ -46,10 +46,12 @@ _LAZY = {
     "Policy": "otel_provenance.instrument.policy",
     "Input": "otel_provenance.instrument.policy",
     "adk_plugin": "otel_provenance.instrument.adapters.adk",
+    "carry_context_into_threads": "otel_provenance.instrument.adapters.threads",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .instrument.adapters.adk import adk_plugin
+    from .instrument.adapters.threads import carry_context_into_threads
     from .instrument.approval import ApprovalRequest
     from .instrument.budget import Budget
     from .instrument.configure import configure, configure_logs, configure_metrics
@@ -93,6 +95,7 @@ __all__ = [
     "TraceReadError",
     "__version__",
     "adk_plugin",
+    "carry_context_into_threads",
     "configure",
     "configure_logs",
     "configure_metrics",

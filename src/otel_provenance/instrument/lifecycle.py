@@ -62,6 +62,7 @@ from .. import semconv as sc
 from ..errors import ProvenanceError
 from . import approval as _approval
 from . import metrics as _metrics
+from .adapters.threads import note_outside_run
 from .adopt import adopt_outer_tool_span
 from .classify import Classification, classify_arguments
 from .decision import Decision, answered, decide, decide_fault, join
@@ -102,6 +103,8 @@ class ToolCall:
         a failure to name them is a provenance fault like any other."""
         self.spec = spec
         scope = current_run()
+        if scope is None:  # nothing can be observed: say so, once per tool (a framework's thread?)
+            note_outside_run(spec.name)
         self.ledger: Ledger | None = scope.ledger if scope is not None else None
         self.guard: Any = scope.guard if scope is not None else None  # .guard.RunGuard
         self.arguments: dict[str, Any] = {}
