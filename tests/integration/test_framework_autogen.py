@@ -209,3 +209,28 @@ def test_the_schema_autogen_sends_is_the_same_with_and_without_op_tool() -> None
         plain = FunctionTool(function, description="Look an order up.").schema
         wrapped = FunctionTool(op.tool(side_effect="read")(function), description="Look an order up.").schema
         assert wrapped == plain
+
+
+def test_the_docs_snippet_runs_as_written(autogen_global_provider: Exported, tmp_path: Path) -> None:
+    """docs/frameworks.md's AutoGen block, with the stub model as its ``model``."""
+    from framework_helpers_docs import run_doc_snippet
+
+    calls = [("delete_file", {"path": "report.txt"}), ("delete_file", {"path": "guessed.txt"})]
+    both = CreateResult(  # one model turn, two calls: AutoGen runs them at once, each on a thread
+        finish_reason="function_calls",
+        content=[
+            FunctionCall(id=f"call_{i}", name=n, arguments=json.dumps(a)) for i, (n, a) in enumerate(calls)
+        ],
+        usage=USAGE,
+        cached=False,
+    )
+    model = ReplayChatCompletionClient([both], model_info=MODEL)
+    namespace = run_doc_snippet("Microsoft AutoGen AgentChat", tmp_path, model=model)
+    asyncio.run(namespace["main"]("Tidy up.", {"path": "report.txt"}))
+    spans = autogen_global_provider.tool_spans("delete_file")
+    kinds = {s.attributes["gen_ai.tool.call.id"]: s.attributes["agent.arg.path.kind"] for s in spans}
+    status = {s.attributes["gen_ai.tool.call.id"]: s.attributes["agent.tool.status"] for s in spans}
+    assert (kinds, status) == (
+        {"call_0": "observed", "call_1": "assumed"},
+        {"call_0": "ok", "call_1": "blocked"},
+    )
