@@ -30,8 +30,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_provenance as op
 from canary import assert_absent, exported_bytes
 from interop import otlp_json_logs, require, require_logs_sdk
-from otel_provenance.instrument.export import JsonLinesSpanExporter
-from otel_provenance.instrument.redaction import DEFAULT_STRIP_MODE, StripOptions
+from otel_provenance.instrument.spans.export import JsonLinesSpanExporter
+from otel_provenance.instrument.spans.redaction import DEFAULT_STRIP_MODE, StripOptions
 
 
 def _canary() -> str:

@@ -6,7 +6,7 @@ sent the message. Read one trace per run, a run of four tool calls is a dozen "r
 
 **The rule.** A trace *links to* another when one of its spans carries a link to a span of that trace
 (links to traces that are not in the input are ignored). A trace holds *agent work* when it holds an
-agent invocation span or a tool call (``semconv.is_agent_span`` / ``is_tool_span``). Following links
+agent invocation span or a tool call (``dialects.is_agent_span`` / ``is_tool_span``). Following links
 from a trace, towards the spans that caused it, reaches the *topmost* traces that hold agent work —
 those from which no further agent work is reached. Then:
 
@@ -32,7 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from .. import semconv
+from .. import dialects
 from .model import Span, attribute_map
 
 #: Refusals listed by name in a note (all are counted).
@@ -68,7 +68,7 @@ class TraceLinks:
     def add_span(self, span: Span) -> None:
         key = trace_key(span.trace_id)
         attributes = attribute_map(span.attributes)
-        if semconv.is_tool_span(attributes) or semconv.is_agent_span(attributes):
+        if dialects.is_tool_span(attributes) or dialects.is_agent_span(attributes):
             self.work.add(key)
         for link in span.links:
             if link.trace_id != span.trace_id:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from .. import semconv
+from .. import dialects
 from .model import Run, attribute_map
 
 #: Runs named in the note about overlapping traces (all are counted).
@@ -66,7 +66,7 @@ def overlaps(run: Run) -> bool:
     extent: dict[str, tuple[int, int]] = {}
     for span in run.spans:
         attributes = attribute_map(span.attributes)
-        if semconv.is_agent_span(attributes) or semconv.is_tool_span(attributes):
+        if dialects.is_agent_span(attributes) or dialects.is_tool_span(attributes):
             start, end = extent.get(span.trace_id, (span.start_ns, span.end_ns))
             extent[span.trace_id] = (min(start, span.start_ns), max(end, span.end_ns))
     latest = None  # the latest end among the traces that started before

@@ -23,7 +23,7 @@ from typing import Any
 
 from ... import semconv as sc
 from ...errors import ConfigurationError, ProvenanceError
-from ..adopt import announce_framework_call, end_framework_call
+from ..call.adopt import announce_framework_call, end_framework_call
 
 _PLUGIN_CLASS: Any = None
 

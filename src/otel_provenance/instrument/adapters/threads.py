@@ -11,25 +11,19 @@ the caller's context — as ``asyncio.to_thread`` does — so the tool sees its 
 framework's ``execute_tool`` span (which ``@op.tool`` then adopts: one span per call, in the run's
 trace). Call it once in the coroutine that runs the agent, before the agent runs.
 
-A call that finds no run says so, once per tool and process, on the ``otel_provenance`` logger
-(:func:`note_outside_run`): its block — nothing can be observed outside a run — is never silent.
+A call that finds no run says so, once per tool and process (``call/outside_run.py``): its block —
+nothing can be observed outside a run — is never silent.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import logging
-import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-_log = logging.getLogger("otel_provenance")
 _T = TypeVar("_T")
-
-_warned: set[str] = set()
-_warned_lock = threading.Lock()
 
 
 class ContextThreadPoolExecutor(ThreadPoolExecutor):
@@ -51,20 +45,3 @@ def carry_context_into_threads(loop: asyncio.AbstractEventLoop | None = None) ->
     loop.set_default_executor(executor)
     return executor
 
-
-def note_outside_run(tool_name: str) -> None:
-    """Warn, once per tool and process, that a call of ``tool_name`` ran outside any ``op.run``."""
-    with _warned_lock:
-        if tool_name in _warned:
-            return
-        _warned.add(tool_name)
-    where = threading.current_thread().name
-    _log.warning(
-        "%s ran outside any op.run (thread %s): no argument can be observed there, so a write is blocked "
-        "and the call is a trace of its own. If the agent was running inside op.run, the framework ran "
-        "this tool on a thread without the run's context (AutoGen runs a plain def tool on the event "
-        "loop's thread pool): call op.carry_context_into_threads() in the coroutine that runs the agent, "
-        "or make the tool async def (docs/frameworks.md, AutoGen)",
-        tool_name,
-        where,
-    )
