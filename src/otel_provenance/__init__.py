@@ -46,10 +46,12 @@ _LAZY = {
     "Policy": "otel_provenance.instrument.call.policy",
     "Input": "otel_provenance.instrument.call.policy",
     "adk_plugin": "otel_provenance.instrument.adapters.adk",
+    "carry_context_into_threads": "otel_provenance.instrument.adapters.threads",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .instrument.adapters.adk import adk_plugin
+    from .instrument.adapters.threads import carry_context_into_threads
     from .instrument.call.approval import ApprovalRequest
     from .instrument.call.budget import Budget
     from .instrument.call.current import retry_attempt
@@ -95,6 +97,7 @@ __all__ = [
     "TraceReadError",
     "__version__",
     "adk_plugin",
+    "carry_context_into_threads",
     "configure",
     "configure_logs",
     "configure_metrics",

@@ -147,8 +147,15 @@ def test_mine_and_routes_cli(tmp_path: Path) -> None:
     )
     approved_text = contract.read_text()
     assert [f["status"] for f in _families(approved_text)] == ["approved", "approved"]
-    # the same text but the approval (the seal, the end line, is unchanged)
-    assert approved_text == original.replace("status: pending", "status: approved")
+    # the same document but the approval and the ordering of the writes only the approved family makes
+    # (#49: each after the checks all its runs made first); the seal, the end line, is unchanged
+    document = yaml.safe_load(approved_text)
+    added = {r["id"] for r in document["rules"]} - {r["id"] for r in yaml.safe_load(original)["rules"]}
+    writes, checks = ("oncall.page", "ticket.escalate"), ("ticket.classify", "ticket.fetch")
+    assert added == {f"{w}.after.{c}" for w in writes for c in checks}
+    document["rules"] = [r for r in document["rules"] if r["id"] not in added]
+    assert document == yaml.safe_load(original.replace("status: pending", "status: approved"))
+    assert approved_text.endswith(original[original.rindex("\n#") :])
     assert (
         cli_run(["routes", "approve", "--contract", str(contract), pending], io.StringIO(), io.StringIO())
         == 0
@@ -159,6 +166,7 @@ def test_mine_and_routes_cli(tmp_path: Path) -> None:
         r for r in evaluate(escalating, load_contract(contract)).rules if r.rule_id == "approved_route"
     )
     assert route.status.value == "pass"
+    assert all(r.status.value == "pass" for r in evaluate(escalating, load_contract(contract)).rules)
 
     again = tmp_path / "again.yaml"
     assert (

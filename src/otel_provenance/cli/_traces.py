@@ -89,14 +89,15 @@ class TraceInput:
             self._progress.clear()
 
     def warn_incomplete(self) -> None:
-        """Warn about what the read found short of an error — cut-off files, values that could not be
-        read — and note what normal input holds besides agent runs (other signals, traces that are no
-        run): a note, not a warning, since nothing is wrong (#49)."""
+        """Warn about what the read found short of an error that asks for a look — cut-off files, values
+        that could not be read, links that could not join, a ``--run-attribute`` that may not identify
+        runs — and note the rest (other signals, traces that are no run, what was joined): normal input
+        holds them, so they are no warning (#49)."""
         for incomplete in self.report.incomplete:
             self.io.warn(f"incomplete input: {incomplete} — the complete records before it were read")
-        losses = self.report.losses()
+        warnings = self.report.warnings()
         for note in self.report.notes():
-            (self.io.warn if note in losses else self.io.note)(note)
+            (self.io.warn if note in warnings else self.io.note)(note)
 
     def cap_for_incomplete(self, code: int) -> int:
         """A pass on incomplete input becomes insufficient data (3); fail and error stand."""

@@ -70,6 +70,7 @@ from .adopt import adopt_outer_tool_span
 from .current import current_run, explicit_retry_number
 from .decision import Decision, answered, decide, decide_fault, join
 from .frameworks import without_framework_context
+from .outside_run import note_outside_run
 from .security_form import finding_event, security_decision
 from .toolspec import ToolSpec, call_id_of
 
@@ -103,6 +104,8 @@ class ToolCall:
         a failure to name them is a provenance fault like any other."""
         self.spec = spec
         scope = current_run()
+        if scope is None:  # nothing can be observed: say so, once per tool (a framework's thread?)
+            note_outside_run(spec.name)
         self.ledger: Ledger | None = scope.ledger if scope is not None else None
         self.guard: Any = scope.guard if scope is not None else None  # .guard.RunGuard
         self.arguments: dict[str, Any] = {}

@@ -4,6 +4,7 @@ the bits an entry's kind carries (how the value was read, whether its words are 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from itertools import islice
@@ -187,10 +188,12 @@ def via_names(kind: int) -> tuple[str, ...]:
 _CAMEL_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
+@functools.lru_cache(maxsize=1024)
 def words_of(name: str) -> frozenset[str]:
     """The lower-case words of a name (``CloudDriveFile``, ``calendar_events``, ``fileIds``), each
     also without a plural ``s`` (``events`` -> ``event``): how a record's kind and an argument's
-    ``<thing>_id`` are compared."""
+    ``<thing>_id`` are compared. Cached: every record of a list shares one set (a ledger holds one
+    per record with an ``id``)."""
     words = {w.lower() for w in _CAMEL_WORDS.findall(name)}
     return frozenset(words | {w[:-1] for w in words if len(w) > 3 and w.endswith("s")})
 

@@ -361,6 +361,9 @@ class Remembering:
         self._scanned = max(0, self._scanned - excess)
         self._operands_scanned = max(0, self._operands_scanned - excess)
         self._shas = {p: kept for p, shas in self._shas.items() if (kept := [s for s in shas if s in index])}
+        if self._records:  # what a record is matters only while its span has entries here
+            spans = {entry[1] for entry in index.values() if type(entry) is tuple}
+            self._records = {key: words for key, words in self._records.items() if key[0] in spans}
 
 
 __all__ = ["Remembering"]

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ...errors import TraceReadError
+from ..linked_runs import LinkJoins
+from ..sessions import SessionCheck
 from . import otlp_json
 
 Progress = Callable[[str, int, int], None]
@@ -80,6 +82,11 @@ class ReadReport:
     beside: Counter[str] = field(default_factory=Counter)
     """Other signals found beside the spans of a request (spans and logs in one document), by signal:
     the spans are read, the rest left out and counted."""
+    links: LinkJoins | None = None
+    """What span links joined into runs that span traces, and the joins refused (``linked_runs``);
+    None when they joined and refused nothing."""
+    sessions: SessionCheck | None = None
+    """How ``--run-attribute KEY`` grouped the traces, and what in it no run does (``sessions``)."""
 
     @property
     def complete(self) -> bool:
@@ -88,19 +95,32 @@ class ReadReport:
     def notes(self) -> list[str]:
         """What was skipped or left out, one line each, for the user (never an error: counted)."""
         out = [str(s) for s in self.skipped]
-        out += self.losses()
+        out += self._lost_values()
         if self.beside:
             held = ", ".join(f"{signal} in {n} request(s)" for signal, n in sorted(self.beside.items()))
             out.append(f"left out other signals held beside traces ({held}); their spans were read")
+        if self.links is not None:
+            out.extend(self.links.notes())
+        if self.sessions is not None:
+            out.extend(self.sessions.notes())
         if self.not_runs:
             out.append(not_runs_note(self.not_runs))
         return out
 
-    def losses(self) -> list[str]:
-        """The notes that say evidence inside a trace was lost (a value the reader could not read):
-        a warning. The rest — other signals, traces that are no agent run — are expected in normal
-        input (a Collector's file exporter, an SDK's metrics file beside its spans, a plain request)
-        and only said (#49: they warned on every command)."""
+    def warnings(self) -> list[str]:
+        """The notes that ask for a look: a value inside a trace the reader could not read, span links
+        that could not join, a ``--run-attribute`` that may not identify runs. The rest — other signals,
+        traces that are no agent run, what was joined — is expected in normal input (a Collector's file
+        exporter, an SDK's metrics file beside its spans, a plain request) and only noted (#49: it
+        warned on every command)."""
+        out = self._lost_values()
+        if self.links is not None:
+            out.extend(self.links.warnings())
+        if self.sessions is not None:
+            out.extend(self.sessions.warnings())
+        return out
+
+    def _lost_values(self) -> list[str]:
         if not self.unknown_values:
             return []
         return [
