@@ -4,6 +4,7 @@ mine, then gate v2 (exit 2 with the two headline findings) and a v1-behaviour re
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,20 @@ def test_v2_fails_the_gate_with_the_findings_that_prove_it(demo):
     html = (out / "report-2.0.0.html").read_text()
     assert "DUPLICATE_SIDE_EFFECT" in html and "MISSING_PREREQUISITE" in html
     assert f"release 2.0.0's gate report: {out / 'report-2.0.0.html'}" in text
+
+
+def test_the_demo_reads_in_a_screen_and_says_its_exit_2_is_intended(demo):
+    """#49: the demo printed 92 lines, half of them trace ids, and never said that exit 2 is how it
+    ends. The ids that prove the findings go to a file it names; its last line says the 2 is intended."""
+    proc, out = demo
+    lines = proc.stdout.splitlines()
+    assert len(lines) < 60, len(lines)
+    with_ids = [line for line in lines if re.search(r"\b[0-9a-f]{32}\b", line)]
+    assert len(with_ids) <= 1, with_ids  # `mine`'s example traces of the approved family
+    proofs = [line for line in (out / "gate-2.0.0.txt").read_text().splitlines() if line.startswith("  ")]
+    assert proofs and all(re.search(r"[0-9a-f]{32}", line) for line in proofs)
+    assert f"   exit 2; the {len(proofs)} lines of trace and span ids proving the findings: " in proc.stdout
+    assert lines[-1].startswith("Done: exit 2 — release 2.0.0 failed the gate, which is what this demo shows")
 
 
 def test_the_v1_behaviour_passes_the_same_gate(demo):
