@@ -89,6 +89,19 @@ def test_a_global_provider_with_no_processor_is_warned_about_too(tmp_path):
     )
 
 
+def test_a_no_op_provider_passed_explicitly_is_named_as_such(tmp_path):
+    """Not "none is set": the user passed one, and it is the one that records nothing."""
+    body = _tool(", tracer_provider=trace.NoOpTracerProvider()")
+    stderr, _ = _script(tmp_path, body + CALLS.format(run_provider=""))
+    assert (
+        stderr.count(
+            HEAD + "the tracer provider passed as tracer_provider=, a NoOpTracerProvider that records nothing"
+        )
+        == 1
+    )
+    assert "set_tracer_provider was never called" not in stderr, stderr
+
+
 def test_the_content_leak_warning_prints_once_on_a_plain_script(tmp_path):
     body = (
         "import io\nfrom opentelemetry.sdk.trace.export import ConsoleSpanExporter\n"

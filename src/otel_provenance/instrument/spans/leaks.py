@@ -138,7 +138,11 @@ def warn_if_exporting_nowhere(tool: str, provider: object, given: bool) -> None:
         else "the global tracer provider (tracer_provider= was left out)"
     )
     if isinstance(provider, trace.ProxyTracerProvider | trace.NoOpTracerProvider):
-        what = f"{whose}, and none is set (trace.set_tracer_provider was never called)"
+        what = (
+            f"{whose}, a {type(provider).__name__} that records nothing"
+            if given
+            else f"{whose}, and none is set (trace.set_tracer_provider was never called)"
+        )
     else:
         multi = getattr(provider, "_active_span_processor", None)
         processors = getattr(multi, "_span_processors", None)
