@@ -69,11 +69,13 @@ def test_diff_says_plainly_when_there_is_nothing_to_compare(tmp_path: Path) -> N
 
 
 def test_a_closed_pipe_ends_the_cli_quietly(tmp_path: Path) -> None:
-    spans = [s for _ in range(300) for s in reference_runs()[0]]  # 300 runs: far more than a pipe holds
+    # 600 runs listed call by call (--verbose; a clean run is one line without it, #49): some 160 kB,
+    # far more than a pipe holds (64 kB), so the write is still under way when the reader goes
+    spans = [s for _ in range(600) for s in reference_runs()[0]]
     path = str(write_jsonl(spans, tmp_path / "many.jsonl", batch=50))
     code = "import sys; from otel_provenance.cli import main; sys.argv[0] = 'otel-provenance'; main()"
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, "audit", path],
+        [sys.executable, "-c", code, "audit", "--verbose", path],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
