@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
+from instrument_helpers import settings
 from otel_provenance import semconv as sc
 
 
@@ -72,11 +73,8 @@ def test_the_enforcement_setting_is_part_of_the_pattern() -> None:
     with op.run():
         with pytest.raises(op.ProvenanceError):
             delete_file("/etc/passwd")
-        op.configure(enforce=False)
-        try:
+        with settings(enforce=False):
             assert delete_file("/etc/passwd") == "deleted"  # only tagged now
-        finally:
-            op.configure(enforce=True)
         with pytest.raises(op.ProvenanceError):
             delete_file("/etc/passwd")
     assert [s.attributes[sc.TOOL_STATUS] for s in _tool_spans(memory, "delete_file")] == [
