@@ -13,7 +13,7 @@ from typing import Any
 
 from . import projections as pj
 from . import textforms as tf
-from .fieldpaths import safe_segment
+from .fieldpaths import echo_key, safe_segment
 
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
@@ -157,7 +157,7 @@ class Echo:
         return self._names
 
     def withholds(self, text: str) -> bool:
-        return bool(self.keys) and pj.echo_key(text) in self.keys
+        return bool(self.keys) and echo_key(text) in self.keys
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]").search
