@@ -212,14 +212,15 @@ def test_outside_a_run_each_call_is_judged_alone(traced, caplog):
     assert attempt(by_input, amount=1) == ("policy:amount:run_sum",)  # no run, no inputs
 
 
-def test_each_run_has_its_own_totals_a_nested_run_too(traced):
+def test_each_run_has_its_own_totals_and_a_nested_run_spends_the_enclosing_runs(traced):
+    """A nested run (a sub-agent) is part of the run it is entered in: one trace, one run (#50)."""
     refund, _ = refunds(traced)
     with op.run():
         assert attempt(refund, amount=400) == ()
         with op.run():
-            assert attempt(refund, amount=400) == ()  # the nested run's own total
-            assert attempt(refund, amount=200) == ("policy:amount:run_sum",)
-        assert attempt(refund, amount=200) == ("policy:amount:run_sum",)  # 400 + 200 in the outer run
+            assert attempt(refund, amount=200) == ("policy:amount:run_sum",)  # 400 + 200 in the run
+            assert attempt(refund, amount=100) == ()
+        assert attempt(refund, amount=1) == ("policy:amount:run_sum",)  # the sub-agent spent the rest
     with op.run():
         assert attempt(refund, amount=500) == ()
 
