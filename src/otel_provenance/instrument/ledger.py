@@ -186,8 +186,9 @@ def _needs_normalising(values: Any, joined: str) -> bool:
 
 class _Echo:
     """A call's unsourced arguments as the echo rule sees them (:func:`.fieldpaths.echo_targets`):
-    a result leaf whose :func:`~.projections.echo_key` is among ``keys`` — the value, a form derived
-    from it, a piece of a path — or a flag among ``flags`` is withheld, not remembered."""
+    a result leaf whose :func:`~.projections.echo_key` (or compact form) is among ``keys`` — the
+    value, a form derived from it, a piece of a path — or a flag among ``flags`` is withheld, not
+    remembered (:func:`~.projections.is_echo`)."""
 
     __slots__ = ("_names", "flags", "keys")
 
@@ -204,7 +205,7 @@ class _Echo:
         return self._names
 
     def withholds(self, text: str) -> bool:
-        return bool(self.keys) and pj.echo_key(text) in self.keys
+        return bool(self.keys) and pj.is_echo(text, self.keys)
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]").search
@@ -866,7 +867,7 @@ class Ledger:
         if not spans:
             return False
         keys = spans.get(found.observation.span_id)
-        return keys is not None and pj.echo_key(text) in keys
+        return keys is not None and pj.is_echo(text, keys)
 
     def _lookup(self, text: str, kind: int) -> Match | None:
         if not text or len(text) > pj.MAX_TEXT_LENGTH:
