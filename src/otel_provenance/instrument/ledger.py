@@ -287,8 +287,9 @@ class Ledger:
         self._outsider = False  # this is a run's ledger of untrusted results
         self._users_words = False  # the run's request or inputs were remembered here
         # span ids of calls the user directed (an argument from the request or inputs, or delegated):
-        # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted
-        self._directed: set[str] = set()
+        # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted.
+        # Each with the destinations its result holds, (form, token) — None: too big to know (#50)
+        self._directed: dict[str, frozenset[tuple[str, str]] | None] = {}
         self._operands = dv.Operands()  # what derived values may be computed from, read lazily
         self._operands_scanned = 0
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
@@ -969,14 +970,29 @@ class Ledger:
         return None
 
     # -- directed calls and derived values ----------------------------------------------------------
-    def direct(self, span_id: str) -> None:
+    def direct(self, span_id: str, returned: frozenset[tuple[str, str]] | None = None) -> None:
         """Mark a call the user directed: one of its arguments came from the run's request or inputs
-        (``read_file("bill.txt")`` for "pay the bill in bill.txt"), or was delegated in turn."""
+        (``read_file("bill.txt")`` for "pay the bill in bill.txt"), or was delegated in turn.
+        ``returned``: the destinations its result holds (:func:`.delegation.destinations_returned`;
+        a generator's items add theirs), None when they are not known — then none of them is unique."""
         if span_id:
             with self._lock:
-                self._directed.add(span_id)
-                if len(self._directed) > self.max_entries:
-                    self._directed.clear()  # fail closed: nothing is delegated any more
+                directed = self._directed
+                if span_id in directed:
+                    known = directed[span_id]
+                    returned = None if known is None or returned is None else known | returned
+                directed[span_id] = returned
+                if len(directed) > self.max_entries:
+                    directed.clear()  # fail closed: nothing is delegated any more
+
+    def returned_destinations(self, span_id: str) -> frozenset[tuple[str, str]] | None:
+        """The destinations a directed call returned, as :meth:`direct` was told (None: unknown)."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if span_id in ledger._directed:
+                return ledger._directed[span_id]
+            ledger = ledger.parent
+        return None
 
     def directed(self, span_id: str) -> bool:
         """Whether the call with this span id was directed by the user, in this run or an enclosing one."""

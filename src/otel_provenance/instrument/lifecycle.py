@@ -65,6 +65,7 @@ from . import metrics as _metrics
 from .adopt import adopt_outer_tool_span
 from .classify import Classification, classify_arguments
 from .decision import Decision, answered, decide, decide_fault, join
+from .delegation import destinations_returned
 from .frameworks import without_framework_context
 from .internal_errors import reraise_own_bug_under_pytest
 from .ledger import LOCAL_CALL, Ledger
@@ -326,7 +327,7 @@ class ToolCall:
             # one per call (echoes, directed calls); never exported (:func:`.classify._provenance`)
             span_id = _span_id(self.span) or LOCAL_CALL + call_id_of(self.essential)
             if self.classification is not None and _directed(self.classification, self.ledger):
-                self.ledger.direct(span_id)
+                self.ledger.direct(span_id, destinations_returned(result, self.ledger.max_entries))
             self.ledger.remember(
                 self.spec.name,
                 result,
