@@ -83,6 +83,7 @@ class ToolCall:
     runs, remembers and finishes it."""
 
     __slots__ = (
+        "_name_arguments",
         "approval",
         "arguments",
         "attributes",
@@ -102,6 +103,7 @@ class ToolCall:
         """``name_arguments`` names the passed arguments (step 1); it is called inside the guard, so
         a failure to name them is a provenance fault like any other."""
         self.spec = spec
+        self._name_arguments = name_arguments  # named again after a person approved: unchanged?
         scope = current_run()
         self.ledger: Ledger | None = scope.ledger if scope is not None else None
         self.guard: Any = scope.guard if scope is not None else None  # .guard.RunGuard
@@ -195,7 +197,7 @@ class ToolCall:
                 answer = _approval.ask(approver, request, timeout)
             except Exception as error:  # the asking failed (not the approver): a denial
                 answer = _approval.fault(error)
-            self._answered(answer)
+            self._answered(self._holds(answer))
 
     async def ask_async(self) -> None:
         """:meth:`ask` from a coroutine: the loop goes on while the approver is asked."""
@@ -205,7 +207,7 @@ class ToolCall:
                 answer = await _approval.ask_async(approver, request, timeout)
             except Exception as error:
                 answer = _approval.fault(error)
-            self._answered(answer)
+            self._answered(self._holds(answer))
 
     def _approval_request(self) -> tuple[Any, float, _approval.ApprovalRequest]:
         approver, timeout = _approval.approver_for(current_run(), get_settings())
@@ -219,6 +221,19 @@ class ToolCall:
             side_effect=self.spec.side_effect,
         )
         return approver, timeout, request
+
+    def _holds(self, answer: _approval.Answer) -> _approval.Answer:
+        """An approval holds for the arguments the person was shown: named and digested again, they
+        must be what was decided — not changed meanwhile by another thread or the approver (#50)."""
+        if answer.outcome != _approval.APPROVED or self.classification is None:
+            return answer
+        try:
+            named = _bind(self._name_arguments)
+            now = classify_arguments(self.spec.name, named, None, invented=self.spec.invented)
+            unchanged = now.signature() == self.classification.signature()
+        except Exception:  # what cannot be compared is not known to be unchanged: fail closed
+            unchanged = False
+        return answer if unchanged else _approval.changed()
 
     def _answered(self, answer: _approval.Answer) -> None:
         """The decision after the answer, on the span to be: ``agent.guard.approval`` and the violations."""
