@@ -439,3 +439,32 @@ def test_findings_exported_from_the_cluster_are_those_of_one_process(cluster, sc
         written[name] = records
     assert written["dask"] == written["one"]
     assert len(written["one"]) > 10 and all(r.get("traceId") for r in written["one"])
+
+
+def test_set_up_traces_are_left_out_and_counted_on_the_cluster_as_in_one_process(
+    cluster, scattered, tmp_path
+) -> None:
+    """#50: traces that are no agent run — an agent being built, an MCP handshake — among the runs,
+    in the release judged: neither engine evaluates them as runs, and both say how many were left out."""
+    paths, contract = scattered
+    setup = []
+    for n, name in enumerate(("create_agent", "POST /mcp", "initialize")):
+        record = tracegen.SpanRecord(
+            f"{0xA5E7 + n:032x}", f"{0xB0 + n:016x}", "", name, 1, 10**18 + n, 10**18 + n + 1000,
+            (("http.request.method", "POST"),),
+        )  # fmt: skip
+        setup.append(tracegen._line_head("v1") + tracegen.span_json(record) + tracegen._LINE_TAIL)
+    with_setup = tmp_path / "setup.jsonl"
+    with_setup.write_text("".join(setup))
+    inputs = [*paths, str(with_setup)]
+
+    one = cli("gate", "check", "--contract", contract, "--release", "v1", "--format", "json", *inputs)
+    many = cli(
+        "gate", "check", "--contract", contract, "--release", "v1", "--format", "json", *inputs,
+        "--dask-scheduler", cluster.scheduler_address,
+    )  # fmt: skip
+    assert many[:2] == one[:2]
+    without = cli("gate", "check", "--contract", contract, "--release", "v1", "--format", "json", *paths)
+    assert json.loads(one[1])["runs"] == json.loads(without[1])["runs"]  # no set-up trace is a run
+    note = "left out 3 trace(s) that are no agent run"
+    assert note in one[2] and note in many[2]
