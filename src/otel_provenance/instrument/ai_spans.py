@@ -10,7 +10,8 @@ application's own (``http.route``, ``order.count``) and are kept.
 A span counts as made by an AI instrumentation when any one of these holds:
 
 * its instrumentation scope name contains a word of :data:`AI_SCOPE_WORDS` (``pydantic-ai``,
-  ``openinference.instrumentation.langchain``, ``logfire.openai``, ``haystack``, ``langfuse`` …);
+  ``openinference.instrumentation.langchain``, ``logfire.openai``, ``haystack``, ``langfuse`` …) or is
+  one of :data:`AI_SCOPE_NAMES` (the Vercel AI SDK's ``ai``);
 * one of its attribute keys starts with a prefix of :data:`AI_KEY_PREFIXES` (``gen_ai.``, ``llm.``,
   ``openinference.``, ``traceloop.``, ``langfuse.``, ``haystack.``, ``mlflow.`` …) or is one of
   :data:`AI_KEYS` (keys some libraries write without a namespace);
@@ -69,8 +70,14 @@ AI_SCOPE_WORDS: Final = (
     "otel_provenance",
 )
 
-#: Attribute-key prefixes only AI instrumentations write.
+#: Whole instrumentation scope names of AI libraries too short to look for inside another name: the
+#: Vercel AI SDK's tracer is named ``ai`` (#50).
+AI_SCOPE_NAMES: Final = frozenset({"ai"})
+
+#: Attribute-key prefixes only AI instrumentations write (``ai.``: the Vercel AI SDK's ``ai.prompt``,
+#: ``ai.response.text``, ``ai.toolCall.args`` …, #50).
 AI_KEY_PREFIXES: Final = (
+    "ai.",
     "gen_ai.",
     "llm.",
     "openinference.",
@@ -87,11 +94,19 @@ AI_KEY_PREFIXES: Final = (
     "agent.arg.",
 )
 
-#: Keys written without a namespace by Pydantic AI (its spans also carry its scope name). OpenInference's
+#: Keys written without a namespace by Pydantic AI (its spans also carry its scope name), and Logfire's
+#: ``events`` (its LLM integrations' messages, on a span of scope ``logfire``, #50). OpenInference's
 #: ``input.value`` is not a marker: its spans carry ``openinference.span.kind`` and its scope name, and
 #: the name is generic enough for an application's own span (where the deny-list removes it).
 AI_KEYS: Final = frozenset(
-    {"model_request_parameters", "tool_arguments", "tool_response", "final_result", "all_messages_events"}
+    {
+        "model_request_parameters",
+        "tool_arguments",
+        "tool_response",
+        "final_result",
+        "all_messages_events",
+        "events",
+    }
 )
 
 AI_EVENT_PREFIX: Final = "gen_ai."
@@ -102,7 +117,7 @@ def ai_scope(name: str | None) -> bool:
     if not name:
         return False
     lowered = name.lower()
-    return any(word in lowered for word in AI_SCOPE_WORDS)
+    return lowered in AI_SCOPE_NAMES or any(word in lowered for word in AI_SCOPE_WORDS)
 
 
 def ai_keys(attributes: Mapping[str, Any] | None) -> bool:
@@ -124,4 +139,12 @@ def made_by_ai(
     )
 
 
-__all__ = ["AI_KEYS", "AI_KEY_PREFIXES", "AI_SCOPE_WORDS", "ai_keys", "ai_scope", "made_by_ai"]
+__all__ = [
+    "AI_KEYS",
+    "AI_KEY_PREFIXES",
+    "AI_SCOPE_NAMES",
+    "AI_SCOPE_WORDS",
+    "ai_keys",
+    "ai_scope",
+    "made_by_ai",
+]

@@ -159,6 +159,31 @@ VENDOR_CONTENT_KEYS: Final = frozenset(
     }
 )
 
+#: The Vercel AI SDK's telemetry (``ai.*``; #50): prompts, responses, tool calls, embedded values,
+#: output schemas, and the application's own telemetry metadata and request headers. ``ai.prompt``
+#: covers ``ai.prompt.messages``, ``ai.prompt.tools`` and ``ai.prompt.toolChoice``.
+VERCEL_AI_CONTENT_KEYS: Final = frozenset(
+    {
+        "ai.prompt",
+        "ai.response.text",
+        "ai.response.toolCalls",
+        "ai.response.object",
+        "ai.response.reasoning",
+        "ai.response.providerMetadata",
+        "ai.toolCall.args",
+        "ai.toolCall.result",
+        "ai.toolCall.input",
+        "ai.toolCall.output",
+        "ai.value",
+        "ai.values",
+        "ai.embedding",
+        "ai.embeddings",
+        "ai.schema",
+        "ai.telemetry.metadata",
+        "ai.request.headers",
+    }
+)
+
 DEFAULT_FORBIDDEN_KEYS: Final = (
     GENAI_CONTENT_KEYS
     | OPENLLMETRY_CONTENT_KEYS
@@ -166,6 +191,7 @@ DEFAULT_FORBIDDEN_KEYS: Final = (
     | PYDANTIC_AI_CONTENT_KEYS
     | FRAMEWORK_CONTENT_KEYS
     | VENDOR_CONTENT_KEYS
+    | VERCEL_AI_CONTENT_KEYS
 )
 
 #: Events whose whole payload is content; they are dropped entirely (span events and log records).
