@@ -155,7 +155,12 @@ def test_an_ask_is_approved_for_the_users_call_and_refused_for_the_injections(in
         for run in records["benign"] + records["attacks"]:
             for call in run["calls"]:
                 if call.get("asked"):
-                    assert call["tool"] == "send_money" and call["asked"] == ["needs_approval:send_money"]
+                    # the tool asked as told, or the budget asked about a delegated value (#44)
+                    reasons = call["asked"]
+                    assert ("needs_approval:send_money" in reasons) == (call["tool"] == "send_money")
+                    assert all(
+                        r == "needs_approval:send_money" or r.startswith("delegated:") for r in reasons
+                    )
                     (approved if call["approval"] == "approved" else denied).append(call)
         # the summary counts what the records say
         stopped = [
@@ -216,4 +221,4 @@ def test_every_declared_option_set_is_one_op_tool_accepts() -> None:
         declarations = configuration.declare(me)
         assert set(declarations) == set(integration.SIDE_EFFECTS)
         for tool, options in declarations.items():
-            op.tool(name=tool, **options)(lambda: None)
+            op.tool(name=tool, **options)(lambda **arguments: None)  # any argument name
