@@ -213,6 +213,33 @@ def test_an_error_of_the_blocked_error_type_that_is_no_refusal_is_left_to_adk():
         )
 
 
+def test_an_error_raised_from_another_error_is_no_refusal_and_is_left_to_adk():
+    """Only a ProvenanceError behind the error makes it a refusal: a body's error chained to some
+    other error (``raise … from``) is ADK's, as any error is."""
+
+    @op.tool(side_effect="read", blocked_error=ToolRefused)
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        try:
+            {}["missing"]
+        except KeyError as missing:
+            raise ToolRefused("the order service said no") from missing
+
+    with pytest.raises(ToolRefused, match="order service"):
+        drive(
+            [FunctionTool(lookup)],
+            [("lookup", {"order_id": "ord-2"})],
+            plugins=[op.adk_plugin()],
+            inputs={"order_id": "ord-2"},
+        )
+
+
+def test_the_plugin_is_named_for_the_package_or_as_told():
+    """ADK refuses two plugins of one name: the default is the package's, another can be given."""
+    assert op.adk_plugin().name == "otel_provenance"
+    assert op.adk_plugin("provenance-2").name == "provenance-2"
+
+
 def test_other_errors_are_left_to_adk():
     def explode(reason: str) -> str:
         """Fail."""
