@@ -504,10 +504,16 @@ def test_bad_evidence_found_on_the_cluster_exits_1_naming_it_never_a_verdict(
 def test_another_release_attribute_is_read_on_the_cluster_as_in_one_process(
     cluster, scattered, tmp_path
 ) -> None:
-    """``--release-attribute``: the runs of the release are those the attribute names, on every engine."""
+    """``--release-attribute``: the runs of the release are those the attribute names, on every engine —
+    where the engine picks the release's runs itself (``mine``) and where the gate does."""
     paths, contract = scattered
-    gate = ("gate", "check", "--contract", contract, "--release", tracegen.SERVICE, "--format", "json",
-            "--release-attribute", "service.name", *paths)  # fmt: skip
+    by_name = ("--release", tracegen.SERVICE, "--release-attribute", "service.name")
+    gate = ("gate", "check", "--contract", contract, "--format", "json", *by_name, *paths)
     one = cli(*gate)
     assert one[0] in (0, 2, 3) and json.loads(one[1])["runs"]["evaluated"] > 60  # both releases' runs
     assert cli(*gate, "--dask-scheduler", cluster.scheduler_address)[:2] == one[:2]
+    mined_one, mined_many = tmp_path / "one.yaml", tmp_path / "many.yaml"
+    assert cli("mine", *by_name, "-o", str(mined_one), "--approved", *paths)[0] == 0
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    assert cli("mine", *by_name, "-o", str(mined_many), *address, "--approved", *paths)[0] == 0
+    assert mined_many.read_bytes() == mined_one.read_bytes()
