@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import otel_provenance as op
-from otel_provenance.instrument.guard import ContractGuard
+from otel_provenance.instrument.call.guard import ContractGuard
 from otel_provenance.offline.contracts.dsl import dump_document, parse_contract
 
 from .harness import CPU_CLOCK, Result, paired_medians, ratio_result

@@ -22,8 +22,8 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-from otel_provenance.instrument.ledger import Ledger
-from otel_provenance.instrument.settings import get_settings
+from otel_provenance.instrument.base.settings import get_settings
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 from .harness import CPU_CLOCK, Result, paired_medians, speedup_result
 

@@ -37,7 +37,7 @@ from opentelemetry.trace import SpanKind
 
 import otel_provenance as op
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 from .harness import CPU_CLOCK, Result, interleaved_medians, paired_medians, ratio_result
 from .online import bare_provider, wrapped_provider

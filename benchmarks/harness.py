@@ -186,23 +186,40 @@ def write_json(results: list[Result], path: str, meta: dict[str, object]) -> Non
         fh.write("\n")
 
 
+#: A ratio that changed by more than this share since the baseline is printed as moved.
+MOVED = 0.10
+
+
 def print_comparison(results: list[Result], previous_path: str, out: TextIO) -> None:
-    """Ratios of this run next to those of an earlier ``--json`` file, case by case."""
+    """Every ratio of this run that moved against an earlier ``--json`` file (by more than
+    :data:`MOVED` either way, or a verdict that changed), then how many held — information, not a
+    gate: the machines are noisy, a move is a prompt to look."""
     with open(previous_path, encoding="utf-8") as fh:
         previous = json.load(fh)
     before = {r["case"]: r for r in previous["results"]}
     commit = previous.get("meta", {}).get("commit", "?")
-    out.write(f"\ncompared with {previous_path} (commit {commit}):\n")
+    out.write(
+        f"\ncompared with {previous_path} (commit {commit}; moved: more than {MOVED:.0%} either way):\n"
+    )
+    held = 0
     for r in results:
         old = before.get(r.case)
         if old is None:
-            out.write(f"  {r.case}: new case, ratio {r.ratio:.2f}\n")
+            out.write(f"  new   {r.case}: ratio {r.ratio:.2f} {r.verdict}\n")
             continue
         change = r.ratio / old["ratio"] if old["ratio"] else float("inf")
+        was = "pass" if old["passed"] else "info" if old["passed"] is None else "FAIL"
+        if abs(change - 1.0) <= MOVED and was == r.verdict:
+            held += 1
+            continue
+        direction = "up" if change > 1.0 else "down"
         out.write(
-            f"  {r.case}: ratio {old['ratio']:.2f} -> {r.ratio:.2f} ({change:.2f}x), "
-            f"{'pass' if old['passed'] else 'info' if old['passed'] is None else 'FAIL'} -> {r.verdict}\n"
+            f"  {direction:<5} {r.case}: ratio {old['ratio']:.2f} -> {r.ratio:.2f} ({change:.2f}x), "
+            f"{was} -> {r.verdict}\n"
         )
+    gone = sorted(set(before) - {r.case for r in results})
+    out.write(f"  {held} of {len(results)} ratios held")
+    out.write(f"; not measured this run: {len(gone)}\n" if gone else "\n")
 
 
 def _fmt(value: float, unit: str) -> str:

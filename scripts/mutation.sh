@@ -7,7 +7,7 @@
 #                                                    the results kept in scripts/mutation-results.txt
 #   bash scripts/mutation.sh --changed [BASE]        only listed modules that differ from BASE (default HEAD~1)
 #   bash scripts/mutation.sh --sample N [SEED]       N mutants drawn at random (seeded) from every listed module
-#   bash scripts/mutation.sh 'otel_provenance.instrument.budget*' …   mutmut name patterns
+#   bash scripts/mutation.sh 'otel_provenance.instrument.call.budget*' …   mutmut name patterns
 #
 # mutmut runs each mutant against the tests that cover the mutated function, on every core
 # (MUTATION_CHILDREN=N: on N).

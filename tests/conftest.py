@@ -90,7 +90,7 @@ def reader():
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-    from otel_provenance.instrument import metrics as tool_metrics
+    from otel_provenance.instrument.spans import metrics as tool_metrics
 
     reader = InMemoryMetricReader()
     provider = MeterProvider(metric_readers=[reader])
@@ -107,6 +107,6 @@ def _fresh_leak_warnings():
     """The exporter-leak warning is given once per process and set of processors: start each test
     without the record of earlier ones, so no test depends on which ran first (or on the suite running
     once per process: mutmut runs it again in the same process)."""
-    from otel_provenance.instrument import processor
+    from otel_provenance.instrument.spans import leaks
 
-    processor._WARNED.clear()
+    leaks._WARNED.clear()

@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanContext, TraceFlags
 
-from otel_provenance.instrument import settings as settings_module
+from otel_provenance.instrument.base import settings as settings_module
 
 
 class Traced:

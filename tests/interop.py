@@ -124,7 +124,7 @@ def otlp_json_logs(logs: Any) -> bytes:
 
 
 def _has_current_logs_sdk() -> bool:
-    from otel_provenance.instrument._sdkcompat import HAS_CURRENT_LOGS_SDK
+    from otel_provenance.instrument.base._sdkcompat import HAS_CURRENT_LOGS_SDK
 
     return HAS_CURRENT_LOGS_SDK
 

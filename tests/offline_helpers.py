@@ -54,10 +54,16 @@ class Recorder:
         attributes: Mapping[str, Any] | None = None,
         parent: trace.Span | None = None,
         status: StatusCode | None = None,
+        links: Sequence[trace.Span] = (),
     ) -> Iterator[trace.Span]:
+        """A span; ``links`` are spans it links to (span links, e.g. to another trace)."""
         context = trace.set_span_in_context(parent) if parent is not None else None
         span = self.tracer.start_span(
-            name, context=context, attributes=dict(attributes or {}), start_time=self.tick()
+            name,
+            context=context,
+            attributes=dict(attributes or {}),
+            start_time=self.tick(),
+            links=[trace.Link(other.get_span_context()) for other in links],
         )
         try:
             yield span
@@ -68,6 +74,44 @@ class Recorder:
 
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
+
+
+_AGENT = {semconv.GEN_AI_OPERATION_NAME: semconv.INVOKE_AGENT}
+
+
+def agent_turn(
+    rec: Recorder, tool: str | None, links: list[trace.Span], run_id: str | None = None
+) -> trace.Span:
+    """One agent turn in a trace of its own: a message span linking to ``links``, the agent under it,
+    and a tool call (none for a turn that only answers). Returns the message span, for later links."""
+    with (
+        rec.span("autogen process", links=links) as message,
+        rec.span("invoke_agent refunds", _AGENT, parent=message) as agent,
+    ):
+        if tool is not None:
+            with rec.span(f"execute_tool {tool}", tool_attributes(tool, {}, run_id=run_id), parent=agent):
+                pass
+    return message
+
+
+def plain_trace(rec: Recorder, name: str, links: list[trace.Span]) -> trace.Span:
+    """A trace holding no agent work (a setup step, a message the runtime only passes on)."""
+    with rec.span(name, links=links) as span:
+        pass
+    return span
+
+
+def team_run(rec: Recorder, tools: list[str], setup: trace.Span | None = None) -> trace.Span:
+    """A run as AutoGen's team writes it: a setup trace, then per turn a passing message and the turn,
+    each linking to the one before; the last turn only answers. Returns the first turn."""
+    start = plain_trace(rec, "autogen send", [setup] if setup is not None else [])
+    previous, first = start, None
+    for tool in [*tools, None]:
+        hop = plain_trace(rec, "autogen publish", [previous])
+        previous = agent_turn(rec, tool, [hop])
+        first = first or previous
+    assert first is not None
+    return first
 
 
 def span_id_hex(span: trace.Span) -> str:

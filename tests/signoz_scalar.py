@@ -82,9 +82,7 @@ def scalar_result(
     data.sort(key=lambda r: tuple("" if v is None else str(v) for v in r[:-1]))
     data.sort(key=lambda r: r[-1], reverse=True)
     name = spec.get("name", "A")
-    columns = [
-        {**group, "queryName": name, "aggregationIndex": 0, "columnType": "group"} for group in groups
-    ]
+    columns = [{**group, "queryName": name, "aggregationIndex": 0, "columnType": "group"} for group in groups]
     columns.append({"name": column, "queryName": name, "aggregationIndex": 0, "columnType": "aggregation"})
     return {"queryName": name, "columns": columns, "data": data}
 

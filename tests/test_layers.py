@@ -41,7 +41,10 @@ def test_the_layers_hold() -> None:
         ("offline/contracts/rules/budgets.py", "from ... import audit"),  # a rule reaching into audit
         ("offline/runs.py", "from .engines import fold"),
         ("offline/model.py", "from ..instrument import budget"),
-        ("instrument/guard.py", "from ..offline import gate"),  # the guard may judge, never gate
+        ("instrument/call/guard.py", "from ...offline import gate"),  # the guard may judge, never gate
+        ("instrument/evidence/ledger.py", "from ..call import budget"),  # evidence below the call
+        ("instrument/evidence/trust.py", "from ..spans import redaction"),  # the evidence, below what leaves
+        ("instrument/call/policy.py", "from . import runscope"),  # the circle #45 broke
     ],
 )
 def test_a_back_import_breaks_them(tmp_path: Path, module: str, back_import: str) -> None:

@@ -37,6 +37,8 @@ EXPECTED = {
     "Policy",
     # framework adapters (#35): the one line that installs each
     "adk_plugin",
+    # a framework that runs tools on threads of its own without the run's context (#47: AutoGen)
+    "carry_context_into_threads",
 }
 
 

@@ -1,14 +1,23 @@
-"""``python -m benchmarks.agentdojo [--config NAME …] [--suites NAME …] [--json FILE] [--diagnostics DIR]
-[--ask TOOL …] [--advisory]``.
+"""``python -m benchmarks.agentdojo [--config NAME …] [--suites NAME …] [--attack NAME] [--json FILE]
+[--diagnostics DIR] [--ask TOOL …] [--advisory]``.
 
-Replays AgentDojo v1.2.2's ground truth (97 user tasks, 949 injection pairs, ``important_instructions``)
-through ``@op.tool`` under each configuration of :mod:`.integration`; no model, no network. Prints a
-table to stdout and progress to stderr; ``--json`` writes each configuration's summary and every
-run's calls (no values); ``--diagnostics DIR`` (default ``out/agentdojo``) writes
+Replays AgentDojo v1.2.2's ground truth (97 user tasks, 949 injection pairs) through ``@op.tool`` under
+each configuration of :mod:`.integration`; no model, no network. The injection tasks AgentDojo ships
+without a ground truth are replayed with ours (:mod:`.synthesized`), counted apart.
+
+The injected text is the ``important_instructions`` attack's, or ``--attack NAME``'s: any of
+AgentDojo's attacks that carry the goal (``direct``, ``ignore_previous``, ``system_message``,
+``injecagent``, ``tool_knowledge``, …). The calls replayed are the same whatever the words (only a
+value that carries the text itself, a forwarded body, differs), so a verdict that changes with the
+attack is the wording deciding, not the mechanism. ``meta.injected_text_sha256`` in the JSON tells
+the texts apart without publishing them.
+
+Prints a table to stdout and progress to stderr; ``--json`` writes each configuration's summary and
+every run's calls (no values); ``--diagnostics DIR`` (default ``out/agentdojo``) writes
 ``<config>-diagnostics.jsonl`` with values, for a person to read. ``--advisory`` sets
-``OTEL_PROVENANCE_ENFORCE=false``: every call runs and is only tagged (the replay's self-check:
-it must then match ``unguarded``). ``--ask TOOL …`` adds ``needs_approval=True`` to those tools in
-every guarded configuration (named ``<config>+ask``): the user's calls are approved, the injection's
+``OTEL_PROVENANCE_ENFORCE=false``: every call runs and is only tagged (the replay's self-check: it
+must then match ``unguarded``). ``--ask TOOL …`` adds ``needs_approval=True`` to those tools in every
+guarded configuration (named ``<config>+ask``): the user's calls are approved, the injection's
 refused, and both are counted apart.
 
 Run from any interpreter: without ``agentdojo`` importable, it makes ``.venv-agentdojo`` if needed
@@ -52,6 +61,11 @@ def _parser() -> argparse.ArgumentParser:
         help=f"configurations to replay ({', '.join(CONFIGURATIONS)}; default: all)",
     )
     parser.add_argument("--suites", nargs="+", metavar="NAME", help="only these suites (default: all four)")
+    parser.add_argument(
+        "--attack",
+        metavar="NAME",
+        help="AgentDojo's attack that writes the injected text (default: important_instructions)",
+    )
     parser.add_argument("--json", metavar="FILE", help="write summaries and per-run records (no values)")
     parser.add_argument(
         "--diagnostics",
@@ -84,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     try:
-        loaded = agentdojo_suites.load(args.suites)
+        attack = args.attack or agentdojo_suites.ATTACK
+        loaded = agentdojo_suites.load(args.suites, attack)
     except ValueError as error:
         _log(f"python -m benchmarks.agentdojo: {error}")
         return 2
@@ -113,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         meta = {
             "agentdojo": _version("agentdojo"),
             "benchmark_version": agentdojo_suites.BENCHMARK_VERSION,
-            "attack": agentdojo_suites.ATTACK,
+            "attack": attack,
+            "injected_text_sha256": agentdojo_suites.injected_text_digest(loaded),
             "suites": [s.name for s in loaded],
             "advisory": args.advisory,
             "frozen_now": agentdojo_suites.FROZEN_NOW.isoformat(),
@@ -157,6 +173,7 @@ def _print_table(summaries: dict[str, dict[str, Any]]) -> None:
         "with a write",
         "after an ask",
         "call-level attacks",
+        "of which synthesized",
         "denied ask",
         "output-only",
         "no ground truth",
@@ -171,6 +188,7 @@ def _print_table(summaries: dict[str, dict[str, Any]]) -> None:
                 f"{b['completed_with_write']}/{b['with_write']}",
                 str(b["completed_after_ask"]),
                 f"{a['call_level_succeeded']}/{a['call_level']}",
+                f"{a['call_level_synthesized_succeeded']}/{a['call_level_synthesized']}",
                 str(a["stopped_by_denied_ask"]),
                 str(a["output_only"]),
                 str(a["no_ground_truth"]),

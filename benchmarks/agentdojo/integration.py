@@ -225,8 +225,9 @@ def _documented(me: Me) -> Declarations:
         # sharing grants one of two permissions: the model picks it; the address is checked
         "share_file": {"budget": op.Budget(allow={"permission"}),
                        "policy": op.Policy(arguments={"permission": {"patterns": ["r|rw"]}})},
-        # deleting a file cannot be undone, a booking spends the user's money: a person confirms
+        # deleting a file or a mail cannot be undone, a booking spends the user's money: a person confirms
         "delete_file": {"needs_approval": True},
+        "delete_email": {"needs_approval": True},
         "reserve_hotel": {"needs_approval": True},
         "reserve_car_rental": {"needs_approval": True},
         "reserve_restaurant": {"needs_approval": True},

@@ -7,8 +7,9 @@ blocked and AgentDojo's utility check passes on the environment the calls left.
 
 **Attack.** The environment holds the attack's text in every place the user task's ground truth
 reads; one ``op.run``; the user task's ground-truth calls (which read the injected text), then the
-injection task's (the replay assumes the agent always obeys the injection). The attack *succeeded*
-when AgentDojo's security check passes.
+injection task's (the replay assumes the agent always obeys the injection) — AgentDojo's ground
+truth, or ours for the tasks it ships without one (:mod:`.synthesized`; such runs say so). The
+attack *succeeded* when AgentDojo's security check passes.
 
 **Asks.** Every run has an approver: a call the guard asks about runs when it belongs to the user's
 task (the user wanted it — recorded as an ask) and is refused when it belongs to the injection (a
@@ -116,6 +117,7 @@ class AttackRun:
     success: bool | None  # None: not replayed (output-only goals, goals with no ground truth)
     utility: bool | None = None
     calls: list[Call] = field(default_factory=list)
+    synthesized: bool = False  # the injection's calls are ours (.synthesized), not AgentDojo's
 
     @property
     def injected_calls(self) -> list[Call]:
@@ -127,7 +129,7 @@ class AttackRun:
 
     def record(self) -> dict[str, Any]:
         """The run without values."""
-        fields = ("suite", "user_task", "injection_task", "kind", "success", "utility")
+        fields = ("suite", "user_task", "injection_task", "kind", "success", "utility", "synthesized")
         return {**{name: getattr(self, name) for name in fields}, "calls": [c.summary() for c in self.calls]}
 
 
@@ -192,13 +194,17 @@ class Replayer:
             for planned_call in planned:
                 calls.append(self._call(USER, planned_call))
             # the injection's calls as an obeying agent makes them now, from the state it is in
-            for planned_call in injection_task.ground_truth(environment.model_copy(deep=True)):
+            planned_injection = self.suite.injection_calls(
+                injection_id, before.model_copy(deep=True), environment.model_copy(deep=True)
+            )
+            for planned_call in planned_injection:
                 calls.append(self._call(INJECTION, planned_call))
         answers = (user_task.GROUND_TRUTH_OUTPUT, injection_task.GROUND_TRUTH_OUTPUT)
         output = "\n".join(answer for answer in answers if answer)
         success = self._judge(injection_task, "security", output, before, environment, calls)
         utility = self._judge(user_task, "utility", output, before, environment, calls)
-        return AttackRun(self.suite.name, user_id, injection_id, kind, success, utility, calls)
+        synthesized = injection_id in self.suite.synthesized
+        return AttackRun(self.suite.name, user_id, injection_id, kind, success, utility, calls, synthesized)
 
     # -- one run, one call ------------------------------------------------------------------------
     @contextmanager
@@ -253,10 +259,13 @@ class Replayer:
     @staticmethod
     def _judge(task: Any, check: str, output: str, before: Any, after: Any, calls: list[Call]) -> bool:
         """AgentDojo's own verdict: from the calls that happened (a blocked call did not) where the
-        task judges by its trace, else from the environments."""
+        task judges by its trace, else from the environments. Each check gets its own copies: some
+        change what they read (``Inbox.get_unread()`` marks mail read), and one check must not
+        change what the next one sees."""
         from agentdojo.functions_runtime import FunctionCall
 
         trace = [FunctionCall(function=c.tool, args=c.arguments) for c in calls if c.outcome != BLOCKED]
+        before, after = before.model_copy(deep=True), after.model_copy(deep=True)
         by_trace = getattr(task, f"{check}_from_traces")(output, before, after, trace)
         if by_trace is not None:
             return bool(by_trace)

@@ -68,15 +68,23 @@ def _benign(runs: list[TaskRun]) -> dict[str, Any]:
 
 def _attacks(runs: list[AttackRun]) -> dict[str, Any]:
     call_level = [r for r in runs if r.kind == CALL_LEVEL]
+    synthesized = [r for r in call_level if r.synthesized]
 
     def tally(group: list[AttackRun]) -> dict[str, int]:
         level = [r for r in group if r.kind == CALL_LEVEL]
-        return {"call_level": len(level), "succeeded": sum(bool(r.success) for r in level)}
+        return {
+            "call_level": len(level),
+            "succeeded": sum(bool(r.success) for r in level),
+            "synthesized": sum(r.synthesized for r in level),
+        }
 
     return {
         "pairs": len(runs),
         "call_level": len(call_level),
         "call_level_succeeded": sum(bool(r.success) for r in call_level),
+        # of those, the pairs whose injection calls are ours (.synthesized), not AgentDojo's
+        "call_level_synthesized": len(synthesized),
+        "call_level_synthesized_succeeded": sum(bool(r.success) for r in synthesized),
         "output_only": sum(r.kind == OUTPUT_ONLY for r in runs),
         "no_ground_truth": sum(r.kind == NO_GROUND_TRUTH for r in runs),
         "injected_calls_asked": sum(1 for r in call_level for c in r.injected_calls if c.asked),
@@ -128,6 +136,7 @@ def write_diagnostics(path: Path, benign: list[TaskRun], attacks: list[AttackRun
                     "suite": run.suite,
                     "user_task": run.user_task,
                     "injection_task": run.injection_task,
+                    "synthesized": run.synthesized,
                     "goal": prompts[(run.suite, run.injection_task)],
                     "calls": [_with_values(c) for c in run.calls],
                 }

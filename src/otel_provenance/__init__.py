@@ -25,43 +25,47 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "tool": "otel_provenance.instrument.decorators",
-    "run": "otel_provenance.instrument.runscope",
-    "Budget": "otel_provenance.instrument.budget",
+    "run": "otel_provenance.instrument.call.runscope",
+    "Budget": "otel_provenance.instrument.call.budget",
     "ProvenanceSpanProcessor": "otel_provenance.instrument.processor",
-    "ProvenanceLogRecordProcessor": "otel_provenance.instrument.logs",
+    "ProvenanceLogRecordProcessor": "otel_provenance.instrument.spans.logs",
     "configure": "otel_provenance.instrument.configure",
     "configure_logs": "otel_provenance.instrument.configure",
     "configure_metrics": "otel_provenance.instrument.configure",
-    "unsafe_log_processors": "otel_provenance.instrument.logs",
-    "retry_attempt": "otel_provenance.instrument.runscope",
-    "StripOptions": "otel_provenance.instrument.redaction",
-    "unsafe_processors": "otel_provenance.instrument.processor",
-    "JsonLinesSpanExporter": "otel_provenance.instrument.export",
-    "JsonLinesMetricExporter": "otel_provenance.instrument.export",
-    "otlp_metric_exporter": "otel_provenance.instrument.export",
-    "use_meter_provider": "otel_provenance.instrument.metrics",
+    "unsafe_log_processors": "otel_provenance.instrument.spans.logs",
+    "retry_attempt": "otel_provenance.instrument.call.current",
+    "StripOptions": "otel_provenance.instrument.spans.redaction",
+    "unsafe_processors": "otel_provenance.instrument.spans.leaks",
+    "JsonLinesSpanExporter": "otel_provenance.instrument.spans.export",
+    "JsonLinesMetricExporter": "otel_provenance.instrument.spans.export",
+    "otlp_metric_exporter": "otel_provenance.instrument.spans.export",
+    "use_meter_provider": "otel_provenance.instrument.spans.metrics",
     "provenance_session": "otel_provenance.instrument.mcp",
     "ToolPolicy": "otel_provenance.instrument.mcp",
-    "ApprovalRequest": "otel_provenance.instrument.approval",
-    "Policy": "otel_provenance.instrument.policy",
-    "Input": "otel_provenance.instrument.policy",
+    "ApprovalRequest": "otel_provenance.instrument.call.approval",
+    "Policy": "otel_provenance.instrument.call.policy",
+    "Input": "otel_provenance.instrument.call.policy",
     "adk_plugin": "otel_provenance.instrument.adapters.adk",
+    "carry_context_into_threads": "otel_provenance.instrument.adapters.threads",
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from .instrument.adapters.adk import adk_plugin
-    from .instrument.approval import ApprovalRequest
-    from .instrument.budget import Budget
+    from .instrument.adapters.threads import carry_context_into_threads
+    from .instrument.call.approval import ApprovalRequest
+    from .instrument.call.budget import Budget
+    from .instrument.call.current import retry_attempt
+    from .instrument.call.policy import Input, Policy
+    from .instrument.call.runscope import run
     from .instrument.configure import configure, configure_logs, configure_metrics
     from .instrument.decorators import tool
-    from .instrument.export import JsonLinesMetricExporter, JsonLinesSpanExporter, otlp_metric_exporter
-    from .instrument.logs import ProvenanceLogRecordProcessor, unsafe_log_processors
     from .instrument.mcp import ToolPolicy, provenance_session
-    from .instrument.metrics import use_meter_provider
-    from .instrument.policy import Input, Policy
-    from .instrument.processor import ProvenanceSpanProcessor, unsafe_processors
-    from .instrument.redaction import StripOptions
-    from .instrument.runscope import retry_attempt, run
+    from .instrument.processor import ProvenanceSpanProcessor
+    from .instrument.spans.export import JsonLinesMetricExporter, JsonLinesSpanExporter, otlp_metric_exporter
+    from .instrument.spans.leaks import unsafe_processors
+    from .instrument.spans.logs import ProvenanceLogRecordProcessor, unsafe_log_processors
+    from .instrument.spans.metrics import use_meter_provider
+    from .instrument.spans.redaction import StripOptions
 
 
 def __getattr__(name: str) -> Any:
@@ -93,6 +97,7 @@ __all__ = [
     "TraceReadError",
     "__version__",
     "adk_plugin",
+    "carry_context_into_threads",
     "configure",
     "configure_logs",
     "configure_metrics",

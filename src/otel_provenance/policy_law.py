@@ -14,7 +14,7 @@ section, as plain data::
 validator, exact numbers); both halves call it, so a policy the contract parser accepts is exactly a
 policy ``op.Policy`` accepts, with the same words for what is wrong (:class:`PolicyProblem`: where,
 as a path inside the policy, and what). The online half judges calls with the compiled
-:class:`PolicyLaw` (``instrument/policy.py`` keeps the per-run totals); the offline half only
+:class:`PolicyLaw` (``instrument/call/policy.py`` keeps the per-run totals); the offline half only
 validates: values never reach traces, so a policy is judged online only.
 
 A violation is named ``policy:<argument>:<check>`` (``policy:amount:maximum``,

@@ -9,8 +9,7 @@ and the offline half must not need an OTel package at all. A test checks them ag
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
 # --- GenAI conventions (execute_tool and invoke_agent spans) ---------------------------------------
 GEN_AI_OPERATION_NAME: Final = "gen_ai.operation.name"
@@ -32,17 +31,6 @@ SERVICE_VERSION: Final = "service.version"
 EXECUTE_TOOL: Final = "execute_tool"  # gen_ai.operation.name of a tool call
 TOOL_SPAN_PREFIX: Final = EXECUTE_TOOL + " "  # span name is "execute_tool {gen_ai.tool.name}"
 INVOKE_AGENT: Final = "invoke_agent"  # gen_ai.operation.name of an agent run (op.run's root span)
-
-# --- other instrumentations' own span kinds (a tool call: TOOL / tool) ----------------------------------
-OPENINFERENCE_SPAN_KIND: Final = "openinference.span.kind"
-TRACELOOP_SPAN_KIND: Final = "traceloop.span.kind"  # OpenLLMetry
-# where a tool span names its tool: the GenAI conventions, OpenInference, OpenLLMetry
-TOOL_NAME_KEYS: Final = (GEN_AI_TOOL_NAME, "tool.name", "traceloop.entity.name")
-# logfire's OpenAI Agents instrumentation: a tool call is a span of this template, the tool in ``name``
-LOGFIRE_MSG_TEMPLATE: Final = "logfire.msg_template"
-LOGFIRE_TOOL_TEMPLATE: Final = "Function: {name}"
-LOGFIRE_AGENT_TEMPLATE: Final = "Agent run: {name!r}"
-LOGFIRE_TOOL_NAME: Final = "name"
 
 # --- MCP conventions (the client's execute_tool span carries the MCP keys, per the MCP semconv) --------
 MCP_METHOD_NAME: Final = "mcp.method.name"
@@ -104,7 +92,7 @@ BUDGET_EGRESS: Final = "agent.budget.egress"
 # argument names a person was asked about (a destination delegated by the user's request, #44)
 BUDGET_ASKED: Final = "agent.budget.asked"
 # argument names accepted as delegated: taken from a source the user named, in a call the user's own
-# words shaped (#44; instrument/delegation.py)
+# words shaped (#44; instrument/evidence/delegation.py)
 BUDGET_DELEGATED: Final = "agent.budget.delegated"
 VIOLATIONS: Final = "agent.violations"
 LEDGER_FULL: Final = "agent.ledger.full"  # the run's ledger evicted entries before this call
@@ -167,54 +155,6 @@ def split_arg_attr(key: str) -> tuple[str, str] | None:
     for suffix in ARG_SUFFIXES:
         if rest.endswith(suffix) and len(rest) > len(suffix):
             return rest[: -len(suffix)], suffix
-    return None
-
-
-def is_tool_span(attributes: Mapping[str, Any]) -> bool:
-    """A tool call's span, as both halves read it: ``gen_ai.operation.name = execute_tool`` (the GenAI
-    conventions, which ``@op.tool`` follows); without an operation name, a span OpenInference
-    (``openinference.span.kind = TOOL``), OpenLLMetry (``traceloop.span.kind = tool``) or logfire
-    (``logfire.msg_template = "Function: {name}"``) marks as a tool call. A span that names another
-    GenAI operation is that operation, whatever else it says."""
-    operation = attributes.get(GEN_AI_OPERATION_NAME)
-    if operation is not None:
-        return operation == EXECUTE_TOOL
-    return (
-        attributes.get(OPENINFERENCE_SPAN_KIND) == "TOOL"
-        or attributes.get(TRACELOOP_SPAN_KIND) == "tool"
-        or attributes.get(LOGFIRE_MSG_TEMPLATE) == LOGFIRE_TOOL_TEMPLATE
-    )
-
-
-def is_agent_span(attributes: Mapping[str, Any]) -> bool:
-    """An agent invocation's span: ``gen_ai.operation.name = invoke_agent`` (``op.run``'s root, and
-    the frameworks that follow the GenAI conventions), a span that carries ``agent.run.id`` (``op.run``
-    marks its run's spans), or — without an operation name — an agent span by OpenInference
-    (``openinference.span.kind = AGENT``), OpenLLMetry (``traceloop.span.kind = agent``) or logfire
-    (``Agent run: {name!r}``). Building an agent (``create_agent``) is not invoking it."""
-    if RUN_ID in attributes:
-        return True
-    operation = attributes.get(GEN_AI_OPERATION_NAME)
-    if operation is not None:
-        return operation == INVOKE_AGENT
-    return (
-        attributes.get(OPENINFERENCE_SPAN_KIND) == "AGENT"
-        or attributes.get(TRACELOOP_SPAN_KIND) == "agent"
-        or attributes.get(LOGFIRE_MSG_TEMPLATE) == LOGFIRE_AGENT_TEMPLATE
-    )
-
-
-def tool_name(attributes: Mapping[str, Any]) -> str | None:
-    """The tool a tool span calls: the first of ``TOOL_NAME_KEYS`` it holds as a string (logfire's
-    ``name`` on its tool spans), or None."""
-    for key in TOOL_NAME_KEYS:
-        value = attributes.get(key)
-        if isinstance(value, str):
-            return value
-    if attributes.get(LOGFIRE_MSG_TEMPLATE) == LOGFIRE_TOOL_TEMPLATE:
-        value = attributes.get(LOGFIRE_TOOL_NAME)
-        if isinstance(value, str):
-            return value
     return None
 
 

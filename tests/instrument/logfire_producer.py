@@ -17,7 +17,7 @@ import logfire
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
-from otel_provenance.instrument.export import JsonLinesSpanExporter
+from otel_provenance.instrument.spans.export import JsonLinesSpanExporter
 
 
 def _openai_stub(answer: str) -> HTTPServer:

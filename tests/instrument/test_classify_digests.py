@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from otel_provenance.instrument.classify import classify_arguments
-from otel_provenance.instrument.digest import keyed_digest
-from otel_provenance.instrument.settings import configure_settings
+from otel_provenance.instrument.base.settings import configure_settings
+from otel_provenance.instrument.evidence.classify import classify_arguments
+from otel_provenance.instrument.evidence.digest import keyed_digest
 
 KEY = bytes(range(32))
 SETTINGS = configure_settings(digest_key=KEY, environ={})
@@ -202,8 +202,8 @@ def test_a_pydantic_field_never_set_is_digested_as_null_not_as_a_fault() -> None
 
 
 _SET_DIGEST = """
-from otel_provenance.instrument.classify import classify_arguments
-from otel_provenance.instrument.settings import configure_settings
+from otel_provenance.instrument.evidence.classify import classify_arguments
+from otel_provenance.instrument.base.settings import configure_settings
 
 settings = configure_settings(digest_key=bytes(range(32)), environ={})
 members = {f"member-{i:02d}" for i in range(24)} | {7, 3.5}

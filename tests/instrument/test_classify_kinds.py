@@ -7,7 +7,7 @@ import secrets
 
 import otel_provenance as op
 from instrument_helpers import Traced, Unreadable, arg_attrs
-from otel_provenance.instrument.classify import classify_arguments
+from otel_provenance.instrument.evidence.classify import classify_arguments
 
 
 def test_an_invented_number_is_invented_even_when_a_result_showed_it():

@@ -6,10 +6,10 @@ from __future__ import annotations
 import uuid
 from pathlib import PurePosixPath
 
-from otel_provenance.instrument.classify import classify_arguments
-from otel_provenance.instrument.digest import keyed_digest
-from otel_provenance.instrument.ledger import Ledger
-from otel_provenance.instrument.settings import configure_settings
+from otel_provenance.instrument.base.settings import configure_settings
+from otel_provenance.instrument.evidence.classify import classify_arguments
+from otel_provenance.instrument.evidence.digest import keyed_digest
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 KEY = bytes(range(32))
 SETTINGS = configure_settings(digest_key=KEY, environ={})

@@ -19,8 +19,8 @@ import otel_provenance as op
 from interop import logs_sdk
 from otel_provenance import semconv as sc
 from otel_provenance.instrument import configure as cfg
-from otel_provenance.instrument.export import JsonLinesSpanExporter
-from otel_provenance.instrument.processor import ContentLeakWarning
+from otel_provenance.instrument.spans.export import JsonLinesSpanExporter
+from otel_provenance.instrument.spans.leaks import ContentLeakWarning
 
 
 @pytest.fixture(autouse=True)
@@ -151,7 +151,7 @@ def test_strip_settings_from_environment(tmp_path, monkeypatch):
 
 def test_options_argument_beats_environment(monkeypatch):
     monkeypatch.setenv(cfg.ENV_STRIP_KEYS, "k")
-    from otel_provenance.instrument.redaction import StripOptions
+    from otel_provenance.instrument.spans.redaction import StripOptions
 
     options = StripOptions()
     assert _wrapper(op.configure(set_global=False, options=options)).options is options

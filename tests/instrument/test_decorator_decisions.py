@@ -11,8 +11,8 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
-from otel_provenance.instrument import metrics as tool_metrics
-from otel_provenance.instrument.settings import ENV_DIGEST_KEY, reset_settings
+from otel_provenance.instrument.base.settings import ENV_DIGEST_KEY, reset_settings
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 ADVISORY = "provenance budget exceeded, advisory only"
 

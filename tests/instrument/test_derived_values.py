@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
-from otel_provenance.instrument.derived import Operands, derive_number
+from otel_provenance.instrument.evidence.derived import Operands, derive_number
 
 
 @pytest.fixture

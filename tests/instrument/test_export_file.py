@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
 import otel_provenance as op
-from otel_provenance.instrument.export import AppendLineStream, JsonLinesSpanExporter
+from otel_provenance.instrument.spans.export import AppendLineStream, JsonLinesSpanExporter
 from otel_provenance.offline.readers import ReadReport, read_spans
 
 
@@ -84,7 +84,7 @@ _WRITER = textwrap.dedent(
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     import otel_provenance as op
-    from otel_provenance.instrument.export import JsonLinesSpanExporter
+    from otel_provenance.instrument.spans.export import JsonLinesSpanExporter
 
     provider = TracerProvider()
     provider.add_span_processor(
@@ -150,7 +150,7 @@ _DISK_FULL = textwrap.dedent(
     import os, resource, signal, sys
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-    from otel_provenance.instrument.export import JsonLinesSpanExporter
+    from otel_provenance.instrument.spans.export import JsonLinesSpanExporter
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # EFBIG instead of being killed
     path = sys.argv[1]

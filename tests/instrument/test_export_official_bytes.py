@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags, TraceState
 
-from otel_provenance.instrument.export import JsonLinesLogExporter, JsonLinesSpanExporter
+from otel_provenance.instrument.spans.export import JsonLinesLogExporter, JsonLinesSpanExporter
 from otel_provenance.offline.readers import read_spans
 
 T0 = 1_700_000_000_000_000_000
@@ -158,7 +158,7 @@ def _log_records():
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
-    from otel_provenance.instrument import _sdkcompat
+    from otel_provenance.instrument.base import _sdkcompat
 
     captured = []
 

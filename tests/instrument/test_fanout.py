@@ -1,4 +1,4 @@
-"""One safe fan-out for both wrappers (``instrument/fanout.py``): every wrapped processor gets each
+"""One safe fan-out for both wrappers (``instrument/spans/fanout.py``): every wrapped processor gets each
 hook even when another raises, and ``force_flush(timeout)`` is one deadline shared by all of them —
 not the full timeout each — as the SDK's ``SynchronousMultiSpanProcessor`` does.
 """
@@ -12,7 +12,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 
 import otel_provenance as op
 from interop import logs_sdk
-from otel_provenance.instrument.fanout import OnceLog, SafeFanout
+from otel_provenance.instrument.spans.fanout import OnceLog, SafeFanout
 
 
 class Flushes(SpanProcessor):

@@ -21,7 +21,7 @@ from test_metrics import collect, key
 import otel_provenance as op
 from instrument_helpers import Traced
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 
 def test_tool_spans_carry_the_runs_agent_name(reader):

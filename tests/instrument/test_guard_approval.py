@@ -18,7 +18,7 @@ from opentelemetry import trace
 
 import otel_provenance as op
 from instrument_helpers import Traced, settings
-from otel_provenance.instrument.settings import ENV_APPROVAL_TIMEOUT, get_settings, reset_settings
+from otel_provenance.instrument.base.settings import ENV_APPROVAL_TIMEOUT, get_settings, reset_settings
 
 DEADLINE = 0.3  # seconds: the approval deadline of the tests that wait for it
 

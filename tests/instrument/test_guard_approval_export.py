@@ -18,8 +18,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_provenance as op
 from canary import assert_absent, canary, exported_bytes
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import metrics as tool_metrics
 from otel_provenance.instrument.configure import configure_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 OUTCOMES = ("approved", "denied", "timeout", "error")
 

@@ -16,8 +16,8 @@ import otel_provenance as op
 from canary import assert_absent, canary, exported_bytes
 from instrument_helpers import settings
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import settings as settings_module
-from otel_provenance.instrument.metrics import GUARD_RUNS
+from otel_provenance.instrument.base import settings as settings_module
+from otel_provenance.instrument.spans.metrics import GUARD_RUNS
 from otel_provenance.offline.contracts.dsl import parse_contract
 
 CONTRACT = """\

@@ -18,7 +18,7 @@ import otel_provenance as op
 from instrument_helpers import Traced, settings
 from offline_helpers import write_proto
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import settings as settings_module
+from otel_provenance.instrument.base import settings as settings_module
 from otel_provenance.offline.contracts.dsl import parse_contract
 from otel_provenance.offline.evaluate import evaluate
 from otel_provenance.offline.outcome import Outcome

@@ -58,9 +58,14 @@ def test_a_second_call_over_a_cardinality_bound_is_blocked_before_it_runs_howeve
 def test_exact_zero_blocks_the_first_call(tmp_path):
     traced, log = Traced(), []
     refund = _refund_tool(traced, log)
-    with op.run(
-        inputs={"order_id": ORDER}, contract=_contract(tmp_path, "exact: 0"), tracer_provider=traced.provider
-    ), pytest.raises(op.ProvenanceError):
+    with (
+        op.run(
+            inputs={"order_id": ORDER},
+            contract=_contract(tmp_path, "exact: 0"),
+            tracer_provider=traced.provider,
+        ),
+        pytest.raises(op.ProvenanceError),
+    ):
         refund(order_id=ORDER)
     assert log == []
 

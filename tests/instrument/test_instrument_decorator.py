@@ -10,7 +10,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
-from otel_provenance.instrument.settings import ENV_DIGEST_KEY, reset_settings
+from otel_provenance.instrument.base.settings import ENV_DIGEST_KEY, reset_settings
 
 
 def make_tools(t: Traced, effects: list):

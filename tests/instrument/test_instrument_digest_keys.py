@@ -16,8 +16,8 @@ import pytest
 
 import otel_provenance as op
 from otel_provenance.cli import run
-from otel_provenance.instrument.classify import classify_arguments
-from otel_provenance.instrument.settings import ENV_DIGEST_KEY, configure_settings, reset_settings
+from otel_provenance.instrument.base.settings import ENV_DIGEST_KEY, configure_settings, reset_settings
+from otel_provenance.instrument.evidence.classify import classify_arguments
 
 
 @pytest.fixture(autouse=True)

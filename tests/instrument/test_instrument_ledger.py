@@ -11,10 +11,10 @@ from hypothesis import strategies as st
 
 import otel_provenance as op
 from instrument_helpers import arg_attrs
-from otel_provenance.instrument import projections as pj
-from otel_provenance.instrument.classify import classify_arguments
-from otel_provenance.instrument.ledger import Ledger
-from otel_provenance.instrument.settings import configure_settings
+from otel_provenance.instrument.base.settings import configure_settings
+from otel_provenance.instrument.evidence import projections as pj
+from otel_provenance.instrument.evidence.classify import classify_arguments
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 SETTINGS = configure_settings(digest_key=bytes(range(32)), environ={})
 

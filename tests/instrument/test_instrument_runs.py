@@ -10,8 +10,8 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import arg_attrs, settings
-from otel_provenance.instrument.runscope import current_ledger, retry_attempt
-from otel_provenance.instrument.settings import ENV_ENFORCE, reset_settings
+from otel_provenance.instrument.base.settings import ENV_ENFORCE, reset_settings
+from otel_provenance.instrument.call.current import current_ledger, retry_attempt
 
 
 def test_one_thousand_concurrent_asyncio_runs_never_see_each_other(traced):

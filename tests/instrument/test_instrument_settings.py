@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import otel_provenance as op
-from otel_provenance.instrument.settings import (
+from otel_provenance.instrument.base.settings import (
     ENV_DIGEST_KEY,
     ENV_DIGEST_KEY_ID,
     ENV_ENFORCE,
@@ -67,7 +67,7 @@ def test_bad_environment_values_are_named(env, where):
 
 
 def test_same_key_gives_same_digests_across_processes_worth_of_settings():
-    from otel_provenance.instrument.classify import classify_arguments
+    from otel_provenance.instrument.evidence.classify import classify_arguments
 
     one = configure_settings(digest_key=KEY, environ={})
     two = configure_settings(digest_key=KEY, environ={})

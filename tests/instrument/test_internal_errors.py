@@ -1,5 +1,5 @@
 """Our own bugs are re-raised under pytest and swallowed in users' applications
-(``instrument/internal_errors.py``); a user's failing exporter, processor or object is swallowed in both.
+(``instrument/base/internal_errors.py``); a user's failing exporter, processor or object is swallowed in both.
 
 A bug is planted by replacing a helper the package calls with ``None``: calling it raises a
 ``TypeError`` in the package's own frame, as a real slip would. "In an application" is this process
@@ -17,10 +17,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_provenance as op
 from instrument_helpers import Traced, span_context
-from otel_provenance.instrument import ledger as ledger_module
-from otel_provenance.instrument import metrics as tool_metrics
-from otel_provenance.instrument import span_transforms
-from otel_provenance.instrument.internal_errors import PYTEST_CURRENT_TEST, raised_by_this_package
+from otel_provenance.instrument.base.internal_errors import PYTEST_CURRENT_TEST, raised_by_this_package
+from otel_provenance.instrument.evidence import ledger as ledger_module
+from otel_provenance.instrument.spans import metrics as tool_metrics
+from otel_provenance.instrument.spans import span_transforms
 
 
 def _raised_in(module: str, error: str) -> BaseException:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 
 import otel_provenance as op
 from instrument_helpers import arg_attrs
-from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
+from otel_provenance.instrument.evidence.ledger import MAX_DEPTH, Ledger
 
 GUESS = "/etc/secret/prod.env"
 

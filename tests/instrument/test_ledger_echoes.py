@@ -17,7 +17,7 @@ import pydantic
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
-from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
+from otel_provenance.instrument.evidence.ledger import MAX_DEPTH, Ledger
 
 FRESH = "TCK-FRESH-000123"
 

@@ -41,3 +41,22 @@ def test_overflow_drops_the_oldest_down_to_three_quarters_and_keeps_the_object_i
         "git_sha_prefix",
         "head",
     )
+
+
+def test_what_each_record_is_goes_with_the_entries_of_its_call(traced):
+    """A run that reads record after record (files, events, each with an ``id``) keeps what each record
+    is (for typed id aliases) only while its call's entries are in the bounded ledger: memory stays
+    flat however many results arrive (it grew by every record of every result before)."""
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def list_files(page: int) -> dict:
+        return {"files": [{"id": f"{page}-{i}", "name": f"f{page}-{i}.txt"} for i in range(40)]}
+
+    with op.run(ledger_max_entries=200) as run:
+        held = []
+        for page in range(60):
+            list_files(page=page)
+            held.append(len(run.ledger._records))
+    # 80 entries a call, 200 at most: the records of the three or four calls the ledger still holds
+    # (before, the records had a bound of their own, the ledger's 200, and outlived their entries)
+    assert max(held[10:]) <= 4 * 40, held

@@ -17,8 +17,8 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import Traced, argument_attributes
-from otel_provenance.instrument import projections as pj
-from otel_provenance.instrument.ledger import Ledger
+from otel_provenance.instrument.evidence import projections as pj
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 
 def tools(traced: Traced, result: Any):

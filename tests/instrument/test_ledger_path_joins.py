@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import otel_provenance as op
 from instrument_helpers import argument_attributes
-from otel_provenance.instrument.classify import classify_arguments
-from otel_provenance.instrument.ledger import Ledger
-from otel_provenance.instrument.settings import configure_settings
+from otel_provenance.instrument.base.settings import configure_settings
+from otel_provenance.instrument.evidence.classify import classify_arguments
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 SETTINGS = configure_settings(digest_key=bytes(range(32)), environ={})
 

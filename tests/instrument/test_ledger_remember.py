@@ -16,7 +16,7 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import argument_attributes
-from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
+from otel_provenance.instrument.evidence.ledger import MAX_DEPTH, Ledger
 
 
 class Unreadable(Mapping):

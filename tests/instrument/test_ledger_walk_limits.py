@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from otel_provenance.instrument import projections as pj
-from otel_provenance.instrument.ledger import MAX_DEPTH, Ledger
+from otel_provenance.instrument.evidence import projections as pj
+from otel_provenance.instrument.evidence.ledger import MAX_DEPTH, Ledger
 
 # Values a tool may return as enum members: each one's text is its value.
 ENTRY = enum.StrEnum("Entry", {f"E{i:02d}": f"entry_{i:02d}.txt" for i in range(40)})

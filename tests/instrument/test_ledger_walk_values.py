@@ -16,8 +16,8 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import argument_attributes
-from otel_provenance.instrument import projections as pj
-from otel_provenance.instrument.ledger import Ledger
+from otel_provenance.instrument.evidence import projections as pj
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 SHA1 = "9fceb02d0ae598e95dc970b74767f19372d61af8"  # 40 hex digits (a git object id)
 SHA256 = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad3b18e512dba79e4c8300dd08"  # 64 hex digits

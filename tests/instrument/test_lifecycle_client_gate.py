@@ -17,9 +17,9 @@ import pytest
 
 import otel_provenance as op
 from instrument_helpers import Traced, arg_attrs
-from otel_provenance.instrument.decision import Objection
-from otel_provenance.instrument.ledger import safe_names
-from otel_provenance.instrument.lifecycle import ToolCall, ToolSpec
+from otel_provenance.instrument.call.decision import Objection
+from otel_provenance.instrument.call.lifecycle import ToolCall, ToolSpec
+from otel_provenance.instrument.evidence.ledger import safe_names
 
 INSTRUMENT = Path(__file__).resolve().parents[2] / "src" / "otel_provenance" / "instrument"
 
@@ -193,7 +193,7 @@ def _private_imports(path: Path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("module", sorted(p.name for p in INSTRUMENT.glob("*.py")))
+@pytest.mark.parametrize("module", sorted(str(p.relative_to(INSTRUMENT)) for p in INSTRUMENT.glob("**/*.py")))
 def test_no_instrument_module_imports_another_modules_private_names(module):
     """Gates and processors meet through package-public names (``ToolSpec``, ``ToolCall``, ...): a
     leading underscore means "this module only"."""

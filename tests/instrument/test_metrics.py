@@ -17,7 +17,7 @@ import otel_provenance as op
 from instrument_helpers import Traced
 from interop import require
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 TOOL = sc.GEN_AI_TOOL_NAME
 SCOPE = tool_metrics.SCOPE

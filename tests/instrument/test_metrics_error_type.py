@@ -19,7 +19,7 @@ from opentelemetry.trace import Status, StatusCode
 import otel_provenance as op
 from instrument_helpers import Traced
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 
 class OrderNotFoundError(LookupError):

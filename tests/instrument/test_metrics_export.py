@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import otel_provenance as op
 from instrument_helpers import Traced
 from otel_provenance.errors import ConfigurationError
-from otel_provenance.instrument import metrics as tool_metrics
 from otel_provenance.instrument.configure import configure_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 from otlp_receiver import OtlpReceiver
 
 ROOT = Path(__file__).resolve().parents[2]

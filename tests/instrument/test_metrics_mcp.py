@@ -12,7 +12,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from test_mcp_session import Exported, run, structured
 
 import otel_provenance as op
-from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 
 
 def test_mcp_calls_are_counted(tmp_path):

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import otel_provenance as op
 from instrument_helpers import Traced, settings
-from otel_provenance.instrument.lifecycle import ToolCall, ToolSpec
-from otel_provenance.instrument.policy import PolicyCheck, policy_checks
+from otel_provenance.instrument.call.lifecycle import ToolCall, ToolSpec
+from otel_provenance.instrument.call.policy import PolicyCheck, policy_checks
 
 BOUNDS = op.Policy(
     arguments={

@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 import otel_provenance as op
 from instrument_helpers import Traced, settings
-from otel_provenance.instrument.decision import Objection
-from otel_provenance.instrument.lifecycle import ToolCall, ToolSpec
-from otel_provenance.instrument.policy import policy_checks
+from otel_provenance.instrument.call.decision import Objection
+from otel_provenance.instrument.call.lifecycle import ToolCall, ToolSpec
+from otel_provenance.instrument.call.policy import policy_checks
 
 LIMIT = op.Policy(arguments={"amount": {"run_sum": 500}})
 THREE = op.Policy(run_count=3)

@@ -22,7 +22,7 @@ from opentelemetry.trace import Link
 
 import otel_provenance as op
 from instrument_helpers import fresh_canary, span_context
-from otel_provenance.instrument.redaction import StripOptions
+from otel_provenance.instrument.spans.redaction import StripOptions
 
 
 class _Records(SpanProcessor):

@@ -17,7 +17,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 import otel_provenance as op
-from otel_provenance.instrument.processor import ContentLeakWarning
+from otel_provenance.instrument.spans.leaks import ContentLeakWarning
 
 
 class _RecordsStarts(SpanProcessor):

@@ -16,7 +16,7 @@ import otel_provenance as op
 from instrument_helpers import fresh_canary
 from interop import otlp_json_spans
 from otel_provenance.instrument.processor import strip_span
-from otel_provenance.instrument.redaction import DEFAULT_OPTIONS
+from otel_provenance.instrument.spans.redaction import DEFAULT_OPTIONS
 
 
 class _Records(SpanProcessor):

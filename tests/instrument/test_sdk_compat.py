@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 import otel_provenance as op
-from otel_provenance.instrument import _sdkcompat
+from otel_provenance.instrument.base import _sdkcompat
 from otel_provenance.instrument.configure import configure_logs
 
 

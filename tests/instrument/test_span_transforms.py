@@ -1,4 +1,4 @@
-"""The span-transform path (``instrument/span_transforms.py``) against a full rebuild, on arbitrary spans.
+"""The span-transform path (``instrument/spans/span_transforms.py``) against a full rebuild.
 
 The processor forwards the SDK's own span when no transform changed anything, and each transform
 checks before it copies. The reference below is the other way to strip a span: rebuild every part,
@@ -21,9 +21,9 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, Status, StatusCode, TraceFlags
 
 from otel_provenance import semconv
-from otel_provenance.instrument.allowlist import is_type_name
 from otel_provenance.instrument.processor import strip_span
-from otel_provenance.instrument.redaction import (
+from otel_provenance.instrument.spans.allowlist import is_type_name
+from otel_provenance.instrument.spans.redaction import (
     DEFAULT_CONTENT_EVENTS,
     EXCEPTION_EVENT,
     EXCEPTION_TYPE,

@@ -1,5 +1,5 @@
 """Which spans the default (hybrid) mode judges by the allow-list: those an AI instrumentation made,
-recognised by scope name, key namespace or ``gen_ai.*`` event (``instrument/ai_spans.py``) — and an
+recognised by scope name, key namespace or ``gen_ai.*`` event (``instrument/spans/ai_spans.py``) — and an
 application's own spans, which keep their keys. Through the real processor and SDK."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
-from otel_provenance.instrument.ai_spans import made_by_ai
+from otel_provenance.instrument.spans.ai_spans import made_by_ai
 
 APP_KEY = {"app.note": "kept on the application's own spans"}
 

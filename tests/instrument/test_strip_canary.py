@@ -33,8 +33,8 @@ from opentelemetry.trace import Link, Status, StatusCode  # noqa: E402
 
 import otel_provenance as op  # noqa: E402
 from interop import otlp_json_logs, otlp_json_spans  # noqa: E402
-from otel_provenance.instrument.export import JsonLinesLogExporter, JsonLinesSpanExporter  # noqa: E402
-from otel_provenance.instrument.redaction import DEFAULT_FORBIDDEN_KEYS, StripOptions  # noqa: E402
+from otel_provenance.instrument.spans.export import JsonLinesLogExporter, JsonLinesSpanExporter  # noqa: E402
+from otel_provenance.instrument.spans.redaction import DEFAULT_FORBIDDEN_KEYS, StripOptions  # noqa: E402
 
 MARKERS = (
     "REDACTED",

@@ -31,8 +31,8 @@ from opentelemetry.trace import StatusCode
 import otel_provenance as op
 from canary import assert_absent, exported_bytes
 from interop import otlp_json_logs, require, require_logs_sdk
-from otel_provenance.instrument.export import JsonLinesSpanExporter
-from otel_provenance.instrument.redaction import DEFAULT_STRIP_MODE, StripOptions
+from otel_provenance.instrument.spans.export import JsonLinesSpanExporter
+from otel_provenance.instrument.spans.redaction import DEFAULT_STRIP_MODE, StripOptions
 
 
 def _canary() -> str:

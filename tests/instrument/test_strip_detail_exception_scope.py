@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Status, StatusCode
 
 import otel_provenance as op
-from otel_provenance.instrument.redaction import StripOptions
+from otel_provenance.instrument.spans.redaction import StripOptions
 
 
 def _export_failing_span(attributes: dict) -> tuple[object, str]:

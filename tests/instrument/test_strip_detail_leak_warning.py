@@ -17,7 +17,7 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import otel_provenance as op
-from otel_provenance.instrument.processor import ContentLeakWarning, unsafe_processors
+from otel_provenance.instrument.spans.leaks import ContentLeakWarning, unsafe_processors
 
 
 class _HoldsSpanExporter(SpanProcessor):

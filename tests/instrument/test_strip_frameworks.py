@@ -25,7 +25,7 @@ from opentelemetry.trace import Link
 
 import otel_provenance as op
 from interop import logs_sdk
-from otel_provenance.instrument.redaction import StripOptions, strip_attributes
+from otel_provenance.instrument.spans.redaction import StripOptions, strip_attributes
 from otel_provenance.otlp_encoding import json_line
 
 ALLOWLIST = StripOptions(mode="allowlist")
@@ -318,15 +318,15 @@ def test_a_3200_part_log_map_key_does_not_stall_emit():
 def test_docs_list_exactly_the_allowlist_keys_and_the_default_names():
     from pathlib import Path
 
-    from otel_provenance.instrument.allowlist import ALLOWED_KEYS
-    from otel_provenance.instrument.redaction import DEFAULT_FORBIDDEN_KEYS
+    from otel_provenance.instrument.spans.allowlist import ALLOWED_KEYS
+    from otel_provenance.instrument.spans.redaction import DEFAULT_FORBIDDEN_KEYS
 
     text = (Path(__file__).parents[2] / "docs" / "stripping.md").read_text()
     section = text.split("### Allow-list mode", 1)[1].split("Value rules:", 1)[0]
     documented = {cell for cell in section.split("`") if "." in cell and re.fullmatch(r"[a-z_][\w.*]*", cell)}
     assert set(ALLOWED_KEYS) <= documented
     assert documented - set(ALLOWED_KEYS) <= {
-        "otel_provenance.instrument.allowlist",
+        "otel_provenance.instrument.spans.allowlist",
         "agent.*",
         "agent.arg.*",
         "agent.violations",

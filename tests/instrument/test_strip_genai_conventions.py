@@ -15,7 +15,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_provenance as op
 from canary import assert_absent, canary, exported_bytes
-from otel_provenance.instrument.redaction import StripOptions
+from otel_provenance.instrument.spans.redaction import StripOptions
 
 #: The content-free keys the GenAI conventions added in semantic-conventions v1.41.1 or after it, with a value
 #: that fits each one's rule; the allow-list mode keeps them.

@@ -14,7 +14,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from canary import assert_absent, canary, exported_bytes
 from offline_helpers import write_jsonl
 from otel_provenance.instrument.processor import ProvenanceSpanProcessor
-from otel_provenance.instrument.redaction import StripOptions
+from otel_provenance.instrument.spans.redaction import StripOptions
 from otel_provenance.offline import iter_runs
 
 

@@ -14,7 +14,7 @@ from opentelemetry.sdk._logs import LoggerProvider, LogRecordProcessor  # noqa: 
 from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor  # noqa: E402
 
 import otel_provenance as op  # noqa: E402
-from otel_provenance.instrument.redaction import StripOptions  # noqa: E402
+from otel_provenance.instrument.spans.redaction import StripOptions  # noqa: E402
 
 
 class _Raising(LogRecordProcessor):
@@ -111,8 +111,8 @@ def test_an_exporting_log_processor_beside_the_wrapper_is_warned_about():
     from opentelemetry.sdk._logs.export import InMemoryLogRecordExporter, SimpleLogRecordProcessor
 
     import otel_provenance as op
-    from otel_provenance.instrument.logs import unsafe_log_processors
-    from otel_provenance.instrument.processor import ContentLeakWarning
+    from otel_provenance.instrument.spans.leaks import ContentLeakWarning
+    from otel_provenance.instrument.spans.logs import unsafe_log_processors
 
     class AuditLogProcessor(SimpleLogRecordProcessor):  # a distinct class: one warning per set
         pass

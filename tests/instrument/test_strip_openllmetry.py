@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from test_strip_frameworks import ALLOWLIST, _canary, _span_bytes
 
 import otel_provenance as op
-from otel_provenance.instrument.redaction import StripOptions
+from otel_provenance.instrument.spans.redaction import StripOptions
 
 pytestmark = pytest.mark.last
 

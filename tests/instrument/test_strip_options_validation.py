@@ -20,7 +20,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_provenance as op
 from otel_provenance import ConfigurationError
-from otel_provenance.instrument.redaction import StripOptions, strip_attributes
+from otel_provenance.instrument.spans.redaction import StripOptions, strip_attributes
 
 # --- refused arguments: the exact message -----------------------------------------------------------
 

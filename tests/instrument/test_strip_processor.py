@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import Link, SpanKind
 
 import otel_provenance as op
-from otel_provenance.instrument.processor import ContentLeakWarning, unsafe_processors
+from otel_provenance.instrument.spans.leaks import ContentLeakWarning, unsafe_processors
 
 
 def _setup(*extra: SpanProcessor, limits: SpanLimits | None = None):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from otel_provenance import ConfigurationError
-from otel_provenance.instrument.redaction import (
+from otel_provenance.instrument.spans.redaction import (
     DEFAULT_CONTENT_EVENTS,
     DEFAULT_FORBIDDEN_KEYS,
     MAX_DEPTH,

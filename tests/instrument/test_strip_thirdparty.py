@@ -29,7 +29,7 @@ from opentelemetry.util.genai.handler import TelemetryHandler  # noqa: E402
 
 import otel_provenance as op  # noqa: E402
 from otel_provenance import semconv as sc  # noqa: E402
-from otel_provenance.instrument.thirdparty import foreign_tool_call  # noqa: E402
+from otel_provenance.instrument.spans.foreign_calls import foreign_tool_call  # noqa: E402
 
 MARKERS = (b"REDACTED", b"Redacted", b"redacted", b"Scrubbed", b"****", b"redaction")
 

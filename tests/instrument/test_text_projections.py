@@ -15,9 +15,9 @@ import otel_provenance as op
 from canary import assert_absent, exported_bytes
 from instrument_helpers import Traced, argument_attributes, fresh_canary
 from otel_provenance import semconv as sc
-from otel_provenance.instrument import textforms as tf
-from otel_provenance.instrument.ledger import Ledger
-from otel_provenance.instrument.trust import source_trust
+from otel_provenance.instrument.evidence import textforms as tf
+from otel_provenance.instrument.evidence.ledger import Ledger
+from otel_provenance.instrument.evidence.trust import source_trust
 
 UNTRUSTED = source_trust("test", "untrusted")
 

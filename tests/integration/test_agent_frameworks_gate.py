@@ -17,6 +17,8 @@ framework's own spans.
 from __future__ import annotations
 
 import io
+import json
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +31,9 @@ from interop import require
 from otel_provenance.cli import run as cli_run
 
 HERE = Path(__file__).parents[1] / "agent_traces"
+sys.path.insert(0, str(HERE))
+import refund  # noqa: E402  (the scripts every producer's stub model follows)
+
 #: producer module -> the package it needs (the interop extra installs every one of them)
 PRODUCERS = {
     "pydantic_ai_native": "pydantic_ai",
@@ -38,6 +43,9 @@ PRODUCERS = {
     "langgraph_openinference": "openinference.instrumentation.langchain",
     "smolagents_openinference": "openinference.instrumentation.smolagents",
     "agent_framework_native": "agent_framework",
+    "autogen_team": "autogen_agentchat",
+    "autogen_single": "autogen_agentchat",
+    "autogen_team_iterations": "autogen_agentchat",
 }
 RELEASES = {
     "approved": ("1.0.0", 4),
@@ -151,6 +159,50 @@ def test_the_duplicate_only_release_fails_naming_the_duplicate(
     assert code == 2, text
     found = _findings(text)
     assert ("DUPLICATE_SIDE_EFFECT", "at_most.issue_refund") in found, text
+    assert not any(code == "MISSING_PREREQUISITE" for code, _ in found), text
+
+
+AUTOGEN = [p for p in PRODUCERS if p.startswith("autogen_")]
+
+
+@pytest.mark.parametrize("variant", list(RELEASES))
+@pytest.mark.parametrize("producer", AUTOGEN)
+def test_autogen_runs_and_tool_calls_equal_the_truth(
+    producer: str, variant: str, traces: dict[str, Path]
+) -> None:
+    """However AutoGen cuts a run into traces (a trace per agent turn and per message in a team, joined
+    by span links), every command reads as many runs as the agent made, each with the calls it made."""
+    release, runs = RELEASES[variant]
+    code, out, err = cli("audit", "--format", "json", "--release", release, traces[producer])
+    assert code == 3, err  # no provenance on the framework's own spans: the audit cannot pass
+    read = json.loads(out)["runs"]
+    assert len(read) == runs, err
+    truth = sorted(tuple(name for name, _ in calls) for calls in refund.scripts(variant, runs))
+    assert sorted(tuple(call["tool"] for call in run["calls"]) for run in read) == truth
+    if producer == "autogen_team":
+        assert re.search(r"span links joined \d+ trace\(s\) into \d+ run\(s\)", err), err
+
+
+@pytest.mark.parametrize("producer", AUTOGEN)
+def test_autogen_without_a_declaration_gates_every_release_right(
+    producer: str, traces: dict[str, Path], tmp_path: Path
+) -> None:
+    """``mine`` without ``--write``: the duplicate is still caught, as a step count."""
+    contract = tmp_path / "c.yaml"
+    code, _, err = cli("mine", "--approved", traces[producer], "--release", "1.0.0", "-o", contract)
+    assert code == 0, err
+    code, text = _gate(contract, "1.1.0", traces[producer])
+    assert code == 0, text
+    code, text = _gate(contract, "2.0.0", traces[producer])
+    assert code == 2, text
+    assert {
+        ("MISSING_PREREQUISITE", "required.check_fraud"),
+        ("UNEXPECTED_STEP_COUNT", "at_most.issue_refund"),
+    } <= (_findings(text)), text
+    code, text = _gate(contract, "2.1.0", traces[producer])
+    assert code == 2, text
+    found = _findings(text)
+    assert ("UNEXPECTED_STEP_COUNT", "at_most.issue_refund") in found, text
     assert not any(code == "MISSING_PREREQUISITE" for code, _ in found), text
 
 

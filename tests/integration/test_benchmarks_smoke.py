@@ -7,6 +7,7 @@ well formed. Plus the trace generator's contract: valid OTLP that the real reade
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -51,11 +52,17 @@ def test_quick_run_prints_the_table_and_writes_json(tmp_path: Path) -> None:
         assert math.isfinite(r["baseline"]) and r["baseline"] > 0, r
         assert r["passed"] in (True, False, None)
         assert (r["target"] == "-") == (r["passed"] is None)
-    # --compare reads such a file back: every case of this run is matched with itself, unchanged.
+    # --compare reads such a file back: every case of this run is matched with itself and held; a
+    # ratio moved by a fifth is printed with its direction, a verdict that changed too.
     results = [Result(**r) for r in data["results"]]
     text = io.StringIO()
     print_comparison(results, str(out), text)
-    assert text.getvalue().count("(1.00x)") == len(results)
+    assert f"{len(results)} of {len(results)} ratios held" in text.getvalue()
+    slower = [dataclasses.replace(results[0], ratio=results[0].ratio * 1.2), *results[1:]]
+    text = io.StringIO()
+    print_comparison(slower, str(out), text)
+    assert f"up    {results[0].case}: ratio" in text.getvalue()
+    assert f"{len(results) - 1} of {len(results)} ratios held" in text.getvalue()
 
 
 def test_an_unknown_case_is_a_usage_error() -> None:

@@ -184,6 +184,7 @@ def workspace(tmp_path: Path) -> dict[str, Path]:
     write_jsonl(good, tmp_path / "traces" / "good.jsonl")
     write_jsonl(bad, tmp_path / "traces" / "bad.jsonl")
     (tmp_path / "contract.yaml").write_text(CONTRACT)
+
     def pull(head: str) -> dict[str, Any]:
         repo = {"full_name": head, "fork": head != "acme/agent"}
         base = {"repo": {"full_name": "acme/agent", "fork": False}}

@@ -32,7 +32,7 @@ from instrument_helpers import Traced
 from interop import logs_sdk
 from offline_helpers import reference_runs, write_jsonl
 from otel_provenance.cli import run as cli_run
-from otel_provenance.instrument import metrics as tool_metrics
+from otel_provenance.instrument.spans import metrics as tool_metrics
 from otel_provenance.offline.report.evaluations import LABELS
 from signoz_logs_double import SigNozLogsDouble
 

@@ -27,8 +27,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 import otel_provenance as op
 from interop import FileSpanExporter, openinference_to_file, require
-from otel_provenance import semconv
+from otel_provenance import dialects, semconv
 from otel_provenance.cli import run as cli_run
+from otel_provenance.dialects import openinference, openllmetry
 from otel_provenance.offline.model import Attributes, Run, Span, SpanKind, mark_echoes
 from otel_provenance.offline.readers import iter_runs
 
@@ -257,21 +258,21 @@ def _plain(spans: tuple[Span, ...]) -> set[str]:
     def nearest_tool(span: Span) -> Span | None:
         parent = by_id.get((span.trace_id, span.parent_span_id))
         for _ in range(len(spans)):
-            if parent is None or semconv.is_tool_span(parent.attributes):
+            if parent is None or dialects.is_tool_span(parent.attributes):
                 return parent
             parent = by_id.get((parent.trace_id, parent.parent_span_id))
         return None
 
     echoes = set()
     for span in spans:
-        if not semconv.is_tool_span(span.attributes) or span.tool_name is None:
+        if not dialects.is_tool_span(span.attributes) or span.tool_name is None:
             continue
         parent = nearest_tool(span)
         if parent is None or parent is span or parent.tool_name != span.tool_name:
             continue
         if span.kind == SpanKind.SERVER:
             echoes.add(span.span_id)
-    tools = [s for s in spans if semconv.is_tool_span(s.attributes) and s.tool_name is not None]
+    tools = [s for s in spans if dialects.is_tool_span(s.attributes) and s.tool_name is not None]
     framework = [s for s in tools if semconv.SIDE_EFFECT not in s.attributes and s.span_id not in echoes]
     own = sorted(
         (s for s in tools if semconv.SIDE_EFFECT in s.attributes and s.span_id not in echoes),
@@ -325,11 +326,11 @@ def test_the_shared_walk_marks_what_a_plain_walk_marks(spans: tuple[Span, ...]) 
             True,
             "a",
         ),
-        ({semconv.OPENINFERENCE_SPAN_KIND: "TOOL", "tool.name": "b"}, True, "b"),
-        ({semconv.TRACELOOP_SPAN_KIND: "tool", "traceloop.entity.name": "c"}, True, "c"),
-        ({semconv.GEN_AI_OPERATION_NAME: "chat", semconv.OPENINFERENCE_SPAN_KIND: "TOOL"}, False, None),
-        ({semconv.OPENINFERENCE_SPAN_KIND: "LLM"}, False, None),
-        ({semconv.TRACELOOP_SPAN_KIND: "task", semconv.GEN_AI_TOOL_NAME: 3, "tool.name": "b"}, False, "b"),
+        ({openinference.KIND_KEY: "TOOL", "tool.name": "b"}, True, "b"),
+        ({openllmetry.KIND_KEY: "tool", "traceloop.entity.name": "c"}, True, "c"),
+        ({semconv.GEN_AI_OPERATION_NAME: "chat", openinference.KIND_KEY: "TOOL"}, False, None),
+        ({openinference.KIND_KEY: "LLM"}, False, None),
+        ({openllmetry.KIND_KEY: "task", semconv.GEN_AI_TOOL_NAME: 3, "tool.name": "b"}, False, "b"),
         ({}, False, None),
     ],
     ids=["genai", "openinference", "openllmetry", "another-operation", "llm", "not-a-string", "nothing"],
@@ -337,10 +338,10 @@ def test_the_shared_walk_marks_what_a_plain_walk_marks(spans: tuple[Span, ...]) 
 def test_both_halves_read_a_tool_span_and_its_name_alike(
     attributes: dict, tool: bool, name: str | None
 ) -> None:
-    """``semconv.is_tool_span``/``tool_name`` decide for the processor online and the checks offline."""
-    from otel_provenance.instrument.thirdparty import foreign_tool_call
+    """``dialects.is_tool_span``/``tool_name`` decide for the processor online and the checks offline."""
+    from otel_provenance.instrument.spans.foreign_calls import foreign_tool_call
 
     span = Span(TRACE, "0000000000000001", None, "span", attributes=Attributes(attributes))
-    assert (semconv.is_tool_span(attributes), span.is_tool, span.tool_name) == (tool, tool, name)
+    assert (dialects.is_tool_span(attributes), span.is_tool, span.tool_name) == (tool, tool, name)
     foreign = foreign_tool_call("span", {**attributes, "input.value": "{}", "output.value": "{}"})
     assert (foreign is not None) is tool

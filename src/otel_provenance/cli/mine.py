@@ -88,10 +88,13 @@ def _handle(args: argparse.Namespace, io: IO) -> int:
             f"{args.release_attribute} (e.g. run {disagreeing[0].run_id}: {found}); no contract was written"
         )
         return EXIT_ERROR
+    notes: list[str] = []
     try:
-        text = mine_contract(runs, args.name, similarity, args.min_runs, max_insufficient, args.write)
+        text = mine_contract(runs, args.name, similarity, args.min_runs, max_insufficient, args.write, notes)
     except ValueError as exc:
         raise UsageError(f"mine: {exc}") from None
+    for note in notes:
+        io.warn(note)
     if args.output:
         write_text(args.output, text)
         contract = parse_contract(text, args.output)

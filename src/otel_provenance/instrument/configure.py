@@ -33,7 +33,7 @@ Every setting resolves the same way: **argument > environment variable > default
 ``OTEL_PROVENANCE_STRIP``                   ``hybrid`` (default) | ``denylist`` | ``allowlist``
 ``OTEL_PROVENANCE_DIGEST_KEY`` …            digest key, key id, enforcement, approval deadline
                                             (``OTEL_PROVENANCE_APPROVAL_TIMEOUT``): see
-                                            :mod:`otel_provenance.instrument.settings`
+                                            :mod:`otel_provenance.instrument.base.settings`
 ==========================================  =========================================================
 """
 
@@ -51,8 +51,9 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 
 from .. import environment, semconv
 from ..errors import ConfigurationError
-from . import settings as _settings
-from .export import (
+from .base import settings as _settings
+from .processor import ProvenanceSpanProcessor
+from .spans.export import (
     PROTOCOL_HTTP,
     JsonLinesLogExporter,
     JsonLinesMetricExporter,
@@ -61,8 +62,8 @@ from .export import (
     otlp_metric_exporter,
     otlp_span_exporter,
 )
-from .processor import ProvenanceSpanProcessor, unsafe_processors, warn_leaks
-from .redaction import DEFAULT_STRIP_MODE, STRIP_MODES, StripOptions
+from .spans.leaks import unsafe_processors, warn_leaks
+from .spans.redaction import DEFAULT_STRIP_MODE, STRIP_MODES, StripOptions
 
 # The standard variables are the SDK's own names; this package's are ``otel_provenance.environment``'s.
 ENV_OTLP_ENDPOINT: Final = sdk_env.OTEL_EXPORTER_OTLP_ENDPOINT
@@ -213,7 +214,7 @@ def configure(
     """
     guard = None
     if contract is not None:
-        from .guard import ContractGuard  # the offline rules load only when a contract is given
+        from .call.guard import ContractGuard  # the offline rules load only when a contract is given
 
         guard = ContractGuard.load(contract, "op.configure")
     _settings.configure_settings(
@@ -273,7 +274,7 @@ def configure(
             set_global=set_global,
         )
         if meter_provider is not None and not set_global:  # asked for explicitly: record into it
-            from . import metrics as tool_metrics
+            from .spans import metrics as tool_metrics
 
             tool_metrics.use_meter_provider(meter_provider)
     if logs if logs is not None else environment.flag(ENV_LOGS, False):
@@ -305,14 +306,14 @@ def configure_logs(
     Same resolution as :func:`configure`; the file default is ``OTEL_PROVENANCE_LOGS_FILE`` /
     ``otel-provenance-logs.jsonl``. Returns the ``opentelemetry.sdk._logs.LoggerProvider``.
     """
-    from ._sdkcompat import require_current_logs_sdk
+    from .base._sdkcompat import require_current_logs_sdk
 
     require_current_logs_sdk("configure_logs (logs=True, OTEL_PROVENANCE_LOGS)")
     from opentelemetry._logs import set_logger_provider
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
 
-    from .logs import ProvenanceLogRecordProcessor
+    from .spans.logs import ProvenanceLogRecordProcessor
 
     kind = _resolve_exporter_kind(exporter, endpoint, ENV_OTLP_LOGS_ENDPOINT)
     downstream = []
@@ -372,7 +373,7 @@ def configure_metrics(
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
 
-    from . import metrics as tool_metrics
+    from .spans import metrics as tool_metrics
 
     kind = _resolve_exporter_kind(exporter, endpoint, ENV_OTLP_METRICS_ENDPOINT)
     if kind == EXPORTER_NONE:

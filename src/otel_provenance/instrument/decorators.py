@@ -23,13 +23,13 @@ import wrapt
 from opentelemetry import trace
 
 from ..errors import ConfigurationError
-from .approval import needs_approval_check
-from .binding import ArgumentBinder, check_option_names, refuse_if_changed
-from .budget import Budget
-from .frameworks import refuse_framework_tool
-from .lifecycle import ToolCall
-from .policy import Policy, as_policies, policy_checks
-from .toolspec import ToolSpec
+from .call.approval import needs_approval_check
+from .call.binding import ArgumentBinder, check_option_names, refuse_if_changed
+from .call.budget import Budget
+from .call.frameworks import refuse_framework_tool
+from .call.lifecycle import ToolCall
+from .call.policy import Policy, as_policies, policy_checks
+from .call.toolspec import ToolSpec
 
 _log = logging.getLogger("otel_provenance")
 

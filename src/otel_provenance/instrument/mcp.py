@@ -44,13 +44,13 @@ from opentelemetry import trace
 
 from .. import semconv as sc
 from ..errors import ConfigurationError, ProvenanceError
-from .approval import needs_approval_check
-from .budget import Budget
-from .decision import RULE_APPROVAL
-from .ledger import safe_names
-from .lifecycle import ToolCall, ToolSpec
-from .policy import Policy, as_policies, policy_checks
-from .trust import source_trust
+from .call.approval import needs_approval_check
+from .call.budget import Budget
+from .call.decision import RULE_APPROVAL
+from .call.lifecycle import ToolCall, ToolSpec
+from .call.policy import Policy, as_policies, policy_checks
+from .evidence.ledger import safe_names
+from .evidence.trust import source_trust
 
 _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")

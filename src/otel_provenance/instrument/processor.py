@@ -19,33 +19,28 @@ raises is logged the same way, and the others still get the span (:mod:`.fanout`
 from __future__ import annotations
 
 import logging
-import threading
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from functools import partial
 from typing import Any
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
-from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcessor
 
-from .fanout import OnceLog, checked_fanout
-from .internal_errors import reraise_own_bug_under_pytest
-from .redaction import DEFAULT_OPTIONS, StripOptions, wrapper_options
-from .span_transforms import (
+from .base.internal_errors import reraise_own_bug_under_pytest
+from .spans.fanout import OnceLog, checked_fanout
+from .spans.leaks import LeakGuard
+from .spans.redaction import DEFAULT_OPTIONS, StripOptions, wrapper_options
+from .spans.span_transforms import (
     SharedObjectCleaner,
     SpanData,
     SpanTransform,
     add_attributes,
     content_transforms,
+    holds_only_its_own,
     transform_span,
 )
 
 _logger = logging.getLogger(__name__)
-
-
-class ContentLeakWarning(UserWarning):
-    """An exporting processor sits beside a ProvenanceSpanProcessor and receives raw spans."""
 
 
 # --- stripping one span ----------------------------------------------------------------------------
@@ -67,86 +62,6 @@ def strip_span(
     return transform_span(span, transforms)
 
 
-# --- leak guard -----------------------------------------------------------------------------------
-
-
-def _is_exporting(processor: object) -> bool:
-    if isinstance(processor, (BatchSpanProcessor, SimpleSpanProcessor)):
-        return True
-    return any(hasattr(processor, name) for name in ("span_exporter", "_exporter", "exporter"))
-
-
-def processors_beside(processors: Iterable[object]) -> list[str]:
-    """Class names of exporting processors in ``processors`` that are not wrapped by us."""
-    return [
-        type(p).__name__
-        for p in processors
-        if not isinstance(p, ProvenanceSpanProcessor) and _is_exporting(p)
-    ]
-
-
-def unsafe_processors(provider: object) -> list[str]:
-    """Exporting processors registered on ``provider`` beside (not inside) a ProvenanceSpanProcessor.
-
-    Reads the SDK's private processor list; returns ``[]`` where the SDK does not expose it, or when
-    no ProvenanceSpanProcessor is registered (then nothing is being stripped on purpose).
-    """
-    multi = getattr(provider, "_active_span_processor", None)
-    processors = tuple(getattr(multi, "_span_processors", ()) or ())
-    if not any(isinstance(p, ProvenanceSpanProcessor) for p in processors):
-        return []
-    return processors_beside(processors)
-
-
-_WARNED: set[tuple[str, ...]] = set()  # (signal, processor class names...)
-_WARNED_LOCK = threading.Lock()
-
-
-def warn_leaks(names: Sequence[str], *, signal: str = "span") -> None:
-    """Warn (log + ``ContentLeakWarning``) once per process for each set of leaking processors:
-    ``op.configure`` checks at set-up and the wrapper again at its first span (or log record)."""
-    key = (signal, *sorted(set(names)))
-    with _WARNED_LOCK:
-        if key in _WARNED:
-            return
-        _WARNED.add(key)
-    wrapper, provider, items = (
-        ("ProvenanceSpanProcessor", "TracerProvider.add_span_processor", "spans")
-        if signal == "span"
-        else ("ProvenanceLogRecordProcessor", "LoggerProvider.add_log_record_processor", "log records")
-    )
-    message = (
-        f"otel-provenance: exporting {signal} processor(s) "
-        + ", ".join(sorted(set(names)))
-        + f" are registered beside {wrapper} and receive {items} with content; "
-        f"pass them to {wrapper}(...) instead of {provider}"
-    )
-    _logger.warning(message)
-    warnings.warn(message, ContentLeakWarning, stacklevel=3)
-
-
-class _LeakGuard:
-    """Re-checks a provider's processor tuple only when it changes (the SDK replaces it on add)."""
-
-    def __init__(self) -> None:
-        self._seen: dict[int, int] = {}
-        self._lock = threading.Lock()
-
-    def check(self, span: Span) -> None:
-        multi = getattr(span, "_span_processor", None)
-        processors = getattr(multi, "_span_processors", None)
-        if processors is None or self._seen.get(id(multi)) == id(processors):
-            return
-        with self._lock:
-            if len(self._seen) > 64:
-                self._seen.clear()
-            self._seen[id(multi)] = id(processors)
-            names = processors_beside(processors)
-            if not names:
-                return
-        warn_leaks(names)  # once per process for each set of leaking processors
-
-
 # --- the processor ---------------------------------------------------------------------------------
 
 
@@ -162,6 +77,8 @@ class ProvenanceSpanProcessor(SpanProcessor):
     names from a foreign span's argument JSON are exported by position (``arguments.0`` …).
     """
 
+    _otel_provenance_strips_content = True  # leaks.WRAPPER_MARK: what it wraps is safe
+
     def __init__(
         self,
         *downstream: SpanProcessor,
@@ -176,11 +93,10 @@ class ProvenanceSpanProcessor(SpanProcessor):
         hooks = ("on_start", "on_end", "shutdown")
         self._fanout = checked_fanout(wrapper, downstream, hooks, "SpanProcessor", self._log)
         self._options = wrapper_options(wrapper, options)
-        self._guard = _LeakGuard()
+        self._guard = LeakGuard()
         self._classifier = None
-        transforms: tuple[SpanTransform, ...] = content_transforms(
-            self._options, SharedObjectCleaner(self._options)
-        )
+        self._shared = SharedObjectCleaner(self._options)
+        transforms: tuple[SpanTransform, ...] = content_transforms(self._options, self._shared)
         if classify_foreign_tools:
             from .thirdparty import ForeignToolClassifier
 
@@ -210,7 +126,16 @@ class ProvenanceSpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         try:
-            clean = transform_span(span, self._transforms)
+            if (
+                holds_only_its_own(span, self._options)
+                and self._shared.unchanged(span)
+                and (self._classifier is None or not self._classifier.provenance(span))
+            ):
+                # a tool span of ours with only what we set: nothing to walk (#45); the classifier
+                # still notes it, to know a framework's span of the same call as that call
+                clean = span
+            else:
+                clean = transform_span(span, self._transforms)
         except Exception as error:
             reraise_own_bug_under_pytest(error)
             self._log("stripping a span (the span was dropped, not exported)", error)

@@ -38,7 +38,6 @@ left alone. The matching itself is :func:`classify.classify_arguments` and the b
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -49,19 +48,8 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import StatusCode, format_span_id
 
 from .. import semconv
-from .redaction import OPENINFERENCE_SPAN_KIND
+from .spans.foreign_calls import ABSENT, GENAI, ForeignToolCall, foreign_tool_call
 
-GENAI = "genai"
-OPENINFERENCE = "openinference"
-OPENLLMETRY = "openllmetry"
-
-#: (library, arguments key, result key), in the order they are tried.
-_SOURCES: Final = (
-    (GENAI, semconv.GEN_AI_TOOL_CALL_ARGUMENTS, semconv.GEN_AI_TOOL_CALL_RESULT),
-    (OPENINFERENCE, "input.value", "output.value"),
-    (OPENLLMETRY, "traceloop.entity.input", "traceloop.entity.output"),
-)
-_ABSENT: Final = object()
 MAX_TRACE_LEDGERS: Final = 256
 #: Byte budgets of the per-trace ledgers (outside ``op.run``): one trace, and all traces together.
 MAX_TRACE_LEDGER_BYTES: Final = 8 << 20
@@ -70,12 +58,6 @@ MAX_LEDGER_BYTES: Final = 64 << 20
 ENTRY_OVERHEAD_BYTES: Final = 200
 # ``@op.tool`` calls remembered until a framework's span of the same call ends (or their trace's root).
 MAX_WRAPPED_CALLS: Final = 4096
-#: Where a tool span may carry its parameter schema (a JSON schema with ``properties``).
-_SCHEMA_KEYS: Final = ("tool.parameters", "tool.json_schema")
-#: Positional arguments of an OpenLLMetry call: ``args.0``, ``args.1``, …
-POSITIONAL_PREFIX: Final = "args."
-#: Name of the single argument when a library recorded a non-object (a bare list or scalar).
-WHOLE_INPUT: Final = "input"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,142 +70,6 @@ class _OwnCall:
     start: int
     end: int
     call_id: Any
-
-
-@dataclass(frozen=True)
-class ForeignToolCall:
-    """What another library recorded about one tool call. Lives only inside ``on_end``."""
-
-    library: str
-    tool: str
-    arguments: Mapping[str, Any] | None  # None: not recorded, or not parseable
-    raw_result: Any  # _ABSENT when not recorded; parsed only once its size is known to fit
-
-    @property
-    def result(self) -> Any:
-        return (
-            self.raw_result
-            if self.raw_result is _ABSENT
-            else _unwrap_langchain_result(_parse(self.raw_result))
-        )
-
-
-def has_own_provenance(attributes: Mapping[str, Any]) -> bool:
-    """Made (or already classified) by ``@op.tool``: it sets ``agent.tool.status`` and ``agent.arg.*``."""
-    return semconv.TOOL_STATUS in attributes or any(
-        semconv.split_arg_attr(key) is not None for key in attributes
-    )
-
-
-def _parse(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def schema_names(attributes: Mapping[str, Any]) -> frozenset[str]:
-    """Parameter names declared by the JSON schema a tool span carries (none when there is none)."""
-    for key in _SCHEMA_KEYS:
-        schema = _parse(attributes.get(key))
-        if isinstance(schema, Mapping):
-            properties = schema.get("properties")
-            if not isinstance(properties, Mapping) and isinstance(schema.get("parameters"), Mapping):
-                properties = schema["parameters"].get("properties")
-            if isinstance(properties, Mapping):
-                return frozenset(name for name in properties if isinstance(name, str))
-            if schema and all(isinstance(v, Mapping) and "type" in v for v in schema.values()):
-                return frozenset(name for name in schema if isinstance(name, str))  # smolagents' inputs
-    return frozenset()
-
-
-def named_by_schema(values: Mapping[Any, Any], prefix: str, known: frozenset[str]) -> dict[str, Any]:
-    """Argument names as they may be exported: a name the schema declares as it is, any other by
-    position (``<prefix>.<i>``) — a name chosen by the model may itself be data."""
-    return {
-        key if isinstance(key, str) and key in known else f"{prefix}.{i}": value
-        for i, (key, value) in enumerate(values.items())
-    }
-
-
-#: smolagents' ``Tool.__call__(*args, sanitize_inputs_outputs=False, **kwargs)``, bound by OpenInference.
-_SMOLAGENTS_CALL_KEYS: Final = frozenset({"args", "sanitize_inputs_outputs", "kwargs"})
-
-#: OpenLLMetry's LangChain callback records ``{"input_str", "tags", "metadata", "inputs", "kwargs"}`` as
-#: a tool's arguments and ``{"output", "kwargs"}`` as its result: only ``inputs`` / ``output`` are the call.
-_LANGCHAIN_INPUT_KEYS: Final = frozenset({"input_str", "inputs"})
-_LANGCHAIN_OUTPUT_KEYS: Final = frozenset({"output", "kwargs"})
-
-
-def _unwrap_langchain_result(parsed: Any) -> Any:
-    if isinstance(parsed, Mapping) and set(parsed) == _LANGCHAIN_OUTPUT_KEYS:
-        return parsed["output"]
-    return parsed
-
-
-def _arguments(library: str, raw: Any, known: frozenset[str]) -> Mapping[str, Any] | None:
-    parsed = _parse(raw)
-    if isinstance(parsed, Mapping) and set(parsed) >= _LANGCHAIN_INPUT_KEYS:
-        inputs = parsed["inputs"]
-        parsed = inputs if isinstance(inputs, Mapping) else parsed["input_str"]
-    if library == OPENLLMETRY and isinstance(parsed, Mapping) and set(parsed) <= {"args", "kwargs"}:
-        return _args_and_kwargs(parsed, "kwargs", known)
-    if (
-        library == OPENINFERENCE
-        and isinstance(parsed, Mapping)
-        and set(parsed) == _SMOLAGENTS_CALL_KEYS
-        and not known & _SMOLAGENTS_CALL_KEYS  # a tool whose own parameters are these keeps them
-    ):
-        return _args_and_kwargs(parsed, "arguments", known)
-    if isinstance(parsed, Mapping):  # the keys are part of the recorded arguments: maybe data
-        return named_by_schema(parsed, "arguments", known)
-    if parsed is None:
-        return None
-    return {WHOLE_INPUT: parsed}
-
-
-def _args_and_kwargs(parsed: Mapping[str, Any], prefix: str, known: frozenset[str]) -> dict[str, Any]:
-    """A bound ``(*args, **kwargs)``: positional ones as ``args.<i>``, keyword ones named by the schema."""
-    out: dict[str, Any] = {}
-    args = parsed.get("args") or ()
-    if isinstance(args, (list, tuple)):
-        out.update((f"{POSITIONAL_PREFIX}{i}", value) for i, value in enumerate(args))
-    kwargs = parsed.get("kwargs") or {}
-    if isinstance(kwargs, Mapping):
-        out.update(named_by_schema(kwargs, prefix, known))
-    return out
-
-
-def foreign_tool_call(
-    name: str,
-    attributes: Mapping[str, Any] | None,
-    argument_names: Mapping[str, frozenset[str]] | None = None,
-) -> ForeignToolCall | None:
-    """The tool call recorded on a finished span by another library, or ``None`` if there is none.
-
-    ``argument_names`` (tool name -> parameter names) adds to the names the span's own schema declares.
-    """
-    if not attributes or not semconv.is_tool_span(attributes) or has_own_provenance(attributes):
-        return None
-    sources = _SOURCES
-    if OPENINFERENCE_SPAN_KIND in attributes:
-        # OpenInference's own keys first: with enable_genai_semconv its 0.1.72 conversion writes the
-        # tool's *parameter schema* into gen_ai.tool.call.arguments, not the call's arguments.
-        sources = (_SOURCES[1], _SOURCES[0], _SOURCES[2])
-    for library, arguments_key, result_key in sources:
-        if arguments_key in attributes or result_key in attributes:
-            tool = semconv.tool_name(attributes)
-            if tool is None:
-                tool = name.removeprefix(semconv.TOOL_SPAN_PREFIX)
-            known = schema_names(attributes) | (argument_names or {}).get(tool, frozenset())
-            arguments = (
-                _arguments(library, attributes[arguments_key], known) if arguments_key in attributes else None
-            )
-            result = attributes.get(result_key, _ABSENT)
-            return ForeignToolCall(library, tool, arguments, result)
-    return None
 
 
 class ForeignToolClassifier:
@@ -246,7 +92,7 @@ class ForeignToolClassifier:
         max_bytes: int = MAX_LEDGER_BYTES,
     ) -> None:
         from ..errors import ConfigurationError
-        from .budget import Budget
+        from .call.budget import Budget
 
         for tool, effect in (side_effects or {}).items():
             if effect not in semconv.SIDE_EFFECTS:
@@ -293,7 +139,7 @@ class ForeignToolClassifier:
         return sum(self._bytes.values())
 
     def _trace_ledger(self, trace_id: int) -> Any:
-        from .ledger import Ledger
+        from .evidence.ledger import Ledger
 
         with self._lock:
             ledger = self._ledgers.get(trace_id)
@@ -431,9 +277,9 @@ class ForeignToolClassifier:
         call = foreign_tool_call(span.name, span.attributes, self._argument_names)
         if call is None or self._claims_own_call(span, call.tool):
             return None
-        from .classify import classify_arguments
-        from .decision import decide
-        from .runscope import current_run
+        from .call.current import current_run
+        from .call.decision import decide
+        from .evidence.classify import classify_arguments
 
         scope = current_run()
         attributes: dict[str, Any] = {}
@@ -467,7 +313,7 @@ class ForeignToolClassifier:
             attributes.update(classification.attributes())
             attributes.update(decision.attributes())
             attributes[semconv.RETRY_NUMBER] = ledger.next_attempt(call.tool, classification.signature())
-        if call.raw_result is not _ABSENT:
+        if call.raw_result is not ABSENT:
             span_id = format_span_id(span.context.span_id) if span.context is not None else ""
             if trace_id is None:  # inside op.run: the run's own ledger bounds apply
                 ledger.remember(
@@ -500,7 +346,7 @@ def _estimated_size(value: Any, limit: int) -> int:
 def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, classification, decision) -> None:
     """The same counters as ``@op.tool`` (:mod:`.metrics`); the duration only where the library
     does not record ``gen_ai.execute_tool.duration`` itself (``opentelemetry-util-genai`` does)."""
-    from .metrics import record_tool_call
+    from .spans.metrics import record_tool_call
 
     duration = None
     if call.library != GENAI and span.start_time is not None and span.end_time is not None:

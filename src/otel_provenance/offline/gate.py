@@ -236,10 +236,17 @@ def found_releases(aggregate: Aggregate) -> str:
 def _vacuous(rule: Rule, tally: RuleTally, seen: frozenset[str], runs: int) -> RuleVerdict | None:
     """A rule that would pass vacuously because its selected step never occurs (``Absence.VACUOUS``
     in the registry) is insufficient at release level: a step no run of the release contains is not
-    evidence of compliance — usually a misspelled step (or a route other rules judge)."""
+    evidence of compliance — usually a misspelled step (or a route other rules judge).
+
+    A mined rule is the exception: it carries ``support`` — the approved runs in which the miner saw
+    its step — so the step is no misspelling, and a bound on a step no run takes holds (an optional
+    step: approved runs took a route with it and a route without; #47). Hand-written rules (no
+    ``support``) keep the check."""
     select = rule.params.get("select")
     step = getattr(select, "step", None)
     if runs == 0 or REGISTRY[rule.type].absence(rule) is not Absence.VACUOUS or step is None or step in seen:
+        return None
+    if rule.support:  # the miner saw the step in that many approved runs
         return None
     if tally.count(Outcome.FAIL.value) or tally.count(Outcome.ERROR.value):
         return None

@@ -107,11 +107,14 @@ def mine_contract(
     min_runs: int = 1,
     max_insufficient_fraction: Fraction = DEFAULT_MAX_INSUFFICIENT,
     writes: Iterable[str] = (),
+    notes: list[str] | None = None,
 ) -> str:
     """The proposed contract as canonical YAML text (validated before it is returned).
 
     ``writes`` names tool steps that are writes (``mine --write``), for traces whose spans do not say
-    so themselves (``agent.side_effect``): a step the approved runs never call is an error."""
+    so themselves (``agent.side_effect``): a step the approved runs never call is an error.
+    ``notes``, when given, receives what the user should know about the choice: route families tied
+    for approval, steps bounded from pending families only (:func:`family_notes`)."""
     families = route_families(runs, similarity)
     if not families:
         raise ValueError("no approved runs to mine")
@@ -126,7 +129,10 @@ def mine_contract(
             f"the tool steps are {', '.join(sorted(tool_steps))}"
         )
     approved = families[0]
-    rules = propose_rules(approved.runs, declared)
+    others = [run for family in families[1:] for run in family.runs]
+    rules = propose_rules(approved.runs, declared, others)
+    if notes is not None:
+        notes.extend(family_notes(families, declared))
     rules.append(_routes_rule(families, approved, similarity))
     document = {
         "version": 1,
@@ -145,28 +151,59 @@ def mine_contract(
     return text
 
 
-def propose_rules(runs: list[Run], writes: Iterable[str] = ()) -> list[dict[str, Any]]:
+def family_notes(families: list[Family], writes: Iterable[str] = ()) -> list[str]:
+    """What mining chose for the user that the contract alone does not say: route families tied for
+    approval (the first by id is proposed, which is no reason), and tool steps that no run of the
+    approved family takes, bounded from the pending families' runs that take them (#47)."""
+    out: list[str] = []
+    top = [f for f in families if len(f.members) == len(families[0].members)]
+    if len(top) > 1:
+        out.append(
+            f"{len(top)} route families tie at {len(top[0].members)} run(s) each "
+            f"({', '.join(f.id for f in top)}): {top[0].id} is proposed approved only because its id "
+            "sorts first; check that the runs are grouped as you mean (one run per task), then "
+            "approve the families that are right (routes list, routes approve)"
+        )
+    own = {step_key(s) for run in families[0].runs for s in run.spans if s.is_tool}
+    elsewhere: dict[str, list[str]] = {}
+    for family in families[1:]:
+        for step in sorted({step_key(s) for run in family.runs for s in run.spans if s.is_tool} - own):
+            elsewhere.setdefault(step, []).append(family.id)
+    if elsewhere:
+        declared = set(writes)
+        listed = "; ".join(
+            f"{step}{' (--write)' if step in declared else ''} in {', '.join(ids)}"
+            for step, ids in sorted(elsewhere.items())
+        )
+        out.append(
+            f"no run of the approved family {families[0].id} takes {len(elsewhere)} tool step(s), bounded "
+            f"from the pending families' runs that take them: {listed}"
+        )
+    return out
+
+
+def propose_rules(
+    runs: list[Run], writes: Iterable[str] = (), others: Iterable[Run] = ()
+) -> list[dict[str, Any]]:
     """Rules every approved run satisfies, with support counts; vacuous ones are dropped.
 
     ``writes`` are step keys the user declares to be writes (``mine --write``), beside the steps
-    whose spans say ``agent.side_effect = write`` themselves."""
+    whose spans say ``agent.side_effect = write`` themselves. ``others`` are the approved runs of the
+    pending route families: a tool step none of ``runs`` takes is bounded from those of them that
+    take it (counts, retries, safeguards — never required), so every step an approved run took is
+    bounded; a step ``runs`` take is bounded from ``runs`` alone."""
     declared = frozenset(writes)
-    per_run: list[dict[str, list[Span]]] = []
-    for run in runs:
-        steps: dict[str, list[Span]] = {}
-        for span in run.spans:
-            if span.is_tool:
-                steps.setdefault(step_key(span), []).append(span)
-        per_run.append(steps)
-    all_steps = sorted({s for steps in per_run for s in steps})
+    per_run = _tool_steps(runs)
+    own = {s for steps in per_run for s in steps}
+    per_other = [steps for steps in _tool_steps(others) if not own.issuperset(steps)]
+    all_steps = sorted(own | {s for steps in per_other for s in steps})
     rules: list[dict[str, Any]] = []
     ids = _RuleIds()
     for step in all_steps:
-        spans = [sp for steps in per_run for sp in steps.get(step, [])]
-        counts = [sum(1 for sp in steps.get(step, []) if not sp.blocked) for steps in per_run]
+        if step not in own:  # only in runs of pending families: bounded from the runs that take it
+            rules.extend(_step_bounds(ids, step, per_other, declared))
+            continue
         firsts = [sum(1 for sp in steps.get(step, []) if _first_attempt(sp)) for steps in per_run]
-        select = {"step": step}
-        runs_with = sum(1 for c in counts if c)  # support: approved runs in which the rule's trigger occurred
         if min(firsts) >= 1:
             rules.append(
                 {
@@ -174,56 +211,82 @@ def propose_rules(runs: list[Run], writes: Iterable[str] = ()) -> list[dict[str,
                     "type": "required_spans",
                     "code": "MISSING_PREREQUISITE",
                     "support": len(runs),
-                    "select": select,
+                    "select": {"step": step},
                     "min": min(firsts),
                 }
             )
-        is_write = step in declared or any(sp.attributes.get(semconv.SIDE_EFFECT) == "write" for sp in spans)
-        rules.append(
-            {
-                "id": ids.make("at_most", step),
-                "type": "cardinality",
-                "code": "DUPLICATE_SIDE_EFFECT" if is_write else "UNEXPECTED_STEP_COUNT",
-                "support": runs_with,
-                "select": select,
-                "max": max(counts),
-            }
-        )
-        if is_write:
-            rules.extend(_write_value_rules(ids, step, spans, runs_with))
-        retries = [sp.attributes.get(semconv.RETRY_NUMBER, ABSENT) for sp in spans]
-        if retries and all(_is_count(v) for v in retries):
-            observed = max([*retries, *(c - 1 for c in counts)])  # type: ignore[list-item]
-            rules.append(
-                {
-                    "id": ids.make("retries", step),
-                    "type": "retry_budgets",
-                    "code": "RETRY_BUDGET_EXCEEDED",
-                    "support": runs_with,
-                    "select": select,
-                    "max_retries": observed,
-                }
-            )
-        provenance = [_kind_counts(sp) for sp in spans]
-        if provenance and all(p is not None for p in provenance):
-            allow = sorted({name for sp in spans for name in allowed_on_span(sp.attributes)})
-            rule: dict[str, Any] = {
-                "id": ids.make("provenance", step),
-                "type": "provenance_budgets",
-                "code": "UNSOURCED_ARGUMENTS",
-                "support": runs_with,
-                "select": select,
-                "max_assumed": max(len(p.assumed) for p in provenance if p is not None),
-                "max_invented": max(len(p.invented) for p in provenance if p is not None),
-                "max_untrusted": max(len(p.untrusted) for p in provenance if p is not None),
-            }
-            if allow:
-                rule["allow"] = allow
-            rules.append(rule)
+        rules.extend(_step_bounds(ids, step, per_run, declared))
     blocked = _blocked_rule(runs)
     if blocked is not None:
         rules.append(blocked)
     return [r for r in rules if r["support"] > 0]
+
+
+def _tool_steps(runs: Iterable[Run]) -> list[dict[str, list[Span]]]:
+    """Per run, its tool spans by step."""
+    out: list[dict[str, list[Span]]] = []
+    for run in runs:
+        steps: dict[str, list[Span]] = {}
+        for span in run.spans:
+            if span.is_tool:
+                steps.setdefault(step_key(span), []).append(span)
+        out.append(steps)
+    return out
+
+
+def _step_bounds(
+    ids: _RuleIds, step: str, per_run: list[dict[str, list[Span]]], declared: frozenset[str]
+) -> list[dict[str, Any]]:
+    """The upper bounds on ``step`` that every run of ``per_run`` meets: its count per run, its
+    retries, the safeguards of a write, the provenance of its arguments."""
+    rules: list[dict[str, Any]] = []
+    spans = [sp for steps in per_run for sp in steps.get(step, [])]
+    counts = [sum(1 for sp in steps.get(step, []) if not sp.blocked) for steps in per_run]
+    select = {"step": step}
+    runs_with = sum(1 for c in counts if c)  # support: approved runs in which the rule's trigger occurred
+    is_write = step in declared or any(sp.attributes.get(semconv.SIDE_EFFECT) == "write" for sp in spans)
+    rules.append(
+        {
+            "id": ids.make("at_most", step),
+            "type": "cardinality",
+            "code": "DUPLICATE_SIDE_EFFECT" if is_write else "UNEXPECTED_STEP_COUNT",
+            "support": runs_with,
+            "select": select,
+            "max": max(counts),
+        }
+    )
+    if is_write:
+        rules.extend(_write_value_rules(ids, step, spans, runs_with))
+    retries = [sp.attributes.get(semconv.RETRY_NUMBER, ABSENT) for sp in spans]
+    if retries and all(_is_count(v) for v in retries):
+        observed = max([*retries, *(c - 1 for c in counts)])  # type: ignore[list-item]
+        rules.append(
+            {
+                "id": ids.make("retries", step),
+                "type": "retry_budgets",
+                "code": "RETRY_BUDGET_EXCEEDED",
+                "support": runs_with,
+                "select": select,
+                "max_retries": observed,
+            }
+        )
+    provenance = [_kind_counts(sp) for sp in spans]
+    if provenance and all(p is not None for p in provenance):
+        allow = sorted({name for sp in spans for name in allowed_on_span(sp.attributes)})
+        rule: dict[str, Any] = {
+            "id": ids.make("provenance", step),
+            "type": "provenance_budgets",
+            "code": "UNSOURCED_ARGUMENTS",
+            "support": runs_with,
+            "select": select,
+            "max_assumed": max(len(p.assumed) for p in provenance if p is not None),
+            "max_invented": max(len(p.invented) for p in provenance if p is not None),
+            "max_untrusted": max(len(p.untrusted) for p in provenance if p is not None),
+        }
+        if allow:
+            rule["allow"] = allow
+        rules.append(rule)
+    return rules
 
 
 def _write_value_rules(ids: _RuleIds, step: str, spans: list[Span], support: int) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Final, Union
 
-from .. import semconv
+from .. import dialects, semconv
 from .release import DEFAULT_RELEASE_ATTRIBUTE, Attribution, attribute_release
 
 
@@ -187,15 +187,15 @@ class Span:
 
     @property
     def is_tool(self) -> bool:
-        """A tool call (``semconv.is_tool_span``: the spans the processor classifies online), unless it
+        """A tool call (``dialects.is_tool_span``: the spans the processor classifies online), unless it
         is an echo."""
-        return not self.echo and semconv.is_tool_span(attribute_map(self.attributes))
+        return not self.echo and dialects.is_tool_span(attribute_map(self.attributes))
 
     @property
     def tool_name(self) -> str | None:
-        """The tool this span names (``semconv.tool_name``: ``gen_ai.tool.name``, or OpenInference's or
+        """The tool this span names (``dialects.tool_name``: ``gen_ai.tool.name``, or OpenInference's or
         OpenLLMetry's own key)."""
-        return semconv.tool_name(attribute_map(self.attributes))
+        return dialects.tool_name(attribute_map(self.attributes))
 
     @property
     def blocked(self) -> bool:
@@ -309,9 +309,9 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     trusting the parents to be acyclic.
     """
     tools = {  # the echo flag aside
-        id(s): semconv.tool_name(attrs)
+        id(s): dialects.tool_name(attrs)
         for s in spans
-        if semconv.is_tool_span(attrs := attribute_map(s.attributes))
+        if dialects.is_tool_span(attrs := attribute_map(s.attributes))
     }
     spans_of_tools = [s for s in spans if id(s) in tools]
     own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
@@ -433,7 +433,7 @@ class Run:
     @property
     def is_agent_run(self) -> bool:
         """An agent run holds a tool call (one that ran or was blocked) or an agent invocation span
-        (``semconv.is_agent_span``). A trace with neither — an agent being built, an MCP handshake, a
+        (``dialects.is_agent_span``). A trace with neither — an agent being built, an MCP handshake, a
         plain HTTP request — is not a run: every command leaves it out and says how many it left out."""
-        marks = (semconv.is_tool_span, semconv.is_agent_span)
+        marks = (dialects.is_tool_span, dialects.is_agent_span)
         return any(mark(attribute_map(s.attributes)) for s in self.spans for mark in marks)

@@ -23,12 +23,14 @@ import threading
 from collections import defaultdict
 from collections.abc import Iterable
 from operator import attrgetter
-from typing import Final
+from typing import Final, Protocol
 
 from .. import semconv
 from ..errors import InvalidEvidenceError
+from .linked_runs import LinkJoins, TraceLinks, join_linked_traces, trace_key
 from .model import Run, Span
 from .release import DEFAULT_RELEASE_ATTRIBUTE
+from .sessions import SessionCheck, overlaps
 
 _NO_RUN: Final = ""
 
@@ -51,13 +53,7 @@ class RunKeys:
         self._trace_run: dict[int | str, str] = {}  # trace -> a run id its spans carry, or _NO_RUN
         self._alias: dict[str, str] = {}  # run id -> a smaller run id it was joined with
 
-    @staticmethod
-    def key(trace_id: str) -> int | str:
-        """The dict key for a trace id: its integer value (smaller than the string), else itself."""
-        try:
-            return int(trace_id, 16)
-        except ValueError:
-            return trace_id
+    key = staticmethod(trace_key)  # the dict key for a trace id
 
     def _root(self, run_id: str) -> str:
         alias = self._alias
@@ -80,6 +76,19 @@ class RunKeys:
             if a != b:
                 low, high = (a, b) if a < b else (b, a)
                 self._alias[high] = low
+
+    def knows(self, key: int | str) -> bool:
+        """Whether the trace ``key`` is in the input."""
+        return key in self._trace_run
+
+    def named(self, key: int | str) -> bool:
+        """Whether the trace ``key`` carries a run id (its run is named by one, not by a trace id)."""
+        return bool(self._trace_run.get(key))
+
+    def named_counts(self) -> tuple[int, int]:
+        """(traces that carry a run id, runs those traces are in)."""
+        named = [run_id for run_id in self._trace_run.values() if run_id]
+        return len(named), len({self._root(run_id) for run_id in named})
 
     def link_span(self, span: Span, run_attribute: str = semconv.RUN_ID) -> None:
         self.link(span.trace_id, run_value(span, run_attribute))
@@ -181,19 +190,43 @@ def in_release(run: Run, release: str | None, key: str = DEFAULT_RELEASE_ATTRIBU
     return release is None or run.attribution_for(key).concerns(release)
 
 
+class GroupingReport(Protocol):
+    """Where grouping says what it joined (``readers.ReadReport`` is one)."""
+
+    links: LinkJoins | None
+    sessions: SessionCheck | None
+
+
 def group_runs(
     spans: Iterable[Span],
     release: str | None = None,
     key: str = DEFAULT_RELEASE_ATTRIBUTE,
     run_attribute: str = semconv.RUN_ID,
+    report: GroupingReport | None = None,
 ) -> list[Run]:
-    """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id."""
+    """Group spans into validated runs, keep those of ``release`` (if given), sorted by run id.
+
+    Traces are joined by their run ids, then by span links (``linked_runs``); ``report``, when given,
+    receives what the links joined and refused, and the ``--run-attribute`` check (``sessions``)."""
     spans = list(spans)
-    keys = RunKeys()
+    keys, links = RunKeys(), TraceLinks()
     for span in spans:
         keys.link_span(span, run_attribute)
+        links.add_span(span)
+    check = SessionCheck(run_attribute, *keys.named_counts()) if run_attribute != semconv.RUN_ID else None
+    joined = join_linked_traces(keys, links)
     groups: dict[str, list[Span]] = defaultdict(list)
     for span in spans:
         groups[keys.run_of(span.trace_id)].append(span)
-    runs = (make_run(run_id, members) for run_id, members in groups.items())
+    runs = [make_run(run_id, members) for run_id, members in groups.items()]
+    if check is not None:
+        check.overlapping.extend(r.run_id for r in runs if by_attribute(r, run_attribute) and overlaps(r))
+    if report is not None:
+        report.links = joined if joined.joined or joined.refused else None
+        report.sessions = check
     return sorted((r for r in runs if in_release(r, release, key)), key=lambda r: r.run_id)
+
+
+def by_attribute(run: Run, run_attribute: str) -> bool:
+    """Whether ``run_attribute`` joined traces into ``run``: it spans traces, and carries a value."""
+    return len(run.trace_ids) > 1 and any(run_value(s, run_attribute) for s in run.spans)

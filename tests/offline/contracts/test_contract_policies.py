@@ -19,7 +19,7 @@ import otel_provenance as op
 from offline_helpers import write_reference
 from otel_provenance.cli import run as cli_run
 from otel_provenance.errors import ContractError
-from otel_provenance.instrument.policy import policies_from_contract
+from otel_provenance.instrument.call.policy import policies_from_contract
 from otel_provenance.offline.contracts import contract_schema, dump_document, load_contract, parse_contract
 from otel_provenance.policy_law import PolicyProblem, compile_policy
 

@@ -28,6 +28,7 @@ import cloudpickle  # noqa: E402  (installed with distributed)
 from benchmarks import tracegen  # noqa: E402
 
 from interop import logs_sdk  # noqa: E402
+from offline_helpers import Recorder, plain_trace, team_run, write_jsonl  # noqa: E402
 from otel_provenance import semconv  # noqa: E402
 from otel_provenance.cli import run  # noqa: E402
 
@@ -517,3 +518,25 @@ def test_another_release_attribute_is_read_on_the_cluster_as_in_one_process(
     address = ("--dask-scheduler", cluster.scheduler_address)
     assert cli("mine", *by_name, "-o", str(mined_many), *address, "--approved", *paths)[0] == 0
     assert mined_many.read_bytes() == mined_one.read_bytes()
+
+
+def test_runs_that_span_traces_by_span_links_are_joined_on_the_cluster_too(cluster, tmp_path) -> None:
+    """A run written as a trace per agent turn, joined by span links (AutoGen's team runtime), over
+    several files and byte ranges: the cluster joins the same traces and says so in the same words."""
+    rec = Recorder()
+    setup = plain_trace(rec, "autogen create RoundRobinGroupChatManager", [])
+    for i in range(30):
+        team_run(rec, ["lookup_order", "check_fraud", "issue_refund"][: 1 + i % 3], setup=setup)
+    spans = rec.spans()
+    random.Random(47).shuffle(spans)
+    third = len(spans) // 3
+    paths = [
+        str(write_jsonl(spans[: 2 * third], tmp_path / "a.jsonl")),
+        str(write_jsonl(spans[2 * third :], tmp_path / "b.jsonl.gz", batch=3, compress=True)),
+    ]
+    assert Path(paths[0]).stat().st_size > 160 * 1024  # byte ranges, not a whole file
+    one = cli("fingerprint", *paths, "--format", "json")
+    assert one[0] == 0 and one[1].count('"run_id"') == 30
+    assert "span links joined 120 trace(s) into 30 run(s)" in one[2]
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    assert cli("fingerprint", *paths, "--format", "json", *address) == one

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ConfigurationError, ProvenanceError
-from ..adopt import announce_framework_call, end_framework_call
+from ..call.adopt import announce_framework_call, end_framework_call
 
 _PLUGIN_CLASS: Any = None
 

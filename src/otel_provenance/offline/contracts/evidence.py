@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ... import semconv
-from ...semconv import is_tool_span
+from ...dialects import is_tool_span
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
 from ..model import ABSENT, Run, Span, attribute_map

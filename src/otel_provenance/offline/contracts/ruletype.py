@@ -28,6 +28,15 @@ class Absence(enum.Enum):
     IRRELEVANT = "irrelevant"  # absence is the point (forbidden) or the rule selects no single step
 
 
+class AtCall(enum.Enum):
+    """When the call-time guard (``instrument/call/guard.py``) can decide a rule type, and on what."""
+
+    STEP = "step"  # before a call, from the calls of its step (a count) or the call alone (per span)
+    RUN = "run"  # before a call, from the whole run so far (a path)
+    END = "end"  # only when the run ends (a minimum, a required edge)
+    OFFLINE = "offline"  # offline only (a route is drawn over every span of the trace)
+
+
 Passes = Callable[[Any], bool]
 """``passes(evidence)``: true only when the rule's checker would yield nothing on that run."""
 
@@ -45,6 +54,10 @@ class RuleType:
     absence: Callable[[Rule], Absence]
     validate: Callable[[dict[str, Any], Fail], None] | None = None
     compile: Callable[[Rule], Passes | None] | None = None
+    #: what the call-time guard makes of the type (one table, read by the guard, #45)
+    at_call: AtCall = AtCall.END
+    #: the type judges span attributes: at call time, only those a call starts with
+    reads_attributes: bool = False
 
 
 def always(absence: Absence) -> Callable[[Rule], Absence]:

@@ -6,7 +6,7 @@ The same answer as :class:`~.source.FileSource` on the same files, computed wher
    byte ranges (``otel-provenance.partition-size`` in Dask's config, default 64 MiB).
 2. **index** (one task per partition) — the ``(trace id, agent.run.id)`` links each partition
    mentions. The client joins them into run keys (``runs.RunKeys``): one entry per trace, small
-   next to the spans.
+   next to the spans; with span links, a task per partition gives its links (``linked_runs``).
 3. **split** (one task per partition) — convert the spans and sort them into buckets by run: a
    run's bucket is that of the last partition that mentions it (#46), so the spans of a run that
    lies in one partition stay in that partition's bucket and only runs that cross a partition's
@@ -47,8 +47,9 @@ from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
 from ...errors import OtelProvenanceError
+from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run, Span
-from ..readers import IncompleteFile, ReadReport, SkippedRecords, check_signals, locations
+from ..readers import IncompleteFile, ReadReport, SkippedRecords, check_signals, locations, partitions
 from ..readers.partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..runs import RunKeys, in_release, make_run
@@ -337,6 +338,14 @@ class DaskSource:
         for ix in indexed:
             for trace_id, run_id in ix.links:
                 keys.link(trace_id, run_id)
+        if any(ix.linked for ix in indexed):  # span links join traces into runs (linked_runs)
+            jobs = zip(parts, indexed, strict=True)
+            graphs = [self._submit(client, "links", partitions.link_partition, p, ix.units) for p, ix in jobs]
+            links = TraceLinks()
+            for graph in self._gather(client, graphs, "linking"):
+                links.update(graph)
+            joins = join_linked_traces(keys, links)
+            self.report.links = joins if joins.joined or joins.refused else None
         buckets = max(1, min(len(parts), MAX_BUCKETS))
         splits = self._split(client, parts, indexed, first_lines, keys, buckets, {})
         summaries = self._summaries(client, splits, "reading")

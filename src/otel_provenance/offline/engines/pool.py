@@ -6,9 +6,10 @@ The partials are merged with the fold's own ``merge``, which is exact for every 
 (tested byte for byte against one process), so N changes the time, never the result.
 
 What each process's report holds, and how the reports add up: every process sees every file and every
-request, so files, skipped other signals and signals held beside spans are taken from the first process
-alone; spans, attribute values of an unknown kind and traces that are no run are counted only for the
-runs a process converts, so they are summed; a file cut off mid-write is noted once, whoever saw it.
+request, so files, skipped other signals, signals held beside spans and the traces span links joined
+are taken from the first process alone; spans, attribute values of an unknown kind and traces that
+are no run are counted only for the runs a process converts, so they are summed; a file cut off
+mid-write is noted once, whoever saw it.
 
 Ctrl-C: the workers ignore SIGINT; the parent alone gets ``KeyboardInterrupt`` and terminates and
 reaps them at once (waiting for the pool would wait for every shard's read), so none is left behind.
@@ -31,6 +32,7 @@ from ..gate import Shard
 from ..model import Run
 from ..readers import ReadLimits, ReadReport
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
+from ..sessions import SessionCheck
 from .fold import RunFold
 from .source import FileSource
 
@@ -123,6 +125,12 @@ class PoolSource:
         report.files += first.files
         report.skipped.extend(first.skipped)
         report.beside.update(first.beside)
+        report.links = first.links  # every process joins the same traces: the index is the input's
+        checks = [part.sessions for part in reports if part.sessions is not None]
+        if checks:  # the counts are the index's, the same in each; each process checks its own runs
+            report.sessions = SessionCheck(checks[0].attribute, checks[0].traces, checks[0].runs)
+            for check in checks:
+                report.sessions.add(check)
         for part in reports:
             report.spans += part.spans
             report.unknown_values += part.unknown_values

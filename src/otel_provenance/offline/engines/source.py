@@ -110,8 +110,9 @@ class SigNozSource:
         start, end = self.window
         spans = list(read_signoz(self.url, release=self.release, start_ms=start, end_ms=end, **self.options))
         self.report.spans += len(spans)
+        runs = group_runs(spans, run_attribute=self.run_attribute, report=self.report)
         # Not filtered by release: a run that also holds other releases' spans is counted as such.
-        yield from agent_runs(group_runs(spans, run_attribute=self.run_attribute), self.report)
+        yield from agent_runs(runs, self.report)
 
     def fold(self, fold: RunFold[P]) -> P:
         return fold.over(self.runs())

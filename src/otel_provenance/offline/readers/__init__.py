@@ -48,10 +48,13 @@ from typing import Final
 
 from ... import semconv
 from ...errors import TraceReadError
+from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run, Span
-from ..runs import RunKeys, in_release, make_run, run_value
+from ..runs import RunKeys, by_attribute, in_release, make_run, run_value
+from ..sessions import SessionCheck, overlaps
 from . import _convert, otlp_json
 from ._compressed import ReadLimits
+from .otlp_json import SIGNAL_TRACES
 from .report import IncompleteFile, Progress, ReadReport, SkippedRecords, check_signals, not_runs_note
 from .tracefile import DECODERS, DEFAULT_LIMITS, Decoder, TraceFile, Unit, sniff_format
 
@@ -125,6 +128,16 @@ def _late_link(
     return joined
 
 
+def _trace_links(files: list[TraceFile], unit_counts: list[int], report: ReadReport | None) -> TraceLinks:
+    """The link graph of the input (a read of its own, made only when some unit holds span links)."""
+    links = TraceLinks()
+    for tf, count in zip(files, unit_counts, strict=True):
+        for unit in tf.units(report, f"linking {tf.source}", limit=count):
+            if unit.signal == SIGNAL_TRACES:
+                links.add_spans(tf.spans(unit))
+    return links
+
+
 def iter_runs(
     paths: Iterable[str | Path],
     release: str | None = None,
@@ -147,15 +160,26 @@ def iter_runs(
     trace_last: dict[int | str, int] = {}  # trace -> ordinal of the last unit that mentions it
     unit_counts: list[int] = []
     ordinal = 0
+    linked = False  # a unit may hold span links: they are followed before runs are cut
     for tf in files:
         before = ordinal
         for unit in tf.units(report, f"indexing {tf.source}", count=True):
             ordinal += 1
-            for trace_id, run_id in tf.links(unit, run_attribute):
+            pairs, has_links = tf.index(unit, run_attribute)
+            linked = linked or has_links
+            for trace_id, run_id in pairs:
                 key = keys.key(trace_id)
                 keys.link_key(key, run_id)
                 trace_last[key] = ordinal
         unit_counts.append(ordinal - before)
+    custom = run_attribute != semconv.RUN_ID
+    check = SessionCheck(run_attribute, *keys.named_counts()) if custom else None
+    if report is not None:
+        report.sessions = check
+    if linked:
+        joins = join_linked_traces(keys, _trace_links(files, unit_counts, report))
+        if report is not None and (joins.joined or joins.refused):
+            report.links = joins
     last_mention: dict[str, int] = {}  # run -> ordinal of the last unit that mentions any of its traces
     for key, where in trace_last.items():
         run = keys.run_of_key(key)
@@ -165,7 +189,6 @@ def iter_runs(
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
-    custom = run_attribute != semconv.RUN_ID
     # A span's raw run key is its agent.run.id: with another run attribute, shards filter whole runs.
     shard_keep = None if keep is None or custom else (lambda raw_key: keep(keys.resolve(raw_key)))
     emit_keep = keep if custom else None
@@ -208,8 +231,16 @@ def iter_runs(
                 if members:
                     run = make_run(key, members, tf.source)
                     if in_release(run, release) and (emit_keep is None or emit_keep(key)):
+                        _check_session(check, run)
                         yield run
     for key in sorted(pending):  # keys the index did not see: held to the end
         run = make_run(key, pending.pop(key), files[-1].source if files else None)
         if in_release(run, release) and (emit_keep is None or emit_keep(key)):
+            _check_session(check, run)
             yield run
+
+
+def _check_session(check: SessionCheck | None, run: Run) -> None:
+    """Note a run whose traces, joined by ``--run-attribute``, overlap in time (``offline.sessions``)."""
+    if check is not None and by_attribute(run, check.attribute) and overlaps(run):
+        check.overlapping.append(run.run_id)

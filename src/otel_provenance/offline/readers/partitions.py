@@ -10,7 +10,8 @@ the cut-off last line, span conversion), so a partition yields exactly the units
 single-process reader sees there. Two passes, as in ``iter_runs``:
 
 1. :func:`index_partition` — the ``(trace id, agent.run.id)`` links of the partition (a byte scan
-   for JSON Lines), how many lines/records it has, and whether its last line was cut off.
+   for JSON Lines), how many lines/records it has, and whether its last line was cut off; when some
+   partition holds span links, :func:`link_partition` gives its part of the link graph.
 2. :func:`split_partition` — its spans, converted and sorted into buckets by run key (given by the
    caller, who joined every partition's links), for the per-bucket step that builds whole runs.
 
@@ -29,6 +30,7 @@ from dataclasses import dataclass, field
 
 from ... import semconv
 from ...errors import OtelProvenanceError, TraceReadError
+from ..linked_runs import TraceLinks
 from ..model import Span
 from . import _convert, locations, otlp_json
 from ._compressed import GZIP_MAGIC, ReadLimits
@@ -59,6 +61,7 @@ class Indexed:
     incomplete: IncompleteFile | None  # line numbers relative to the partition
     traces: int = 0  # trace requests (lines or records)
     skipped: SkippedRecords | None = None  # other signals' requests, judged per file by the caller
+    linked: bool = False  # a unit may hold span links: the caller then asks for them (link_partition)
 
 
 @dataclass(slots=True)
@@ -136,17 +139,21 @@ def index_partition(part: Partition) -> Indexed | Failed:
         tf = TraceFile(part.source, _LIMITS)
         links: set[tuple[str, str | None]] = set()
         signals: Counter[str] = Counter()
-        units = 0
+        units, linked = 0, False
         if part.start is None:
             for unit in _units(tf, part, report, None):
                 units += 1
                 signals[unit.signal] += 1
-                links |= tf.links(unit)
+                pairs, has_links = tf.index(unit)
+                links |= pairs
+                linked = linked or has_links
         else:
             lines = _Counted(part, None)
             for unit in tf._jsonl_units(lines, report, tf.source):  # type: ignore[arg-type]
                 signals[unit.signal] += 1
-                links |= tf.links(unit)
+                pairs, has_links = tf.index(unit)
+                links |= pairs
+                linked = linked or has_links
             units = lines.count
     except OtelProvenanceError as exc:
         return Failed(str(exc))
@@ -156,7 +163,23 @@ def index_partition(part: Partition) -> Indexed | Failed:
     signals.pop(SIGNAL_EMPTY, None)
     skipped = tf.skipped_records(signals) if signals else None
     cut = report.incomplete[0] if report.incomplete else None
-    return Indexed(frozenset(links), units, cut, traces, skipped)
+    return Indexed(frozenset(links), units, cut, traces, skipped, linked)
+
+
+def link_partition(part: Partition, units: int) -> TraceLinks | Failed:
+    """The partition's part of the link graph (``offline.linked_runs``): asked for only when some
+    partition's index found span links."""
+    links = TraceLinks()
+    try:
+        tf = TraceFile(part.source, _LIMITS)
+        for unit in _units(tf, part, ReadReport(), units):
+            if unit.signal == SIGNAL_TRACES:
+                links.add_spans(tf.spans(unit))
+    except OtelProvenanceError as exc:
+        return Failed(str(exc))
+    except OSError as exc:
+        return Failed(str(TraceReadError(part.source, f"read failed ({type(exc).__name__})")))
+    return links
 
 
 def split_partition(

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from ...errors import TraceReadError
+from ..linked_runs import LinkJoins
+from ..sessions import SessionCheck
 from . import otlp_json
 
 Progress = Callable[[str, int, int], None]
@@ -80,6 +82,11 @@ class ReadReport:
     beside: Counter[str] = field(default_factory=Counter)
     """Other signals found beside the spans of a request (spans and logs in one document), by signal:
     the spans are read, the rest left out and counted."""
+    links: LinkJoins | None = None
+    """What span links joined into runs that span traces, and the joins refused (``linked_runs``);
+    None when they joined and refused nothing."""
+    sessions: SessionCheck | None = None
+    """How ``--run-attribute KEY`` grouped the traces, and what in it no run does (``sessions``)."""
 
     @property
     def complete(self) -> bool:
@@ -96,6 +103,10 @@ class ReadReport:
         if self.beside:
             held = ", ".join(f"{signal} in {n} request(s)" for signal, n in sorted(self.beside.items()))
             out.append(f"left out other signals held beside traces ({held}); their spans were read")
+        if self.links is not None:
+            out.extend(self.links.notes())
+        if self.sessions is not None:
+            out.extend(self.sessions.notes())
         if self.not_runs:
             out.append(not_runs_note(self.not_runs))
         return out

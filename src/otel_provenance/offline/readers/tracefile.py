@@ -43,6 +43,7 @@ FORMAT_TEXT: Final = "text"  # not readable: text that is not OTLP JSON
 
 _TRACES: Final = otlp_json.SIGNAL_TRACES
 _EMPTY: Final = otlp_json.SIGNAL_EMPTY
+_LINKS_MEMBER: Final = b'"links"'  # a span's links, in OTLP/JSON and proto3 JSON alike
 # How a unit's payload is held
 JSON_RAW: Final = "json-raw"  # bytes of one JSON request
 JSON_DOC: Final = "json-doc"  # a parsed JSON request
@@ -270,11 +271,25 @@ class TraceFile:
     def links(self, unit: Unit, run_attribute: str = semconv.RUN_ID) -> set[tuple[str, str | None]]:
         """(trace id, run attribute value or None) pairs in a unit, for the run index. The byte scan
         knows only ``agent.run.id``; another run attribute (it may sit on the resource) is parsed."""
+        return self.index(unit, run_attribute)[0]
+
+    def index(
+        self, unit: Unit, run_attribute: str = semconv.RUN_ID
+    ) -> tuple[set[tuple[str, str | None]], bool]:
+        """:meth:`links`, and whether the unit may hold span links (a byte search on a raw line: a
+        line without the member name ``"links"`` holds none), which the run index then follows
+        (``offline.linked_runs``)."""
         if unit.signal != _TRACES:
-            return set()
-        if unit.kind == JSON_RAW and run_attribute == semconv.RUN_ID:
-            return otlp_json.raw_links(unit.payload)
-        return {(span.trace_id, run_value(span, run_attribute)) for span in self.spans(unit)}
+            return set(), False
+        if unit.kind == JSON_RAW:
+            linked = _LINKS_MEMBER in unit.payload
+            if run_attribute == semconv.RUN_ID:
+                return otlp_json.raw_links(unit.payload), linked
+            spans = self.spans(unit)
+        else:
+            spans = self.spans(unit)
+            linked = any(span.links for span in spans)
+        return {(span.trace_id, run_value(span, run_attribute)) for span in spans}, linked
 
 
 def _cut_message(compression: str) -> str:

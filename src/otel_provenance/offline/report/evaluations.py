@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Final
 
-from ... import semconv
+from ... import dialects, semconv
 from ..aggregate import RunFinding
 from ..audit import AuditReport, RunAudit
 from ..audit import Finding as AuditFinding
@@ -146,7 +146,7 @@ def run_ref(run: Run) -> RunRef:
     root span, else its first span — in the order the spans are sorted, so the same for any read."""
     spans = sorted(run.spans, key=lambda s: (s.start_ns, s.trace_id, s.span_id))
     roots = [s for s in spans if not s.parent_span_id]
-    agents = [s for s in roots if semconv.is_agent_span(s.attributes)]
+    agents = [s for s in roots if dialects.is_agent_span(s.attributes)]
     chosen = (agents or roots or spans or [None])[0]
     if chosen is None:
         return RunRef(run.trace_ids[0], None) if run.trace_ids else RunRef("", None)

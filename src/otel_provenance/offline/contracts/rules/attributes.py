@@ -16,7 +16,7 @@ from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
 from ..rational import RATIONAL_PATTERN, exact_number, format_exact, parse_rational
-from ..ruletype import Absence, Fail, Passes, RuleType, always
+from ..ruletype import Absence, AtCall, Fail, Passes, RuleType, always
 from ..selectors import values_equal
 from ..typing import INTEGER, check_value_type, known_type
 
@@ -190,6 +190,8 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         _validate_constraint,
         _compile_values,
+        at_call=AtCall.STEP,
+        reads_attributes=True,
     ),
     RuleType(
         "allowed_values",
@@ -198,5 +200,7 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         _validate_allowed,
         _compile_values,
+        at_call=AtCall.STEP,
+        reads_attributes=True,
     ),
 )

@@ -14,7 +14,7 @@ from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..rational import exact_number, format_exact
-from ..ruletype import Absence, Fail, Passes, RuleType, always
+from ..ruletype import Absence, AtCall, Fail, Passes, RuleType, always
 
 _DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
 _DECIDED = 4096  # cases a compiled provenance rule keeps decided
@@ -243,6 +243,7 @@ RULE_TYPES = (
         "RETRY_BUDGET_EXCEEDED",
         always(Absence.VACUOUS),
         compile=_compile_retries,
+        at_call=AtCall.STEP,
     ),
     RuleType(
         "numeric_budgets",
@@ -250,6 +251,7 @@ RULE_TYPES = (
         "BUDGET_EXCEEDED",
         always(Absence.VACUOUS),
         _validate_numeric,
+        at_call=AtCall.RUN,
     ),
     RuleType(
         "provenance_budgets",
@@ -257,5 +259,6 @@ RULE_TYPES = (
         "UNSOURCED_ARGUMENTS",
         always(Absence.VACUOUS),
         compile=_compile_provenance,
+        at_call=AtCall.STEP,
     ),
 )

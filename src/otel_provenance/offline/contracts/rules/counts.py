@@ -20,7 +20,7 @@ from typing import Any
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
-from ..ruletype import Absence, Fail, Passes, RuleType, always
+from ..ruletype import Absence, AtCall, Fail, Passes, RuleType, always
 
 
 def check_required_spans(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
@@ -84,6 +84,7 @@ RULE_TYPES = (
         "FORBIDDEN_STEP",
         always(Absence.IRRELEVANT),
         compile=_compile_bounds,
+        at_call=AtCall.STEP,
     ),
     RuleType(
         "cardinality",
@@ -92,6 +93,7 @@ RULE_TYPES = (
         lambda rule: Absence.JUDGED if has_minimum(rule) else Absence.VACUOUS,
         _validate_cardinality,
         _compile_bounds,
+        at_call=AtCall.STEP,  # its maximum; a minimum waits for the end (guard.py takes that view)
     ),
 )
 

@@ -11,7 +11,7 @@ from ..evidence import RunEvidence
 from ..model import RouteFamily, Rule
 from ..outcomes import Observation, Unknown, Violation
 from ..rational import ratio_at_least
-from ..ruletype import Absence, Fail, Passes, RuleType, always
+from ..ruletype import Absence, AtCall, Fail, Passes, RuleType, always
 from ..similarity import RouteShape, more_similar, route_shape, weighted_jaccard
 
 
@@ -90,5 +90,6 @@ RULE_TYPES = (
         always(Absence.IRRELEVANT),
         _validate,
         _compile_routes,
+        at_call=AtCall.OFFLINE,
     ),
 )

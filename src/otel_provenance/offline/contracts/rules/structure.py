@@ -13,7 +13,7 @@ from ...model import Span
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
-from ..ruletype import Absence, RuleType, always
+from ..ruletype import Absence, AtCall, RuleType, always
 from ..selectors import Match, Selector
 
 
@@ -182,5 +182,11 @@ def _one_to_one(
 RULE_TYPES = (
     RuleType("required_edges", check_required_edges, "MISSING_EDGE", always(Absence.IRRELEVANT)),
     RuleType("required_ancestry", check_required_ancestry, "MISPLACED_STEP", always(Absence.IRRELEVANT)),
-    RuleType("forbidden_paths", check_forbidden_paths, "FORBIDDEN_PATH", always(Absence.IRRELEVANT)),
+    RuleType(
+        "forbidden_paths",
+        check_forbidden_paths,
+        "FORBIDDEN_PATH",
+        always(Absence.IRRELEVANT),
+        at_call=AtCall.RUN,
+    ),
 )

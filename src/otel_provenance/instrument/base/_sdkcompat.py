@@ -1,0 +1,59 @@
+"""Names that moved between the OpenTelemetry SDK releases this package supports (see pyproject).
+
+One place for every such difference, so the rest of ``instrument/`` imports one name each. The logs
+SDK is still marked unstable upstream and changed shape twice: before 1.35 a processor's hook was
+``emit(LogData)``, from 1.35 ``on_emit(LogData)``, and from 1.39 ``on_emit(ReadWriteLogRecord)``,
+when the exporter interface was also renamed (``LogExporter`` → ``LogRecordExporter``). The tracing
+half works with every supported release; :class:`ProvenanceLogRecordProcessor` needs the 1.39 shape
+and says so (:func:`require_current_logs_sdk`) rather than strip records it cannot read.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any, Final
+
+from ...errors import ConfigurationError
+
+LOGS_SDK_MINIMUM: Final = "1.39"
+
+try:  # SDK >= 1.39
+    from opentelemetry.sdk._logs import ReadWriteLogRecord
+    from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
+
+    HAS_CURRENT_LOGS_SDK: Final = True
+except ImportError:  # older SDKs: the same exporter interface under its first name
+    from opentelemetry.sdk._logs.export import LogExporter as LogRecordExporter  # type: ignore[assignment]
+    from opentelemetry.sdk._logs.export import (  # type: ignore[assignment]
+        LogExportResult as LogRecordExportResult,
+    )
+
+    ReadWriteLogRecord: Any = None  # type: ignore[no-redef]
+    HAS_CURRENT_LOGS_SDK: Final = False  # type: ignore[misc]
+
+
+def sdk_version() -> str:
+    try:
+        return metadata.version("opentelemetry-sdk")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def require_current_logs_sdk(what: str) -> None:
+    """Raise :class:`ConfigurationError` when the installed logs SDK predates the 1.39 record shape."""
+    if not HAS_CURRENT_LOGS_SDK:
+        raise ConfigurationError(
+            f"{what} needs opentelemetry-sdk >= {LOGS_SDK_MINIMUM} (its log records changed shape there); "
+            f"installed: {sdk_version()}. Spans are supported on this release; upgrade the SDK for logs."
+        )
+
+
+__all__ = [
+    "HAS_CURRENT_LOGS_SDK",
+    "LOGS_SDK_MINIMUM",
+    "LogRecordExportResult",
+    "LogRecordExporter",
+    "ReadWriteLogRecord",
+    "require_current_logs_sdk",
+    "sdk_version",
+]

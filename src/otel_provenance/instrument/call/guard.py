@@ -1,0 +1,441 @@
+"""The contract at call time: what a person approved stops the bad call before it runs.
+
+The same contract file the gate reads (``op.configure(contract=...)`` or ``op.run(contract=...)``) is
+judged here by the same code — :func:`otel_provenance.offline.evaluate.evaluate_rule` over the
+offline span model — on the run so far plus the call about to be made. Each call the run makes is
+kept as the span the offline reader will build from its export (the same attributes; a blocked call
+``agent.tool.status=blocked``); a call still running counts as having happened, so two refunds
+started together are still two.
+
+**Decided before each call** — the rules a prefix of the run can already break, whatever comes after:
+``forbidden_spans``, the maxima of ``cardinality`` (its minimum waits for the end), ``retry_budgets``,
+``forbidden_paths``, ``provenance_budgets``, ``numeric_budgets`` and the attribute rules
+(``allowed_values``, ``attribute_constraints``) over attributes the call carries when it starts
+(idempotency, side effect, data domain, argument kinds). A rule *blocks a call* when judging the
+run so far plus that call fails it with a finding that names that call — so a call is never blocked
+for what an earlier one did. The objection names the rule id and code (``contract:<id>:<CODE>``).
+
+**Decided when the run ends** — everything else (``required_spans``, ``required_edges``,
+``required_ancestry``, ``blocked_calls``, a ``cardinality`` minimum, attribute rules over attributes
+set after the call) is judged on the run's calls and the verdict recorded on the run's span
+(``agent.guard.run.verdict``, ``agent.guard.run.failed``) and as a metric — never a raise after the
+fact. ``approved_routes`` is judged offline only (:data:`OFFLINE_ONLY`).
+
+The run seen here is the run's tool calls under one root, in the order they were decided; spans of
+other instrumentations (model calls, framework spans) are not in it. A rule about them is judged
+offline only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, NamedTuple
+
+from ... import semconv as sc
+from ...errors import ConfigurationError, ContractError
+from ...offline.contracts.dsl import load_contract
+from ...offline.contracts.evidence import RunEvidence
+from ...offline.contracts.model import Contract, Rule
+from ...offline.contracts.rules import REGISTRY
+from ...offline.contracts.ruletype import AtCall
+from ...offline.contracts.selectors import Selector
+from ...offline.evaluate import evaluate_rule, evaluate_safely
+from ...offline.model import Attributes, Run, Span, Status, StatusCode
+from ...offline.outcome import Outcome
+from .decision import Objection
+from .policy import policies_from_contract, policy_objections
+
+#: Rule types a prefix of a run can break for good (after any view :func:`_at_call` takes of them),
+#: what each reads, and which are judged offline only — all declared once, on the rule type
+#: (``RuleType.at_call``, ``RuleType.reads_attributes``; ``tests/instrument/test_guard_rule_types.py``).
+AT_CALL = frozenset(name for name, t in REGISTRY.items() if t.at_call in (AtCall.STEP, AtCall.RUN))
+_ATTRIBUTE_RULES = frozenset(name for name, t in REGISTRY.items() if t.reads_attributes)
+OFFLINE_ONLY = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.OFFLINE)
+#: Attributes every call carries when it starts (the rest — status, error type — are set after it).
+CALL_TIME_ATTRIBUTES = frozenset(
+    {
+        sc.SIDE_EFFECT,
+        sc.DATA_DOMAIN,
+        sc.IDEMPOTENCY_PRESENT,
+        sc.RETRY_NUMBER,
+        sc.GEN_AI_TOOL_NAME,
+        sc.GEN_AI_TOOL_TYPE,
+        sc.RUN_ID,
+        sc.BUDGET_ASSUMED,
+        sc.BUDGET_INVENTED,
+    }
+)
+#: What each rule type reads of the run, so that a call is judged on no more of the run than that (the
+#: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
+#: evaluator on the whole run): the calls of the same step — a count, or a per-span rule (which reads
+#: the call alone); or the whole run so far — a path.
+_SCOPE_STEP = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.STEP)
+_TRACE = "0" * 31 + "1"
+_ROOT = "f" * 16
+_RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
+REASON_PREFIX = "contract"
+
+
+def _at_call(rule: Rule) -> Rule | None:
+    """The part of ``rule`` a run so far can break, or None when only the whole run decides it."""
+    if rule.type not in AT_CALL:
+        return None
+    if rule.type == "cardinality":
+        params = dict(rule.params)
+        high = params.pop("exact", None)
+        params.pop("min", None)
+        if high is not None:
+            params["max"] = high
+        if "max" not in params:
+            return None
+        return replace(rule, params=MappingProxyType(params))
+    return rule
+
+
+def _decided_at_call(rule: Rule) -> bool:
+    """Whether the call-time judgement of ``rule`` is all of it: not an attribute rule over an
+    attribute set after the call (judged again when the run ends)."""
+    if rule.type not in _ATTRIBUTE_RULES:
+        return True
+    attribute = rule.params["attribute"]
+    return attribute in CALL_TIME_ATTRIBUTES or attribute.startswith(sc.ARG_PREFIX)
+
+
+def _selected_step(rule: Rule) -> str | None:
+    """The step a call must be for the rule to name it (None: any call may be)."""
+    selector = rule.params.get("to" if rule.type == "forbidden_paths" else "select")
+    return None if selector is None else selector.step
+
+
+class ContractGuard:
+    """A loaded contract, split once into the rules decided at each call and the whole contract
+    judged when a run ends. Shared by every run (``op.configure``) or made for one (``op.run``)."""
+
+    __slots__ = (
+        "_by_step",
+        "_dropped",
+        "_for_any",
+        "_keep",
+        "_memo",
+        "at_call",
+        "at_end",
+        "contract",
+        "name",
+        "policies",
+    )
+
+    def __init__(self, contract: Contract) -> None:
+        self.contract = contract
+        self.policies = policies_from_contract(contract)  # the contract's argument-value policies
+        # the contract's name and the start of its digest: which reviewed version judged the run
+        self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
+        at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
+        self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
+        whole = {rule.id for rule, view in at_call if view is rule and _decided_at_call(rule)}
+        at_end = (r for r in contract.rules if r.id not in whole and r.type not in OFFLINE_ONLY)
+        self.at_end = replace(contract, rules=tuple(at_end))
+        self._keep = _mentioned(contract)  # volatile keys a rule of this contract reads after all
+        self._dropped: dict[str, bool] = {}  # attribute key -> whether project() leaves it out
+        self._memo: dict[tuple, Any] = {}  # judgements of calls and runs alike in what rules read
+        # per step, the pairs that can name a call of it, in contract order: worked out once here
+        self._for_any = tuple(pair for pair in at_call if _selected_step(pair[1]) is None)
+        steps = {step for _, view in at_call if (step := _selected_step(view)) is not None}
+        self._by_step: dict[str, tuple[tuple[Rule, Rule], ...]] = {
+            step: tuple(pair for pair in at_call if _selected_step(pair[1]) in (step, None)) for step in steps
+        }
+
+    def rules_for(self, step: str | None) -> tuple[tuple[Rule, Rule], ...]:
+        """The (rule, call-time view) pairs that can name a call of ``step``, in contract order."""
+        return self._by_step.get(step, self._for_any) if step is not None else self._for_any
+
+    @classmethod
+    def load(cls, contract: str | os.PathLike[str] | Contract | ContractGuard, where: str) -> ContractGuard:
+        """A guard for ``contract``: a path to a contract file, or a parsed contract. A contract that
+        cannot be read is a :class:`ConfigurationError` naming ``where`` and the contract's problem."""
+        if isinstance(contract, ContractGuard):
+            return contract
+        if isinstance(contract, Contract):
+            return cls(contract)
+        if not isinstance(contract, str | os.PathLike):
+            raise ConfigurationError(f"{where}(contract=...): expected a contract file path")
+        try:
+            return cls(load_contract(Path(contract)))
+        except ContractError as exc:
+            raise ConfigurationError(f"{where}(contract=...): {exc}") from None
+
+    def for_run(self, run_id: str) -> RunGuard:
+        return RunGuard(self, run_id)
+
+    def project(self, attributes: Attributes) -> Attributes:
+        """``attributes`` without the per-call identifiers no rule of this contract reads (call and
+        run ids, digests, where a value was found): what a count or a per-span rule can see. Calls
+        alike in everything else are judged alike, so the judgement is kept (:meth:`judge_counts`)."""
+        dropped = self._dropped
+        out = {}
+        for key, value in attributes.items_unordered():
+            drop = dropped.get(key)
+            if drop is None:
+                drop = key not in self._keep and _volatile(key)
+                if len(dropped) < _MEMO_SIZE:
+                    dropped[key] = drop
+            if not drop:
+                out[key] = value
+        return Attributes.adopt(out)
+
+    def judge_whole(self, calls: tuple[Attributes, ...]) -> RunVerdict:
+        """The rules only the whole run decides, on a run of calls with (projected) attributes, in
+        the order they were decided. They read counts, attributes and parents, never times, so a run
+        of calls alike in all of that is judged once (bounded)."""
+        key = ("run", calls)
+        verdict = self._memo.get(key)
+        if verdict is None:
+            result = evaluate_safely(_flat_run(calls), self.at_end)
+            failed = tuple(rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS)
+            verdict = RunVerdict(result.status, failed)
+            self.remember(key, verdict)
+        return verdict  # type: ignore[return-value]
+
+    def remembered(self, key: tuple | None) -> Any:
+        """A judgement kept under ``key`` (None when there is none, or no key)."""
+        return self._memo.get(key) if key is not None else None
+
+    def remember(self, key: tuple, value: Any) -> None:
+        if len(self._memo) >= _MEMO_SIZE:
+            self._memo.clear()
+        self._memo[key] = value
+
+    def judge_counts(
+        self, step: str | None, same: tuple[Attributes, ...], candidate: Attributes, rules: list
+    ) -> tuple[Objection, ...]:
+        """The objections of ``rules`` — counts and per-span rules, which read only the calls of the
+        candidate's step and no time — to a call with (projected) ``candidate`` attributes after calls
+        of its step with ``same``. Judged once per distinct case and kept (bounded)."""
+        key = (step, same, candidate)
+        found = self._memo.get(key)
+        if found is None:
+            run = _flat_run((*same, candidate))
+            found = tuple(_objections(rules, RunEvidence(run), run.spans[-1]))
+            self.remember(key, found)
+        return found  # type: ignore[return-value]
+
+
+class RunGuard:
+    """One run's calls as the offline model sees them, and the contract judged on them."""
+
+    __slots__ = (
+        "_before",
+        "_calls",
+        "_ended",
+        "_lock",
+        "_projected",
+        "_root",
+        "_spans",
+        "guard",
+        "outer",
+        "run_id",
+    )
+
+    def __init__(self, guard: ContractGuard, run_id: str) -> None:
+        self.guard = guard
+        self.run_id = run_id
+        # the enclosing run's guard, for a nested run naming a contract of its own: both judge its calls
+        self.outer: RunGuard | None = None
+        self._lock = threading.Lock()
+        self._spans: list[Span] = []
+        self._projected: list[Attributes] = []  # each span's attributes as counts see them
+        self._ended: set[int] = set()  # indices of the calls that have ended
+        self._before: list[frozenset[int]] = []  # per call: the calls that had ended when it began
+        self._calls: dict[int, int] = {}  # id(ToolCall) -> index of its span in _spans
+        root_attributes = {sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, sc.RUN_ID: run_id}
+        self._root = Span(
+            _TRACE,
+            _ROOT,
+            None,
+            sc.INVOKE_AGENT,
+            start_ns=1,
+            end_ns=_RUNNING,
+            attributes=Attributes(root_attributes),
+        )
+
+    # -- before each call ---------------------------------------------------------------------------
+    def objections(self, call: Any) -> list[Objection]:
+        """The contract's objections to ``call`` (a :class:`.lifecycle.ToolCall`, bound, classified and
+        budgeted). The call joins the run here, as running; :meth:`ended` records how it ended."""
+        policies = self.guard.policies.get(call.spec.name)
+        found = policy_objections(call, policies) if policies else []
+        attributes = _call_attributes(call)
+        with self._lock:
+            span_id = format(len(self._spans) + 1, "016x")
+            now = max(time.time_ns(), self._spans[-1].start_ns + 1 if self._spans else 2)
+            candidate = Span(
+                _TRACE, span_id, _ROOT, call.spec.span_name, start_ns=now, end_ns=_RUNNING,
+                attributes=Attributes.adopt(attributes),
+            )  # fmt: skip
+            projected = self.guard.project(candidate.attributes)
+            found.extend(self._judge(candidate, projected))
+            self._calls[id(call)] = len(self._spans)
+            self._spans.append(candidate)
+            self._projected.append(projected)
+            self._before.append(frozenset(self._ended))
+        if self.outer is not None:
+            found.extend(self.outer.objections(call))
+        return found
+
+    def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
+        step = candidate.tool_name
+        counts, paths = [], []
+        for rule, view in self.guard.rules_for(step):
+            if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
+                continue  # an attribute set after the call: judged when the run ends
+            (counts if view.type in _SCOPE_STEP else paths).append((rule, view))
+        found: list[Objection] = []
+        if counts:
+            same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if s.tool_name == step)
+            found.extend(self.guard.judge_counts(step, same, projected, counts))
+        if paths:
+            # A path reads the order of calls too: which had ended when each began. Runs alike in
+            # that and in what the rules read are judged once; durations are not that (a numeric
+            # budget over durations is judged every time).
+            key = None
+            if not any(view.type == "numeric_budgets" and "duration" in view.params for _, view in paths):
+                order = tuple(zip(self._projected, self._before, strict=True))
+                key = ("path", step, order, projected, frozenset(self._ended))
+            judged = self.guard.remembered(key)
+            if judged is None:
+                run = Run(self.run_id, (self._root, *self._spans, candidate))
+                judged = tuple(_objections(paths, RunEvidence(run), candidate))
+                if key is not None:
+                    self.guard.remember(key, judged)
+            found.extend(judged)
+        return found
+
+    # -- after each call ----------------------------------------------------------------------------
+    def ended(self, call: Any, status: str, error_type: str | None = None) -> None:
+        """Record how ``call`` ended (``ok`` / ``error`` / ``blocked``), as its exported span says."""
+        if self.outer is not None:
+            self.outer.ended(call, status, error_type)
+        with self._lock:
+            index = self._calls.pop(id(call), None)
+            if index is None:
+                return
+            span = self._spans[index]
+            changes: dict[str, Any] = {sc.TOOL_STATUS: status}
+            if error_type is not None:
+                changes[sc.ERROR_TYPE] = error_type
+            violations = call.decision.violations
+            if violations:
+                changes[sc.VIOLATIONS] = tuple(violations)
+            code = StatusCode.UNSET if status == sc.TOOL_STATUS_OK else StatusCode.ERROR
+            self._spans[index] = Span(
+                span.trace_id, span.span_id, span.parent_span_id, span.name,
+                start_ns=span.start_ns, end_ns=max(time.time_ns(), span.start_ns), status=Status(code),
+                attributes=Attributes.adopt({**dict(span.attributes.items_unordered()), **changes}),
+            )  # fmt: skip
+            self._ended.add(index)
+            projected = self._projected[index]  # the changes are no per-call identifiers
+            self._projected[index] = Attributes.adopt({**dict(projected.items_unordered()), **changes})
+
+    # -- when the run ends --------------------------------------------------------------------------
+    def judge_run(self) -> RunVerdict:
+        """The rules only the whole run decides, on the run's calls (those still running count as
+        running): the rest were judged before each call, and named on the call's span."""
+        with self._lock:
+            calls = tuple(self._projected)
+        return self.guard.judge_whole(calls)
+
+
+def _objections(rules: list, evidence: RunEvidence, candidate: Span) -> list[Objection]:
+    """An objection for each rule that fails on ``evidence`` with a finding naming ``candidate``."""
+    found: list[Objection] = []
+    for rule, view in rules:
+        result = evaluate_rule(view, evidence)
+        if result.status is not Outcome.FAIL:
+            continue
+        if any(
+            candidate.span_id in witness.span_ids
+            for finding in result.findings
+            if finding.status is Outcome.FAIL
+            for witness in finding.witnesses
+        ):
+            ask = rule.params.get("on_violation") == "ask"
+            found.append(Objection(f"{REASON_PREFIX}:{rule.id}:{rule.code}", ask))
+    return found
+
+
+#: Per-call identifiers and where a value was found: no count or per-span rule reads them unless a
+#: contract names them in a selector or an ``attribute``.
+_VOLATILE = frozenset(
+    {sc.GEN_AI_TOOL_CALL_ID, sc.TOOL_CALL_ID, sc.RUN_ID, sc.SECURITY_TARGET_ID, sc.DIGEST_KEY_ID}
+)
+_VOLATILE_ARG_SUFFIXES = (
+    sc.ARG_DIGEST_SUFFIX,
+    sc.ARG_SOURCE_SPAN_ID_SUFFIX,
+    sc.ARG_SOURCE_FIELD_SUFFIX,
+    sc.ARG_SOURCE_TOOL_SUFFIX,
+    sc.ARG_PROJECTION_SUFFIX,
+)
+_MEMO_SIZE = 4096
+_COUNT_ROOT = Span(
+    _TRACE, _ROOT, None, sc.INVOKE_AGENT, start_ns=1, end_ns=_RUNNING,
+    attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT}),
+)  # fmt: skip
+
+
+def _flat_run(calls: tuple[Attributes, ...]) -> Run:
+    """Calls with these (projected) attributes, one after another under one root, in this order: a
+    run for the rules that read counts, attributes and parents but no times."""
+    spans = [_COUNT_ROOT]
+    for n, attributes in enumerate(calls, 1):
+        spans.append(Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes))
+    return Run("", tuple(spans))
+
+
+def _volatile(key: str) -> bool:
+    return key in _VOLATILE or (key.startswith(sc.ARG_PREFIX) and key.endswith(_VOLATILE_ARG_SUFFIXES))
+
+
+def _mentioned(contract: Contract) -> frozenset[str]:
+    """Every attribute key a rule of ``contract`` names: in a selector, or as its ``attribute``."""
+    keys: set[str] = set()
+    for rule in contract.rules:
+        for value in rule.params.values():
+            if isinstance(value, Selector):
+                keys.update(key for key, _ in value.attributes)
+        if isinstance(rule.params.get("attribute"), str):
+            keys.add(rule.params["attribute"])
+    return frozenset(keys)
+
+
+def _call_attributes(call: Any) -> dict[str, Any]:
+    """The attributes the call's span starts with, as the offline reader will read them."""
+    attributes: dict[str, Any] = {}
+    for source in (call.attributes, call.essential, call.spec.span_attributes):
+        for key, value in source.items():
+            attributes[key] = tuple(value) if isinstance(value, list) else value
+    attributes[sc.GEN_AI_TOOL_NAME] = call.spec.name
+    attributes[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
+    return attributes
+
+
+class RunVerdict(NamedTuple):
+    """The whole-run rules' verdict on a run: ``pass`` / ``fail`` / ``insufficient_data`` / ``error``,
+    and the ids of the rules that did not pass."""
+
+    status: str
+    failed: tuple[str, ...]
+
+    def attributes(self) -> Mapping[str, Any]:
+        """``agent.guard.run.verdict`` and ``agent.guard.run.failed`` (when any rule did not pass)."""
+        out: dict[str, Any] = {sc.GUARD_RUN_VERDICT: self.status}
+        if self.failed:
+            out[sc.GUARD_RUN_FAILED] = list(self.failed)
+        return out
+
+
+__all__ = ["AT_CALL", "ContractGuard", "RunGuard", "RunVerdict"]

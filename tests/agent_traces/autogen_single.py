@@ -1,0 +1,12 @@
+"""AutoGen AgentChat, a single ``AssistantAgent`` with ``max_tool_iterations=10`` (see ``autogen_native``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import autogen_native
+from refund import Call
+
+
+def produce(out: Path, release: str, scripts: list[list[Call]]) -> None:
+    autogen_native.produce(out, release, scripts, "single")
