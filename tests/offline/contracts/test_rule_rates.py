@@ -195,3 +195,21 @@ def test_further_runs_count_when_every_run_failed_and_when_runs_lack_evidence() 
     assert not passes_after(limit, 2, 0, 1, 4) and passes_after(limit, 2, 0, 1, 5)
     assert smallest_more(lambda m: passes_after(limit, 2, 0, 1, m)) == 5
     assert _pmf_sum(0, 1, 7, half) <= Fraction(1, 10) < _pmf_sum(0, 1, 6, half)
+
+
+def test_a_failing_tail_summed_from_the_other_end_is_exact_at_its_tie() -> None:
+    """``P(X ≥ 1 | 2)`` at rate 1/10 is 19/100, summed as its complement (the range is most of
+    ``0..n``): at α = 19/100 the tie fails the rule, at α = 18/100 it does not — one part in ``b^n``
+    either way changes the verdict."""
+    tenth = Fraction(1, 10)
+    assert _pmf_sum(1, 2, 2, tenth) == Fraction(19, 100)
+    assert fails_after(RateLimit(tenth, Fraction(81, 100)), 2, 1, 0)
+    assert not fails_after(RateLimit(tenth, Fraction(82, 100)), 2, 1, 0)
+    assert fails_after(RateLimit(tenth, Fraction(81, 100)), 1, 0, 1)  # the same tail, one run further
+
+
+def test_counts_that_do_not_fit_are_refused_naming_them() -> None:
+    limit = RateLimit(Fraction(1, 10), Fraction(95, 100))
+    assert judge_rate(limit, 1, 1).unknown == 0  # no unknown runs unless told
+    with pytest.raises(ValueError, match=r"counts do not fit: 2 failing and 1 unknown of 2 run\(s\)"):
+        judge_rate(limit, 2, 2, 1)
