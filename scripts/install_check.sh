@@ -25,34 +25,48 @@
 #             checkout: nothing moves, pip check clean, and op.configure(exporter="otlp") then works;
 #   strands — Strands Agents 1.62.0 (requires mcp < 2.2: the newest test set has mcp 2.3, where pip
 #             can only pick strands-agents 0.0.1, an empty placeholder), pins NOT repeated; then
-#             tests/integration/test_framework_strands.py there.
-# INSTALL_CHECK_CASES="pinned bare adk adk-otlp strands" (the default) chooses among them.
+#             tests/integration/test_framework_strands.py there;
+#   autogen — Microsoft AutoGen AgentChat 0.7.5 with the SDK, every version from constraints/autogen.txt
+#             (every autogen-core release pins protobuf~=5.29: the newest set has protobuf 7), the
+#             constraints repeated; then, the test tools under the same constraints (with the cli extra
+#             and the official OTLP JSON file exporter, which write and read the producers' traces),
+#             tests/integration/test_framework_autogen.py and the AutoGen producers of
+#             tests/integration/test_agent_frameworks_gate.py there.
+# INSTALL_CHECK_CASES="pinned bare adk adk-otlp strands autogen" (the default) chooses among them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 APP_PINS="${APP_PINS:-opentelemetry-sdk==1.33.0 opentelemetry-instrumentation-requests==0.54b0 requests==2.32.3}"
-CASES="${INSTALL_CHECK_CASES:-pinned bare adk adk-otlp strands}"
+CASES="${INSTALL_CHECK_CASES:-pinned bare adk adk-otlp strands autogen}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 pip_q=(-q --disable-pip-version-check)
 
-# run_framework_tests NAME VENV TEST...: the framework's tests in the app's own environment
+# run_framework_tests NAME VENV TEST...: the framework's tests in the app's own environment;
+# TEST_TOOLS (pip arguments; default "pytest hypothesis") is what they need added
 run_framework_tests() {
   local name="$1" venv="$2"
   shift 2
+  local -a tools
+  read -r -a tools <<<"${TEST_TOOLS:-pytest hypothesis}"
   "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.app.txt"
-  "$venv/bin/python" -m pip install "${pip_q[@]}" pytest hypothesis
+  "$venv/bin/python" -m pip install "${pip_q[@]}" "${tools[@]}"
   "$venv/bin/python" -m pip freeze --all | sort >"$work/$name.tests.txt"
   local moved
   moved="$(comm -23 "$work/$name.app.txt" "$work/$name.tests.txt")"
   if [ -n "$moved" ]; then
-    echo "install_check[$name]: installing pytest moved the application's packages:" >&2
+    echo "install_check[$name]: installing the test tools moved the application's packages:" >&2
     echo "$moved" | sed 's/^/  was: /' >&2
     exit 1
   fi
   "$venv/bin/python" -m pip check
-  # the tree's tests against the installed package (not the tree's src/): PYTHONPATH has tests/ only
-  (cd tests && PYTHONPATH=. "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@")
-  echo "install_check[$name]: $* passed in the app's environment (pytest added, nothing moved)"
+  # the tree's tests against the installed package (not the tree's src/): PYTHONPATH has tests/ only.
+  # They are here to run: a skip (a module whose framework did not import skips whole, exit 0) fails.
+  (cd tests && PYTHONPATH=. "$venv/bin/python" -m pytest -rs -p no:cacheprovider "$@") | tee "$work/$name.pytest.txt"
+  if grep -qE '[0-9]+ skipped' "$work/$name.pytest.txt"; then
+    echo "install_check[$name]: tests skipped in the app's environment, where they are meant to run (above)" >&2
+    exit 1
+  fi
+  echo "install_check[$name]: $* passed in the app's environment (${tools[*]} added, nothing moved)"
 }
 
 # install_app NAME PACKAGE...: a fresh venv $work/NAME with the application, and what it holds
@@ -225,6 +239,11 @@ for case in $CASES; do
     adk) check_case adk "google-adk==2.13.0" bare google.adk integration/test_framework_adk.py ;;
     adk-otlp) check_printed_command adk-otlp "google-adk==2.13.0" otlp ;;
     strands) check_case strands "strands-agents==1.62.0" bare strands integration/test_framework_strands.py ;;
-    *) echo "install_check: unknown case '$case' (pinned, bare, adk, adk-otlp, strands)" >&2; exit 2 ;;
+    autogen)
+      TEST_TOOLS="-c constraints/autogen.txt pytest hypothesis .[cli] opentelemetry-exporter-otlp-json-file" \
+        check_case autogen "-c constraints/autogen.txt autogen-agentchat autogen-ext opentelemetry-sdk" repeat \
+        autogen_agentchat integration/test_framework_autogen.py integration/test_agent_frameworks_gate.py -k autogen
+      ;;
+    *) echo "install_check: unknown case '$case' (pinned, bare, adk, adk-otlp, strands, autogen)" >&2; exit 2 ;;
   esac
 done

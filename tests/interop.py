@@ -4,7 +4,8 @@ other GenAI instrumentations (the ``interop`` extra).
 They pin recent SDK releases, so only the newest constraint set installs them. :func:`require` skips
 a test when one is missing — except under ``OTEL_PROVENANCE_TEST_SET=newest`` (scripts/test.sh sets
 it), where the conftest has already failed the session: a missing package there is a broken set-up,
-not a reason to test less.
+not a reason to test less. A framework no test set can hold (:data:`ELSEWHERE`) skips in every set,
+saying why and where it is tested instead.
 """
 
 from __future__ import annotations
@@ -34,6 +35,15 @@ MODULES = (
     "opentelemetry.instrumentation.genai.langchain",  # the official GenAI instrumentation (#35)
 )
 TEST_SET_ENV = "OTEL_PROVENANCE_TEST_SET"
+#: Frameworks no test set installs, each tested in a case of ``scripts/install_check.sh`` (its app's
+#: environment, this package beside it): module -> (why not in the newest set, the case). Not in
+#: :data:`MODULES`: their absence is the newest set's design, not a broken set-up.
+ELSEWHERE = {
+    "autogen_agentchat": (
+        "every autogen-core release pins protobuf~=5.29, the newest set has protobuf 7",
+        "autogen",
+    ),
+}
 
 
 def optional(module: str) -> ModuleType | None:
@@ -46,10 +56,15 @@ def optional(module: str) -> ModuleType | None:
 def require(module: str) -> ModuleType:
     found = optional(module)
     if found is None:
-        pytest.skip(
-            f"{module} is not installed (pip install -e '.[test,interop]'; newest SDK only)",
-            allow_module_level=True,
-        )
+        if module in ELSEWHERE:
+            why, case = ELSEWHERE[module]
+            where = (
+                f"{why}: tested in its own environment, "
+                f"INSTALL_CHECK_CASES={case} bash scripts/install_check.sh"
+            )
+        else:
+            where = "pip install -e '.[test,interop]'; newest SDK only"
+        pytest.skip(f"{module} is not installed ({where})", allow_module_level=True)
     return found
 
 

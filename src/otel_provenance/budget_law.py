@@ -26,6 +26,7 @@ Pure: imports nothing but ``semconv``.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ DESTINATION_NAMES: Final = frozenset({"account_number", "phone_number", "routing
 _WORDS: Final = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 
+@functools.lru_cache(maxsize=4096)  # argument names repeat call after call (#45)
 def is_destination_name(name: str) -> bool:
     """Whether an argument name says where data goes: its last word (snake_case or camelCase) is one
     of ``DESTINATION_WORDS``, or the whole name is one of ``DESTINATION_NAMES``."""

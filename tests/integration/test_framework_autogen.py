@@ -9,6 +9,10 @@ An ``async def`` tool runs in the agent's task, inside its ``op.run``. A plain `
 event loop's thread pool (``run_in_executor``), which does not copy the context: there it sees no run
 (every argument assumed, a sourced write blocked, each call a trace of its own) unless the loop's
 executor carries the context — ``op.carry_context_into_threads()`` — and it says so, once, loudly.
+
+Every autogen-core release pins ``protobuf~=5.29``, so AutoGen is not in the newest test set (protobuf
+7): this module runs in the ``autogen`` case of ``scripts/install_check.sh`` and skips elsewhere, saying
+so (``interop.ELSEWHERE``).
 """
 
 from __future__ import annotations
@@ -21,21 +25,23 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("autogen_agentchat")
+from interop import require
 
-from autogen_agentchat.agents import AssistantAgent
-from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination
-from autogen_agentchat.teams import RoundRobinGroupChat
-from autogen_core import EVENT_LOGGER_NAME, FunctionCall
-from autogen_core.models import CreateResult, ModelFamily, ModelInfo, RequestUsage
-from autogen_core.tools import FunctionTool
-from autogen_ext.models.replay import ReplayChatCompletionClient
-from opentelemetry import trace
+require("autogen_agentchat")
 
-import otel_provenance as op
-from framework_helpers import Exported
-from offline_helpers import write_jsonl
-from otel_provenance.offline.readers import ReadReport, iter_runs
+from autogen_agentchat.agents import AssistantAgent  # noqa: E402
+from autogen_agentchat.conditions import MaxMessageTermination, TextMentionTermination  # noqa: E402
+from autogen_agentchat.teams import RoundRobinGroupChat  # noqa: E402
+from autogen_core import EVENT_LOGGER_NAME, FunctionCall  # noqa: E402
+from autogen_core.models import CreateResult, ModelFamily, ModelInfo, RequestUsage  # noqa: E402
+from autogen_core.tools import FunctionTool  # noqa: E402
+from autogen_ext.models.replay import ReplayChatCompletionClient  # noqa: E402
+from opentelemetry import trace  # noqa: E402
+
+import otel_provenance as op  # noqa: E402
+from framework_helpers import Exported  # noqa: E402
+from offline_helpers import write_jsonl  # noqa: E402
+from otel_provenance.offline.readers import ReadReport, iter_runs  # noqa: E402
 
 MODEL = ModelInfo(
     vision=False,

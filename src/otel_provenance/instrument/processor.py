@@ -119,6 +119,8 @@ class ProvenanceSpanProcessor(SpanProcessor):
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         try:
             self._guard.check(span)
+            if self._classifier is not None:
+                self._classifier.saw_start(span)
         except Exception as error:
             reraise_own_bug_under_pytest(error)
             self._log("leak check", error)
@@ -129,10 +131,15 @@ class ProvenanceSpanProcessor(SpanProcessor):
             if (
                 holds_only_its_own(span, self._options)
                 and self._shared.unchanged(span)
-                and (self._classifier is None or not self._classifier.provenance(span))
+                and (
+                    self._classifier is None
+                    or not self._classifier.watching
+                    or not self._classifier.provenance(span)
+                )
             ):
-                # a tool span of ours with only what we set: nothing to walk (#45); the classifier
-                # still notes it, to know a framework's span of the same call as that call
+                # a tool span of ours with only what we set: nothing to walk (#45); while frameworks'
+                # spans are about, the classifier still notes it, to know a framework's span of the
+                # same call as that call
                 clean = span
             else:
                 clean = transform_span(span, self._transforms)

@@ -49,6 +49,7 @@ from opentelemetry.trace import StatusCode, format_span_id
 
 from .. import semconv
 from .spans.foreign_calls import ABSENT, GENAI, ForeignToolCall, foreign_tool_call
+from .spans.span_transforms import OWN_SCOPE
 
 MAX_TRACE_LEDGERS: Final = 256
 #: Byte budgets of the per-trace ledgers (outside ``op.run``): one trace, and all traces together.
@@ -127,6 +128,16 @@ class ForeignToolClassifier:
         self._own_calls: OrderedDict[int, list[_OwnCall]] = OrderedDict()
         self._own_ids: dict[int, set[int]] = {}
         self._own_count = 0
+        # whether a span other than this package's own was seen (started or ended): until then no
+        # framework span can claim an @op.tool call, so none is noted (#45: the twin bookkeeping
+        # only while a framework's spans are seen)
+        self.watching = False
+
+    def saw_start(self, span: Any) -> None:
+        """A span started on the processor: one not of this package's own scope starts the watch for
+        twins — a framework's span of an ``@op.tool`` call starts before that call's span ends."""
+        if not self.watching and _foreign(span):
+            self.watching = True
 
     @property
     def retained_traces(self) -> int:
@@ -196,7 +207,11 @@ class ForeignToolClassifier:
         """
         attributes = span.attributes
         if not attributes or semconv.SIDE_EFFECT not in attributes:
+            if not self.watching and _foreign(span):
+                self.watching = True  # a span not of ours ended (its start was not seen here)
             return False
+        if not self.watching:
+            return True
         tool = attributes.get(semconv.GEN_AI_TOOL_NAME)
         context, parent = span.context, span.parent
         if isinstance(tool, str) and context is not None and span.start_time is not None:
@@ -368,3 +383,9 @@ def _record_metrics(span: ReadableSpan, call: ForeignToolCall, attributes, class
         tool_type=tool_type if isinstance(tool_type, str) else None,
         agent_name=agent_name if isinstance(agent_name, str) else None,
     )
+
+
+def _foreign(span: Any) -> bool:
+    """Whether ``span`` was made by another instrumentation than this package."""
+    scope = getattr(span, "instrumentation_scope", None)
+    return scope is None or scope.name != OWN_SCOPE

@@ -81,9 +81,13 @@ def _adoptable(tool_name: str) -> Any:
     if not span.is_recording():
         return None
     existing = getattr(span, "attributes", None)
-    if not isinstance(existing, Mapping) or sc.SIDE_EFFECT in existing:
+    if not isinstance(existing, Mapping):
         return None
     operation = existing.get(sc.GEN_AI_OPERATION_NAME)
+    if operation is not None and operation != sc.EXECUTE_TOOL:
+        return None  # another operation (the run's own invoke_agent span): asked first, it is the usual
+    if sc.SIDE_EFFECT in existing:
+        return None
     named = existing.get(sc.GEN_AI_TOOL_NAME)
     if operation == sc.EXECUTE_TOOL and named == tool_name:
         return span

@@ -69,7 +69,7 @@ from ..spans import metrics as _metrics
 from . import approval as _approval
 from .adopt import adopt_outer_tool_span
 from .current import current_run, explicit_retry_number
-from .decision import Decision, answered, decide, decide_fault, join
+from .decision import answered, decide_fault, join
 from .frameworks import without_framework_context
 from .outside_run import note_outside_run
 from .security_form import finding_event, security_decision
@@ -130,17 +130,12 @@ class ToolCall:
                 settings=settings,
                 judged=spec.judged,
             )
-            self.decision: Decision = decide(  # 3. decide
-                self.classification,
-                budget=spec.budget,
-                side_effect=spec.side_effect,
-                enforce=settings.enforce,
-                egress=spec.egress,
-            )
+            decided: Mapping[str, Any]
+            self.decision, decided = spec.plan.decide(self.classification, settings.enforce)  # 3. decide
             essential[sc.RETRY_NUMBER] = self._attempt(self.classification)
             key = spec.idempotency_key
             essential[sc.IDEMPOTENCY_PRESENT] = key is not None and _present(self.arguments.get(key))
-            essential.update(self.decision.attributes())
+            essential.update(decided)
             per_argument = self.classification.attributes(spec.per_argument_room(len(essential)))
             self.essential, self.attributes = essential, per_argument  # what the checks judge
             objections = [o for check in spec.checks for o in check(self)]  # 3. decide, the rest
@@ -162,9 +157,7 @@ class ToolCall:
         advisory = [v for v in self.decision.violations if v not in self.decision.asks]
         if advisory and not self.decision.blocked:
             _log.warning("%s: provenance budget exceeded, advisory only (%s)", spec.name, ", ".join(advisory))
-        essential.update(spec.span_attributes)
-        essential[sc.GEN_AI_TOOL_NAME] = spec.name
-        essential[sc.GEN_AI_OPERATION_NAME] = sc.EXECUTE_TOOL
+        essential.update(spec.plan.tail)  # the integration's keys, the tool's name, the operation
         if scope is not None and scope.agent_name is not None:  # the conventions put it on tool spans
             essential.setdefault(sc.GEN_AI_AGENT_NAME, scope.agent_name)
         per_argument.update(essential)  # essentials last: the SDK evicts the oldest keys first

@@ -25,6 +25,7 @@ from ..evidence.trust import SourceTrust, source_trust
 from .adopt import framework_call_id
 from .budget import Budget
 from .decision import Objection
+from .plan import CallPlan
 
 _SCOPE = "otel_provenance"
 _RESERVED_ATTRIBUTES = 4  # room kept for attributes set after the call (status, error.type, ...)
@@ -55,6 +56,7 @@ class ToolSpec:
         "invented",
         "judged",
         "name",
+        "plan",
         "side_effect",
         "span_attributes",
         "span_name",
@@ -117,6 +119,14 @@ class ToolSpec:
         self._constant: dict[str, Any] = {sc.GEN_AI_TOOL_TYPE: tool_type, sc.SIDE_EFFECT: side_effect}
         if data_domain is not None:
             self._constant[sc.DATA_DOMAIN] = data_domain
+        # the compiled call path: the static tail of every span, the budget's decisions by pattern (#45)
+        self.plan = CallPlan(
+            name,
+            budget=self.budget,
+            side_effect=side_effect,
+            egress=self.egress,
+            span_attributes=self.span_attributes,
+        )
         self._tracer: trace.Tracer | None = None
         self._room: tuple[Any, int | None] = (None, None)  # (tracer, its attribute limit), per tracer
 

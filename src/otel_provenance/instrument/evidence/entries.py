@@ -13,7 +13,7 @@ from typing import Any
 
 from . import projections as pj
 from . import textforms as tf
-from .fieldpaths import safe_segment
+from .fieldpaths import echo_key, safe_segment
 
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
@@ -158,7 +158,13 @@ class Echo:
         return self._names
 
     def withholds(self, text: str) -> bool:
-        return bool(self.keys) and pj.is_echo(text, self.keys)
+        keys = self.keys  # echo_key remembered for short texts (#45); the compact form too (#50)
+        if not keys:
+            return False
+        if echo_key(text) in keys:
+            return True
+        compact = pj.echo_compact(text)
+        return compact is not None and compact in keys
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]").search

@@ -101,6 +101,39 @@ def _texts_of(value: Any) -> str | None:
     return None
 
 
+#: Texts up to this long have their echo keys remembered, at most MEMO_SIZE of each (then started again).
+MEMO_TEXT: Final = 128
+MEMO_SIZE: Final = 4096
+_ECHO_KEY: dict[str, str] = {}
+_ECHO_KEYS: dict[str, tuple[str, ...]] = {}
+
+
+def echo_key(text: str) -> str:
+    """:func:`~.projections.echo_key`, remembered for short texts (#45): a result's values and a call's
+    guesses repeat call after call (``utf-8``, ``ok``, the same reason), and the key is a pure
+    function of the text."""
+    key = _ECHO_KEY.get(text)
+    if key is None:
+        key = pj.echo_key(text)
+        if len(text) <= MEMO_TEXT:
+            if len(_ECHO_KEY) >= MEMO_SIZE:
+                _ECHO_KEY.clear()
+            _ECHO_KEY[text] = key
+    return key
+
+
+def echo_keys(text: str) -> tuple[str, ...]:
+    """:func:`~.projections.echo_keys`, remembered like :func:`echo_key`."""
+    keys = _ECHO_KEYS.get(text)
+    if keys is None:
+        keys = tuple(pj.echo_keys(text))
+        if len(text) <= MEMO_TEXT:
+            if len(_ECHO_KEYS) >= MEMO_SIZE:
+                _ECHO_KEYS.clear()
+            _ECHO_KEYS[text] = keys
+    return keys
+
+
 def echo_targets(
     unsourced: Mapping[str, Any], limit: int
 ) -> tuple[frozenset[str], frozenset[tuple[str, bool]]] | None:
@@ -118,7 +151,7 @@ def echo_targets(
     stack: list[tuple[str, Any]] = [(str(name), value) for name, value in unsourced.items()]
     for name in unsourced:  # a ``**kwargs`` key that is data (``roles.0``) was passed as much as its value
         if isinstance(name, CallerName) and (text := _texts_of(name.key)):
-            keys.update(pj.echo_keys(text))
+            keys.update(echo_keys(text))
     seen: set[int] = set()
     room = limit
     while stack:
@@ -132,13 +165,13 @@ def echo_targets(
             continue
         if kind is str:
             if value and len(value) <= pj.MAX_TEXT_LENGTH:
-                keys.update(pj.echo_keys(value))
+                keys.update(echo_keys(value))
             continue
         items = children(value) if value is not None else None
         if items is None:
             text = _texts_of(value) if value is not None else None
             if text and len(text) <= pj.MAX_TEXT_LENGTH:
-                keys.update(pj.echo_keys(text))
+                keys.update(echo_keys(text))
             continue
         if id(value) in seen:
             continue
@@ -147,13 +180,13 @@ def echo_targets(
         keyed = isinstance(value, Mapping)
         if not keyed and pj.model_fields(value) is not None:  # extra fields' names were chosen, not declared
             for name in pj.model_extra(value) or ():
-                keys.update(pj.echo_keys(name))
+                keys.update(echo_keys(name))
         for key, item in items:
             room -= 1
             if room < 0:
                 return None
             if keyed and (text := _texts_of(key)) and len(text) <= pj.MAX_TEXT_LENGTH:
-                keys.update(pj.echo_keys(text))
+                keys.update(echo_keys(text))
             stack.append((str(key), item))
     return frozenset(keys), frozenset(flags)
 
@@ -167,6 +200,8 @@ __all__ = [
     "CallerName",
     "caller_names",
     "children",
+    "echo_key",
+    "echo_keys",
     "echo_targets",
     "field_path",
     "safe_names",

@@ -185,7 +185,7 @@ class Remembering:
     def _note_names(self, names: Any, entry: tuple, echo: Echo | None) -> None:
         """Remember the field names a result used (a mapping key given as an argument may be one);
         never the names an unsourced argument gave it."""
-        if echo is not None:
+        if echo is not None and (echo.names or not _identifiers(names)):
             kept = []
             for name in names:
                 if type(name) is str and name.isascii() and name.isidentifier():
@@ -364,6 +364,16 @@ class Remembering:
         if self._records:  # what a record is matters only while its span has entries here
             spans = {entry[1] for entry in index.values() if type(entry) is tuple}
             self._records = {key: words for key, words in self._records.items() if key[0] in spans}
+
+
+def _identifiers(names: Any) -> bool:
+    """Whether every name is a plain ASCII identifier: the echo key of one is an identifier too, so
+    an echo with no identifier among its keys (:attr:`.entries.Echo.names`) withholds none of them."""
+    try:
+        joined = "".join(names)
+    except TypeError:  # a key that is not a string
+        return False
+    return joined.isascii() and all(map(str.isidentifier, names))
 
 
 __all__ = ["Remembering"]
