@@ -46,6 +46,7 @@ def test_what_both_halves_read_is_derived_from_the_rows_only() -> None:
     assert frozenset().union(*(d.content_keys for d in rows)) == denylist.DEFAULT_FORBIDDEN_KEYS
     assert frozenset().union(*(d.content_events for d in rows)) == denylist.DEFAULT_CONTENT_EVENTS
     assert set(ai_spans.AI_SCOPE_WORDS) == {w for d in rows for w in d.scope_words}
+    assert frozenset().union(*(d.scope_names for d in rows)) == ai_spans.AI_SCOPE_NAMES
     assert set(ai_spans.AI_KEY_PREFIXES) == {p for d in rows for p in d.key_prefixes}
     assert frozenset().union(*(d.bare_keys for d in rows)) == ai_spans.AI_KEYS
     # a row that records tool calls marks the spans that hold them

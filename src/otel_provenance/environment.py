@@ -65,6 +65,8 @@ OTEL_PROVENANCE_READ_MAX_BYTES: Final = "OTEL_PROVENANCE_READ_MAX_BYTES"
 """The most bytes a compressed trace file may expand to (default 64 GiB)."""
 OTEL_PROVENANCE_READ_MAX_RATIO: Final = "OTEL_PROVENANCE_READ_MAX_RATIO"
 """The most a compressed trace file may expand, past 512 KiB (default 200)."""
+OTEL_PROVENANCE_WRITE_DEADLINE: Final = "OTEL_PROVENANCE_WRITE_DEADLINE"
+"""Seconds a report written to a FIFO waits for a reader, and for it to take more (default 60)."""
 SIGNOZ_API_KEY: Final = "SIGNOZ_API_KEY"
 """The SigNoz API key (never a flag: it would leak into shell history and process lists)."""
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -143,13 +144,31 @@ class ArgumentLaw:
                 if number is None or not _within(check, number, limit):
                     yield check
         if self.patterns is not None and not (
-            isinstance(value, str) and any(p.fullmatch(value) for p in self.patterns)
+            isinstance(value, str)
+            and all(any(p.fullmatch(form) for p in self.patterns) for form in _written_forms(value))
         ):
             yield CHECK_PATTERN
         if self.denied_patterns and not (
-            isinstance(value, str) and not any(p.fullmatch(value) for p in self.denied_patterns)
+            isinstance(value, str)
+            and not any(p.fullmatch(form) for p in self.denied_patterns for form in _denied_forms(value))
         ):
             yield CHECK_DENIED
+
+
+def _written_forms(value: str) -> tuple[str, ...]:
+    """The value as written and as it reads (#50): in compatibility form (NFKC: full-width letters),
+    without invisible format characters (a zero-width space). An allowed pattern must match both."""
+    if value.isascii():
+        return (value,)
+    normal = unicodedata.normalize("NFKC", "".join(c for c in value if unicodedata.category(c) != "Cf"))
+    return (value,) if normal == value else (value, normal)
+
+
+def _denied_forms(value: str) -> tuple[str, ...]:
+    """The forms a denied pattern must match none of: :func:`_written_forms` and each case-folded
+    (``CEO@…`` is ``ceo@…`` to a mail server, ``ＣＥＯ`` too)."""
+    forms = _written_forms(value)
+    return tuple(dict.fromkeys((*forms, *(form.casefold() for form in forms))))
 
 
 def _within(check: str, number: Fraction, limit: Fraction) -> bool:

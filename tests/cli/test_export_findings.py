@@ -550,3 +550,42 @@ def test_a_re_run_gives_each_record_the_same_id_and_another_release_other_ids(tm
         assert len(set(ids[name])) == len(records) == 4
     assert ids["again"] == ids["first"]
     assert not set(ids["v2"]) & set(ids["first"])
+
+
+def test_every_record_of_a_release_bigger_than_one_export_batch_is_sent_once(tmp_path: Path) -> None:
+    """#50: records go out in batches of 512; a release of 600 runs (300 failing) makes 900 records —
+    two batches. Each is sent, once, to the OTLP receiver and to the file alike."""
+    from contract_runs import AT, export_runs, triage_run
+
+    runs = [triage_run(f"b{i:03d}", "v2", skip_check=i % 2 == 0) for i in range(600)]
+    traces = tmp_path / "traces.jsonl"
+    export_runs(runs, str(traces))
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "version: 1\nname: batches\ngate: {max_failing_runs: 0}\nrules:\n"
+        "  - {id: checked, type: required_spans, select: {step: permissions.check}}\n"
+    )
+    findings_file = tmp_path / "findings.jsonl"
+    with OtlpReceiver("/v1/logs") as receiver:
+        code, _, err = cli(
+            "gate", "check", "--contract", contract, "--release", "v2", "--completed-at", AT,
+            "--export-findings", "--findings-endpoint", receiver.url, "--findings-file", findings_file,
+            traces,
+        )  # fmt: skip
+    assert code == 2, err
+    assert "exported 900 evaluation record(s) (300 finding(s), 600 run verdict(s))" in err
+    requests, found = records(receiver)
+    assert len(requests) == 2  # 512 + 388
+    ids = [r["attributes"][ID] for r in found]
+    assert len(ids) == len(set(ids)) == 900
+    verdicts = [r for r in found if r["attributes"]["agent.finding.code"] == "RUN_VERDICT"]
+    assert len({r["attributes"]["agent.run.id"] for r in verdicts}) == 600  # every run, once
+    lines = findings_file.read_text().splitlines()
+    in_file = [
+        record
+        for line in lines
+        for resource_logs in json.loads(line)["resourceLogs"]
+        for scope_logs in resource_logs["scopeLogs"]
+        for record in scope_logs["logRecords"]
+    ]
+    assert len(lines) == 2 and len(in_file) == 900

@@ -180,3 +180,64 @@ def test_the_reports_of_one_command_are_put_in_place_together_or_not_at_all(
     code, _, err = _gate(traces, contract, *[str(a) for pair in targets.items() for a in pair])
     assert code == 1 and "a-directory: is a directory" in err, err
     assert sorted(p.name for p in out.iterdir()) == ["a-directory"]
+
+
+CLI = (sys.executable, "-c", "from otel_provenance.cli import main; main()")
+
+
+def _gate_process(traces: Path, contract: Path, target: Path, deadline: str) -> subprocess.CompletedProcess:
+    """The CLI in a process of its own, bounded here: a report target that hangs it fails the test."""
+    return subprocess.run(
+        [*CLI, *GATE, "--contract", str(contract), "--report-json", str(target), str(traces)],
+        env={**os.environ, "OTEL_PROVENANCE_WRITE_DEADLINE": deadline},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_a_fifo_nobody_reads_is_an_error_after_the_deadline_not_a_hang(
+    setup: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """#50: a report target that is a FIFO with no reader: the open no longer waits for ever."""
+    traces, contract = setup
+    fifo = tmp_path / "nobody.fifo"
+    os.mkfifo(fifo)
+    done = _gate_process(traces, contract, fifo, "0.5")
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"{fifo}: a FIFO that nobody opened for reading within 0.5 s (OTEL_PROVENANCE_WRITE_DEADLINE)"
+        in done.stderr
+    )
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_a_reader_that_takes_nothing_is_an_error_after_the_deadline(tmp_path: Path) -> None:
+    """A reader that opened the FIFO and sleeps: the report (bigger than a pipe holds) stops there."""
+    many = tmp_path / "many.jsonl"
+    export_runs([triage_run(f"m-{i}", writes=3) for i in range(300)], str(many))
+    fifo = tmp_path / "sleepy.fifo"
+    os.mkfifo(fifo)
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", f"import time; f = open({str(fifo)!r}, 'rb'); time.sleep(60)"]
+    )
+    try:
+        done = subprocess.run(
+            [*CLI, "audit", "--format", "json", "--report-json", str(fifo), str(many)],
+            env={**os.environ, "OTEL_PROVENANCE_WRITE_DEADLINE": "0.5"},
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert f"{fifo}: cannot write (its reader took nothing for 0.5 s)" in done.stderr
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf"])
+def test_a_write_deadline_that_means_nothing_is_refused_by_name(
+    setup: tuple[Path, Path], tmp_path: Path, value
+) -> None:
+    traces, contract = setup
+    fifo = tmp_path / "any.fifo"
+    os.mkfifo(fifo)
+    done = _gate_process(traces, contract, fifo, value)
+    assert done.returncode == 1 and "OTEL_PROVENANCE_WRITE_DEADLINE" in done.stderr, done.stderr

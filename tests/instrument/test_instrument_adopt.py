@@ -9,11 +9,12 @@ import otel_provenance as op
 from instrument_helpers import Traced
 
 
-def framework_span(t: Traced, tool: str):
+def framework_span(t: Traced, tool: str, **own: str):
     attributes = {
         "gen_ai.operation.name": "execute_tool",
         "gen_ai.tool.name": tool,
         "gen_ai.tool.call.id": "m1",
+        **own,
     }
     tracer = t.provider.get_tracer("framework")
     return tracer.start_as_current_span(f"execute_tool {tool}", attributes=attributes)
@@ -38,6 +39,24 @@ def test_the_framework_span_for_the_same_tool_is_adopted():
     assert span.attributes["agent.tool.status"] == "ok"
     assert span.attributes["gen_ai.tool.call.id"] == "m1"  # the framework's call id is kept
     assert "agent.tool.call.id" not in span.attributes  # and no id of the package's own beside it
+
+
+def test_the_frameworks_own_agent_name_and_tool_type_stay_on_the_adopted_span():
+    """#50: adopting adds the package's keys; the framework's GenAI keys are the framework's — its
+    agent (a sub-agent's name, not the run's) and its tool type — not only its call id."""
+    t = Traced()
+
+    @op.tool(side_effect="read", tracer_provider=t.provider)  # gen_ai.tool.type "function" of its own
+    def lookup(order_id: str) -> dict:
+        return {"order_id": order_id}
+
+    own = {"gen_ai.agent.name": "billing-sub-agent", "gen_ai.tool.type": "extension"}
+    with op.run(inputs={"order_id": "A-1"}, agent_name="support"), framework_span(t, "lookup", **own):
+        lookup("A-1")
+    (span,) = tool_spans(t)
+    assert span.attributes["gen_ai.agent.name"] == "billing-sub-agent"
+    assert span.attributes["gen_ai.tool.type"] == "extension"
+    assert span.attributes["agent.arg.order_id.kind"] == "observed"  # the package's keys were added
 
 
 def test_a_blocked_call_marks_the_adopted_span_and_the_framework_ends_it():

@@ -122,6 +122,39 @@ def test_patterns_are_full_matches_and_a_non_string_fails_them(traced, to, viola
     assert ran == ["ann.lee@example.org"]
 
 
+DENY_ONLY = op.Policy(arguments={"to": {"denied_patterns": ["ceo@.*"]}})
+ANY_OF_OURS = op.Policy(arguments={"to": {"patterns": [r"[^@]+@example\.com"]}})
+
+
+@pytest.mark.parametrize(
+    ("policy", "to"),
+    [
+        (DENY_ONLY, "CEO@example.com"),  # a mail server reads the case away
+        (DENY_ONLY, "ceo\u200b@example.com"),  # a zero-width space: invisible, still the CEO
+        (DENY_ONLY, "c\u00adeo@example.com"),  # a soft hyphen
+        (DENY_ONLY, "\uff43\uff45\uff4f@example.com"),  # full-width letters
+        (DENY_ONLY, "\uff23\uff25\uff2f\uff20example.com"),  # full-width, upper case, a full-width @
+        (ANY_OF_OURS, "bob\uff20evil.example@example.com"),  # a full-width @ hides a second address
+    ],
+    ids=["upper-case", "zero-width-space", "soft-hyphen", "full-width", "full-width-upper", "full-width-at"],
+)
+def test_a_pattern_judges_the_value_as_it_reads_not_only_as_it_is_written(traced, policy, to):
+    """#50: a denied pattern is not passed by another spelling of the same address, and an allowed
+    one must hold for the value as it reads too."""
+    ran: list[object] = []
+
+    @op.tool(side_effect="read", policy=policy, tracer_provider=traced.provider)
+    def notify(to) -> None:
+        ran.append(to)
+
+    found, _ = _refused(traced, notify, to=to)
+    assert ran == []
+    assert found in (("policy:to:denied_pattern",), ("policy:to:pattern",))
+    with op.run():
+        notify(to="ann.lee@example.com")
+    assert ran == ["ann.lee@example.com"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "violations"),
     [

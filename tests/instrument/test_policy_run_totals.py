@@ -212,14 +212,15 @@ def test_outside_a_run_each_call_is_judged_alone(traced, caplog):
     assert attempt(by_input, amount=1) == ("policy:amount:run_sum",)  # no run, no inputs
 
 
-def test_each_run_has_its_own_totals_a_nested_run_too(traced):
+def test_each_run_has_its_own_totals_and_a_nested_run_spends_the_enclosing_runs(traced):
+    """A nested run (a sub-agent) is part of the run it is entered in: one trace, one run (#50)."""
     refund, _ = refunds(traced)
     with op.run():
         assert attempt(refund, amount=400) == ()
         with op.run():
-            assert attempt(refund, amount=400) == ()  # the nested run's own total
-            assert attempt(refund, amount=200) == ("policy:amount:run_sum",)
-        assert attempt(refund, amount=200) == ("policy:amount:run_sum",)  # 400 + 200 in the outer run
+            assert attempt(refund, amount=200) == ("policy:amount:run_sum",)  # 400 + 200 in the run
+            assert attempt(refund, amount=100) == ()
+        assert attempt(refund, amount=1) == ("policy:amount:run_sum",)  # the sub-agent spent the rest
     with op.run():
         assert attempt(refund, amount=500) == ()
 
@@ -348,3 +349,42 @@ def test_the_warning_for_a_missing_input_names_the_path_never_a_value(traced, ca
         attempt(refund, amount=27182)
     assert "order.total" in caplog.text
     assert "31337" not in caplog.text and "27182" not in caplog.text
+
+
+# -- #50: the second way in — fractions, a checked argument that is not the first, calls outside a run --
+def test_a_fraction_of_one_is_spent_too(traced):
+    """An amount between 0 and 1 adds to the total like any other: two halves and a bit spend 1."""
+    refund, ran = refunds(traced, op.Policy(arguments={"amount": {"run_sum": 1}}))
+    with op.run():
+        assert [attempt(refund, amount=a) for a in (0.5, 0.5, 0.25)] == [(), (), ("policy:amount:run_sum",)]
+    assert ran == [0.5, 0.5]
+
+
+def test_outside_a_run_a_spending_argument_after_another_checked_one_is_still_judged(traced):
+    """The policy checks ``flag`` first (a pattern, no total) and ``amount`` after it: outside a run the
+    amount is still judged alone — missing, negative or over the limit, it fails."""
+    policy = op.Policy(arguments={"flag": {"patterns": ["[a-z]*"]}, "amount": {"run_sum": 500}})
+    refund, ran = refunds(traced, policy)
+    assert attempt(refund, amount=501, flag="x") == ("policy:amount:run_sum",)
+    assert attempt(refund, amount=-5, flag="x") == ("policy:amount:run_sum",)  # would lower a total
+    assert attempt(refund, flag="x") == ("policy:amount:run_sum",)  # what it spends is unknown
+    assert attempt(refund, amount=500, flag="x") == ()
+    assert ran == [500]
+
+
+def test_the_warning_for_an_input_limit_outside_a_run_names_the_tool_and_the_argument(traced, caplog):
+    refund, _ = refunds(traced, op.Policy(arguments={"amount": {"run_sum": op.Input("order.total")}}))
+    assert attempt(refund, amount=1) == ("policy:amount:run_sum",)
+    said = "refund: policy run_sum of amount: the run declares no number at input 'order.total'"
+    assert [r.getMessage() for r in caplog.records if "run_sum" in r.getMessage()] == [
+        f"{said}, so the check fails"
+    ]
+
+
+def test_a_policy_from_a_document_with_a_key_it_does_not_know_is_refused_by_name():
+    with pytest.raises(
+        op.ConfigurationError, match=r"Policy\.max_calls: unknown key \(allowed: schema, arguments"
+    ):
+        op.Policy.from_document({"arguments": {"amount": {"maximum": 5}}, "max_calls": 3})
+    with pytest.raises(op.ConfigurationError, match="expected a mapping of policy fields"):
+        op.Policy.from_document(["run_count", 3])

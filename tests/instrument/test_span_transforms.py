@@ -22,6 +22,7 @@ from opentelemetry.trace import Link, SpanContext, Status, StatusCode, TraceFlag
 
 from otel_provenance import semconv
 from otel_provenance.instrument.processor import strip_span
+from otel_provenance.instrument.spans.allowlist import is_type_name
 from otel_provenance.instrument.spans.redaction import (
     DEFAULT_CONTENT_EVENTS,
     EXCEPTION_EVENT,
@@ -149,6 +150,8 @@ def full_rebuild(span: ReadableSpan, options: StripOptions, extra: Mapping[str, 
     options = options.for_item(raw, scope_name, [event.name for event in span.events])
     scrub = scrubs_exception_details(raw, options)
     attributes = strip_attributes(raw, options)
+    if scrub and not is_type_name(attributes.get(semconv.ERROR_TYPE, "")):  # a message there goes (#50)
+        attributes = {k: v for k, v in attributes.items() if k != semconv.ERROR_TYPE}
     events, exception_types = [], []
     for event in span.events:
         cleaned = strip_event_attributes(event.name, event.attributes, options, scrub_exception=scrub)

@@ -26,6 +26,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 import otel_provenance as op
 from canary import assert_absent, exported_bytes
@@ -253,6 +254,43 @@ def _exception_in_other_events(tracer, c) -> None:
         s.add_event("failed", {"exception.stacktrace": f"Traceback ... {c()}"})
 
 
+def _vercel_ai_sdk(provider, c) -> None:
+    # #50: the Vercel AI SDK's telemetry (its tracer is named "ai"; no gen_ai.* key on these shapes)
+    tracer = provider.get_tracer("ai")
+    tracer.start_span(
+        "ai.generateText",
+        attributes={"operation.name": "ai.generateText", "ai.model.id": "gpt-4o", "ai.prompt": c(),
+                    "ai.response.text": c(), "ai.telemetry.metadata.customer": c()},
+    ).end()  # fmt: skip
+    tracer.start_span(
+        "ai.toolCall",
+        attributes={"ai.toolCall.name": "pay", "ai.toolCall.args": c(), "ai.toolCall.result": c()},
+    ).end()
+    provider.get_tracer("@vercel/otel").start_span(
+        "ai.generateText.doGenerate",
+        attributes={"ai.prompt.messages": c(), "ai.response.toolCalls": c(), "ai.response.object": c()},
+    ).end()
+
+
+def _logfire_events(provider, c) -> None:
+    # #50: Logfire's LLM integrations write the messages as "events" on a span of scope "logfire"
+    template = "Chat Completion with {request_data[model]!r}"
+    provider.get_tracer("logfire").start_span(
+        template,
+        attributes={"logfire.msg_template": template, "events": json.dumps([{"content": c()}])},
+    ).end()
+
+
+def _foreign_error_type(provider, c) -> None:
+    # #50: a library that writes str(error) into error.type, on an AI span and on an application's
+    provider.get_tracer("openinference.instrumentation.acme").start_span(
+        "llm", attributes={"openinference.span.kind": "LLM", "error.type": f"ValueError: prompt {c()!r}"}
+    ).end()
+    with provider.get_tracer("app").start_as_current_span("POST /refund") as span:
+        span.set_attributes({"http.route": "/refund", "error.type": f"declined: card {c()} over limit"})
+        span.set_status(StatusCode.ERROR, "declined")
+
+
 PRODUCERS: dict[str, Callable] = {
     "azure-ai-agents": lambda p, c: _azure(p.get_tracer("azure.ai.agents"), c),
     "gen_ai-memory": lambda p, c: _memory(p.get_tracer("app"), c),
@@ -261,6 +299,9 @@ PRODUCERS: dict[str, Callable] = {
     "haystack": _haystack,
     "mlflow": _mlflow,
     "exception-in-other-events": lambda p, c: _exception_in_other_events(p.get_tracer("app"), c),
+    "vercel-ai-sdk": _vercel_ai_sdk,
+    "logfire-events": _logfire_events,
+    "foreign-error-type": _foreign_error_type,
 }
 
 
@@ -310,7 +351,7 @@ def test_log_records_of_the_new_keys_and_events_leave_no_canary():
 #: catches up (shapes taken from libraries' habits: a vendor namespace, an unprefixed payload).
 UNLISTED_AI_KEYS = (
     "acme_llm.request.body",
-    "ai.prompt.messages",
+    "genkit:input",
     "agent_input",
     "vendor.completion.text",
     "llm.request.raw_messages",
@@ -365,5 +406,7 @@ def test_measurement_behind_the_default(capsys):
             print(f"\n{mode}: {leaked} of {planted} canaries leave; {kept} of {keys} application keys kept")
     planted = results["hybrid"][0]
     assert results["hybrid"] == (planted, 0, 12, 12)
-    assert results["denylist"] == (planted, 2 * len(UNLISTED_AI_KEYS), 12, 12)
+    # the unlisted keys, and Logfire's "events": too generic a name to deny (it would take an
+    # application's own "app.events.count"); the default mode judges that span by the allow-list
+    assert results["denylist"] == (planted, 2 * len(UNLISTED_AI_KEYS) + 1, 12, 12)
     assert results["allowlist"] == (planted, 0, 12, 3)  # only http.route is on the allow-list

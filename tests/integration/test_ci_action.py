@@ -577,3 +577,19 @@ def test_the_gitlab_snippet_keeps_one_merge_request_note_and_applies_the_policy(
     assert ("PUT", f"/api/v4/projects/42/merge_requests/7/notes/{note['id']}") in api.requests
     assert "## Trajectory gate: `pass`" in api.ours()[0]["body"]
     assert (workspace["dir"] / "otel-provenance-report" / "gate.junit.xml").exists()
+
+
+def test_the_gitlab_note_of_a_person_that_quotes_the_marker_is_never_edited(workspace, api):
+    """#50: the other platform's way in — on GitLab too, a note that begins with the marker but was
+    written by a person (not the token's own user) stays as they wrote it; the gate keeps its own."""
+    quoted = "<!-- otel-provenance-gate:default -->\n> ## Trajectory gate: `fail`\nWhy?"
+    api.comments[200] = {"id": 200, "body": quoted, "author": {"username": "reviewer"}}
+    code, log = play_gitlab(workspace, api, GATE_TRACES="traces/*.jsonl")
+    assert code == 1, log  # the gate failed: the policy, not the note, fails the job
+    assert "ci_comment: posted comment" in log
+    [note] = api.ours()
+    code, log = play_gitlab(workspace, api, GATE_TRACES="traces/good.jsonl")
+    assert code == 0, log
+    assert f"ci_comment: updated comment {note['id']}" in log
+    assert api.comments[200]["body"] == quoted
+    assert not [r for r in api.requests if r == ("PUT", "/api/v4/projects/42/merge_requests/7/notes/200")]

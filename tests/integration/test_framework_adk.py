@@ -173,6 +173,73 @@ def test_without_the_plugin_the_spans_are_still_adopted_but_adk_ends_the_run():
     assert span.attributes["agent.tool.status"] == "blocked"
 
 
+class ToolRefused(RuntimeError):
+    """The application's own error type for a refused call (``@op.tool(blocked_error=...)``)."""
+
+
+def test_a_refusal_raised_as_the_tools_blocked_error_is_answered_too():
+    """#50: with ``blocked_error=`` the refusal reaches ADK wrapped in the application's error type
+    (chained to the ProvenanceError): still a refusal, answered, and the run goes on."""
+    ws = Workspace()
+
+    @op.tool(side_effect="write", blocked_error=ToolRefused)
+    def delete_file(path: str) -> str:
+        """Delete one file."""
+        return ws.delete(path)
+
+    model, final = drive(
+        [FunctionTool(delete_file)], [("delete_file", {"path": ws.invented})], plugins=[op.adk_plugin()]
+    )
+    assert final == "done" and ws.deleted == []
+    (refusal,) = responses(model)
+    assert "delete_file" in refusal["error"] and "path=assumed" in refusal["error"]
+    assert ws.invented not in refusal["error"]
+
+
+def test_an_error_of_the_blocked_error_type_that_is_no_refusal_is_left_to_adk():
+    """The application's error type raised by the body itself (no refusal behind it) is ADK's."""
+
+    @op.tool(side_effect="read", blocked_error=ToolRefused)
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        raise ToolRefused("the order service said no")
+
+    with pytest.raises(ToolRefused, match="order service"):
+        drive(
+            [FunctionTool(lookup)],
+            [("lookup", {"order_id": "ord-1"})],
+            plugins=[op.adk_plugin()],
+            inputs={"order_id": "ord-1"},
+        )
+
+
+def test_an_error_raised_from_another_error_is_no_refusal_and_is_left_to_adk():
+    """Only a ProvenanceError behind the error makes it a refusal: a body's error chained to some
+    other error (``raise … from``) is ADK's, as any error is."""
+
+    @op.tool(side_effect="read", blocked_error=ToolRefused)
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        try:
+            {}["missing"]
+        except KeyError as missing:
+            raise ToolRefused("the order service said no") from missing
+
+    with pytest.raises(ToolRefused, match="order service"):
+        drive(
+            [FunctionTool(lookup)],
+            [("lookup", {"order_id": "ord-2"})],
+            plugins=[op.adk_plugin()],
+            inputs={"order_id": "ord-2"},
+        )
+
+
+def test_the_plugin_is_named_for_the_package_or_as_told():
+    """ADK refuses two plugins of one name: the default is the package's, another can be given."""
+    assert op.adk_plugin().name == "otel_provenance"
+    assert op.adk_plugin("provenance-2").name == "provenance-2"
+
+
 def test_other_errors_are_left_to_adk():
     def explode(reason: str) -> str:
         """Fail."""

@@ -348,3 +348,38 @@ def test_an_undecided_rate_draws_its_failing_runs_in_the_html_report(tmp_path: P
     html = page.read_text()
     assert html.count('class="run"') == 1 and "<svg" in html
     assert "Drawn once for 3 identical runs" in html
+
+
+TIE_CONTRACT = RATE_CONTRACT.replace('max_failing_rate: "1/10"', 'max_failing_rate: "1/2"').replace(
+    'confidence: "0.95"', 'confidence: "3/4"'
+)
+
+
+@pytest.mark.parametrize(
+    ("failing", "n", "code", "further"),
+    [
+        (2, 2, 2, None),  # P(X >= 2 | 2, 1/2) = 1/4 = alpha: fails, exactly at the tie
+        (0, 2, 0, None),  # P(X <= 0 | 2, 1/2) = 1/4 = alpha: passes, exactly at the tie
+        (1, 1, 3, ("to_fail", 1)),  # one more failing run makes 2 of 2: the tie, and a fail
+        (0, 1, 3, ("to_pass", 1)),  # one more passing run makes 0 of 2: the tie, and a pass
+    ],
+    ids=["fail-at-the-tie", "pass-at-the-tie", "one-run-to-the-fail-tie", "one-run-to-the-pass-tie"],
+)
+def test_a_tail_probability_equal_to_alpha_decides(tmp_path: Path, failing, n, code, further) -> None:
+    """#50: the rule fails when P(X >= k) <= alpha and passes when P(X <= k) <= alpha — "at most", so
+    a tail exactly at alpha (rate 1/2, confidence 3/4: alpha 1/4) decides, at the CLI and in the count
+    of further runs that would."""
+    runs = [triage_run(f"t{i}", "v2", skip_check=i < failing) for i in range(n)]
+    traces = tmp_path / "traces.jsonl"
+    export_runs(runs, str(traces))
+    contract = tmp_path / "c.yaml"
+    contract.write_text(TIE_CONTRACT)
+    report = tmp_path / "g.json"
+    exit_code, _, err = _cli(
+        "gate", "check", "--contract", contract, "--release", "v2", "--completed-at", AT, traces,
+        "--report-json", report,
+    )  # fmt: skip
+    assert exit_code == code, err
+    data = json.loads(report.read_text())
+    if further is not None:
+        assert data["further_runs"][further[0]] == further[1]

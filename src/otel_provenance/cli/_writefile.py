@@ -15,8 +15,10 @@ What the target is decides how it is written (``_plan``):
   file the shell redirected them to): written in place through that descriptor, after what was
   already printed — never renamed over, which would orphan the shell's open file.
 - a character device (``/dev/null``, a terminal) or a FIFO: opened and written in place, without
-  creating or truncating anything (a FIFO's open waits for its reader, as ``echo > fifo`` does).
-  A device that cannot take the bytes (``/dev/full``) is an error, and stays the device.
+  creating or truncating anything. A FIFO waits for its reader, as ``echo > fifo`` does — but not
+  forever (#50): no reader within ``OTEL_PROVENANCE_WRITE_DEADLINE`` seconds (default 60), or a
+  reader that takes nothing for that long, is an error naming the FIFO, and no report is claimed
+  written. A device that cannot take the bytes (``/dev/full``) is an error, and stays the device.
 - a directory, a socket or a block device: refused with a message naming what it is.
 """
 
@@ -24,18 +26,25 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import io
 import os
 import secrets
+import select
 import signal
 import stat
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from .. import environment
 from ..errors import ConfigurationError
 from . import _interrupt
+
+DEFAULT_DEADLINE_S = 60.0  # a FIFO's reader: to open it, and to take more of the report
+_POLL_S = 0.05  # how often the open of a FIFO is tried again while no reader has it open
 
 _REFUSED = {
     stat.S_IFDIR: "a directory",
@@ -56,8 +65,57 @@ class _Target(io.FileIO):
             raise _WriteFailed(exc.errno, exc.strerror) from exc
 
 
-def _text(fd: int) -> TextIO:
-    return io.TextIOWrapper(io.BufferedWriter(_Target(fd, "w")), encoding="utf-8", newline="\n")
+class _FifoTarget(_Target):
+    """A FIFO opened without blocking: a write that the pipe cannot take yet waits for the reader —
+    up to ``deadline_s`` without progress, then fails (a reader that went to sleep holds no CI job)."""
+
+    def __init__(self, fd: int, deadline_s: float) -> None:
+        super().__init__(fd, "w")
+        self.deadline_s = deadline_s
+
+    def write(self, b: object) -> int:  # type: ignore[override]
+        while True:
+            written = super().write(b)
+            if written is not None:
+                return written
+            poller = select.poll()
+            poller.register(self.fileno(), select.POLLOUT)
+            if not poller.poll(self.deadline_s * 1000):
+                raise _WriteFailed(errno.ETIMEDOUT, f"its reader took nothing for {self.deadline_s:g} s")
+
+
+def _text(fd: int, raw: io.FileIO | None = None) -> TextIO:
+    target = raw if raw is not None else _Target(fd, "w")
+    return io.TextIOWrapper(io.BufferedWriter(target), encoding="utf-8", newline="\n")
+
+
+def write_deadline() -> float:
+    """``OTEL_PROVENANCE_WRITE_DEADLINE`` (seconds, > 0), else :data:`DEFAULT_DEADLINE_S`."""
+    name = environment.OTEL_PROVENANCE_WRITE_DEADLINE
+    value = environment.number(name)
+    if value is None:
+        return DEFAULT_DEADLINE_S
+    if not value > 0 or value == float("inf"):
+        raise ConfigurationError(f"{name}: expected a positive number of seconds, found {value!r}")
+    return value
+
+
+def _open_fifo(path: str, deadline_s: float) -> int:
+    """Open a FIFO for writing once a reader has it open (``ENXIO`` until then), trying again until
+    ``deadline_s``; a ``ConfigurationError`` naming it when nobody came."""
+    ends = time.monotonic() + deadline_s
+    while True:
+        try:
+            return os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:
+                raise
+        if time.monotonic() >= ends:
+            raise ConfigurationError(
+                f"{path}: a FIFO that nobody opened for reading within {deadline_s:g} s "
+                f"({environment.OTEL_PROVENANCE_WRITE_DEADLINE}); nothing written"
+            )
+        time.sleep(_POLL_S)
 
 
 _held: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar("held", default=None)
@@ -184,6 +242,7 @@ def _atomic(path: str, target: Path) -> Iterator[TextIO]:
 @contextlib.contextmanager
 def _in_place(path: str, how: str, where: str) -> Iterator[TextIO]:
     body = False
+    raw: io.FileIO | None = None
     try:
         if how == "fd":
             for stream in (sys.stdout, sys.stderr):  # what was printed before stays before
@@ -191,11 +250,16 @@ def _in_place(path: str, how: str, where: str) -> Iterator[TextIO]:
                     stream.flush()
             fd = os.dup(int(where))
         else:
-            fd = os.open(where, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)  # no O_CREAT, no O_TRUNC
+            if stat.S_ISFIFO(os.stat(where).st_mode):
+                deadline = write_deadline()
+                fd = _open_fifo(where, deadline)  # no O_CREAT, no O_TRUNC
+                raw = _FifoTarget(fd, deadline)
+            else:
+                fd = os.open(where, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)  # no O_CREAT, no O_TRUNC
             if stat.S_IFMT(os.fstat(fd).st_mode) == stat.S_IFREG:  # swapped for a file since _plan
                 os.close(fd)
                 raise ConfigurationError(f"{path}: changed while it was being opened; not written")
-        with _text(fd) as f:
+        with _text(fd, raw) as f:
             body = True
             yield f
             body = False

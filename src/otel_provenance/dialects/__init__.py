@@ -6,9 +6,9 @@ tells a span it made — lives in one module of this package as a :class:`~.dial
 row of :data:`DIALECTS`. Everything else is derived here: the offline half finds tool calls and agent
 runs with :func:`is_tool_span`, :func:`is_agent_span` and :func:`tool_name`; the online half finds the
 same spans, reads other libraries' tool calls (:func:`call_records`), judges the spans an AI library
-made by the allow-list (:data:`SCOPE_WORDS`, :data:`KEY_PREFIXES`, :data:`BARE_KEYS`) and removes
-:data:`CONTENT_KEYS` and :data:`CONTENT_EVENTS` from the others. A new producer is a module and a row
-(docs/dialects.md).
+made by the allow-list (:data:`SCOPE_WORDS`, :data:`SCOPE_NAMES`, :data:`KEY_PREFIXES`,
+:data:`BARE_KEYS`) and removes :data:`CONTENT_KEYS` and :data:`CONTENT_EVENTS` from the others. A new
+producer is a module and a row (docs/dialects.md).
 
 The order of the rows is the order in which they are asked: this package's first (``op.run`` marks an
 agent run, whatever else the span says), the GenAI conventions next (decisive: a span that names another
@@ -36,6 +36,7 @@ from . import (
     pydantic_ai,
     sdks,
     smolagents,
+    vercel_ai,
 )
 from .dialect import Dialect, Mark, ToolCallRecord
 
@@ -55,6 +56,7 @@ DIALECTS: Final[tuple[Dialect, ...]] = (
     google_adk.DIALECT,
     mlflow.DIALECT,
     mcp.DIALECT,
+    vercel_ai.DIALECT,
     sdks.DIALECT,
 )
 
@@ -69,6 +71,8 @@ CONTENT_KEYS: Final = frozenset().union(*(d.content_keys for d in DIALECTS))
 CONTENT_EVENTS: Final = frozenset().union(*(d.content_events for d in DIALECTS))
 #: Lower-case fragments of instrumentation scope names AI libraries use.
 SCOPE_WORDS: Final = _unique(w for d in DIALECTS for w in d.scope_words)
+#: Whole (lower-case) instrumentation scope names of AI libraries, too short to look for in another name.
+SCOPE_NAMES: Final = frozenset().union(*(d.scope_names for d in DIALECTS))
 #: Attribute-key prefixes only AI instrumentations write.
 KEY_PREFIXES: Final = _unique(p for d in DIALECTS for p in d.key_prefixes)
 #: Keys some AI libraries write without a namespace.
@@ -154,6 +158,7 @@ __all__ = [
     "DIALECTS",
     "KEY_PREFIXES",
     "KIND_KEYS",
+    "SCOPE_NAMES",
     "SCOPE_WORDS",
     "TOOL_NAME_KEYS",
     "Dialect",

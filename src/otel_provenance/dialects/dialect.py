@@ -58,9 +58,10 @@ class Dialect:
     - ``content_keys``: keys holding prompts, outputs, arguments or results — removed by the deny-list,
       as whole dot-separated parts anywhere in a key path (``*`` is any one part);
       ``content_events``: events whose whole payload is content (dropped).
-    - ``scope_words``, ``key_prefixes``, ``bare_keys``: what tells a span this producer made
-      (a word in the instrumentation scope's name, a key prefix, a key it writes without a namespace):
-      the default stripping judges such spans by the allow-list.
+    - ``scope_words``, ``scope_names``, ``key_prefixes``, ``bare_keys``: what tells a span this
+      producer made (a word in the instrumentation scope's name, a whole scope name too short to look
+      for inside another — the Vercel AI SDK's ``ai`` —, a key prefix, a key it writes without a
+      namespace): the default stripping judges such spans by the allow-list.
     """
 
     name: str
@@ -75,6 +76,7 @@ class Dialect:
     content_keys: frozenset[str] = frozenset()
     content_events: frozenset[str] = frozenset()
     scope_words: tuple[str, ...] = ()
+    scope_names: frozenset[str] = frozenset()
     key_prefixes: tuple[str, ...] = ()
     bare_keys: frozenset[str] = frozenset()
 

@@ -4,7 +4,9 @@ the tool's name: identity there, kept by the allow-list; anywhere else a templat
 a user's words). ``logfire.msg`` is the message with its arguments formatted in, ``logfire.logging_args``
 a logging call's arguments, ``exception.logfire.data`` a validation error's input, ``request_data`` /
 ``response_data`` its OpenAI / Anthropic integrations' bodies. Its scope names (``logfire.openai`` …)
-are known by the model SDK's word; ``logfire`` alone also names an application's own spans."""
+are known by the model SDK's word; ``logfire`` alone also names an application's own spans, so its LLM
+integrations' ``events`` (the messages, written without a namespace) is what tells such a span an AI
+library made it (#50)."""
 
 from __future__ import annotations
 
@@ -26,4 +28,5 @@ DIALECT = Dialect(
     content_keys=frozenset(
         {"logfire.msg", "logfire.logging_args", "exception.logfire.data", "request_data", "response_data"}
     ),
+    bare_keys=frozenset({"events"}),
 )

@@ -94,3 +94,21 @@ def test_a_rule_added_after_the_end_line_is_refused_saying_to_put_it_back_last()
     appended = text + "- id: extra\n  type: cardinality\n  select: {step: x}\n  max: 1\n"
     with pytest.raises(ContractError, match=r"that line was moved \(put it back last\)"):
         parse_contract(appended)
+
+
+def test_a_cut_right_after_an_indented_end_line_inside_a_description_is_refused() -> None:
+    """#50: a rule's description (a block scalar) that holds the end line, indented; a copy cut right
+    after it is valid YAML and a valid contract — one rule short. The end line counts only at the
+    start of a line, as the contract writes it."""
+    block = "  description: |\n    The check every refund needs.\n    # end of contract\n    Kept.\n"
+    text = dump_document(DOCUMENT)  # as a person edits it: a literal block after the rule's limits
+    text = text.replace("  min: 1\n", "  min: 1\n" + block, 1)
+    assert "    # end of contract\n" in text
+    assert [r.id for r in parse_contract(text).rules] == ["needs.fraud", "once.refund"]  # whole: loads
+    lines = text.splitlines(keepends=True)
+    for k in range(1, len(lines)):
+        with pytest.raises(ContractError):
+            parse_contract("".join(lines[:k]), source="cut.yaml")
+    cut = text[: text.index("    # end of contract\n") + len("    # end of contract\n")]
+    with pytest.raises(ContractError, match="seal says it ends with the line"):
+        parse_contract(cut, source="cut.yaml")

@@ -180,3 +180,36 @@ def test_smallest_more_is_the_first_number_that_decides(n, data, p, c) -> None:
     ):
         first = next((m for m in range(1, 301) if decides(m)), None)
         assert found == first
+
+
+def test_further_runs_count_when_every_run_failed_and_when_runs_lack_evidence() -> None:
+    """The further runs that would decide, on the two edges a drawn example seldom reaches: every run
+    so far failed (``P(X ≥ n | n) = pⁿ``: 1 of 1 failing at rate 1/2 and α = 1/10 needs 3 more failing
+    runs, not 1), and runs without evidence count as failing for a pass (0 failing and 1 unknown of 2:
+    ``P(X ≤ 1 | n) = (n+1)/2ⁿ ≤ 1/10`` first at n = 7, 5 more passing runs)."""
+    half = Fraction(1, 2)
+    limit = RateLimit(half, Fraction(9, 10))
+    assert not fails_after(limit, 1, 1, 0) and not fails_after(limit, 1, 1, 2) and fails_after(limit, 1, 1, 3)
+    assert smallest_more(lambda m: fails_after(limit, 1, 1, m)) == 3
+    assert _pmf_sum(4, 4, 4, half) <= Fraction(1, 10) < _pmf_sum(3, 3, 3, half)  # the textbook agrees
+    assert not passes_after(limit, 2, 0, 1, 4) and passes_after(limit, 2, 0, 1, 5)
+    assert smallest_more(lambda m: passes_after(limit, 2, 0, 1, m)) == 5
+    assert _pmf_sum(0, 1, 7, half) <= Fraction(1, 10) < _pmf_sum(0, 1, 6, half)
+
+
+def test_a_failing_tail_summed_from_the_other_end_is_exact_at_its_tie() -> None:
+    """``P(X ≥ 1 | 2)`` at rate 1/10 is 19/100, summed as its complement (the range is most of
+    ``0..n``): at α = 19/100 the tie fails the rule, at α = 18/100 it does not — one part in ``b^n``
+    either way changes the verdict."""
+    tenth = Fraction(1, 10)
+    assert _pmf_sum(1, 2, 2, tenth) == Fraction(19, 100)
+    assert fails_after(RateLimit(tenth, Fraction(81, 100)), 2, 1, 0)
+    assert not fails_after(RateLimit(tenth, Fraction(82, 100)), 2, 1, 0)
+    assert fails_after(RateLimit(tenth, Fraction(81, 100)), 1, 0, 1)  # the same tail, one run further
+
+
+def test_counts_that_do_not_fit_are_refused_naming_them() -> None:
+    limit = RateLimit(Fraction(1, 10), Fraction(95, 100))
+    assert judge_rate(limit, 1, 1).unknown == 0  # no unknown runs unless told
+    with pytest.raises(ValueError, match=r"counts do not fit: 2 failing and 1 unknown of 2 run\(s\)"):
+        judge_rate(limit, 2, 2, 1)

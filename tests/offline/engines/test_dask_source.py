@@ -442,6 +442,84 @@ def test_findings_exported_from_the_cluster_are_those_of_one_process(cluster, sc
     assert len(written["one"]) > 10 and all(r.get("traceId") for r in written["one"])
 
 
+def test_set_up_traces_are_left_out_and_counted_on_the_cluster_as_in_one_process(
+    cluster, scattered, tmp_path
+) -> None:
+    """#50: traces that are no agent run — an agent being built, an MCP handshake — among the runs,
+    in the release judged: neither engine evaluates them as runs, and both say how many were left out."""
+    paths, contract = scattered
+    setup = []
+    for n, name in enumerate(("create_agent", "POST /mcp", "initialize")):
+        record = tracegen.SpanRecord(
+            f"{0xA5E7 + n:032x}", f"{0xB0 + n:016x}", "", name, 1, 10**18 + n, 10**18 + n + 1000,
+            (("http.request.method", "POST"),),
+        )  # fmt: skip
+        setup.append(tracegen._line_head("v1") + tracegen.span_json(record) + tracegen._LINE_TAIL)
+    with_setup = tmp_path / "setup.jsonl"
+    with_setup.write_text("".join(setup))
+    inputs = [*paths, str(with_setup)]
+
+    one = cli("gate", "check", "--contract", contract, "--release", "v1", "--format", "json", *inputs)
+    many = cli(
+        "gate", "check", "--contract", contract, "--release", "v1", "--format", "json", *inputs,
+        "--dask-scheduler", cluster.scheduler_address,
+    )  # fmt: skip
+    assert many[:2] == one[:2]
+    without = cli("gate", "check", "--contract", contract, "--release", "v1", "--format", "json", *paths)
+    assert json.loads(one[1])["runs"] == json.loads(without[1])["runs"]  # no set-up trace is a run
+    note = "left out 3 trace(s) that are no agent run"
+    assert note in one[2] and note in many[2]
+
+
+def _one_line(path: Path, *records: tracegen.SpanRecord) -> str:
+    path.write_text(
+        tracegen._line_head("v1") + ",".join(map(tracegen.span_json, records)) + tracegen._LINE_TAIL
+    )
+    return str(path)
+
+
+def test_bad_evidence_found_on_the_cluster_exits_1_naming_it_never_a_verdict(
+    cluster, scattered, tmp_path
+) -> None:
+    """#50: what only a worker can find — a span id twice in one run (while folding a bucket), a span
+    whose id is no id (while splitting a partition) — is exit 1 with the reason, as in one process."""
+    paths, contract = scattered
+    call = tracegen.SpanRecord(
+        f"{0xDEAD1:032x}", f"{0xBEEF1:016x}", "", "execute_tool x", 1, 10**18, 10**18 + 5,
+        (("gen_ai.operation.name", "execute_tool"), ("gen_ai.tool.name", "x")),
+    )  # fmt: skip
+    twice = _one_line(tmp_path / "twice.jsonl", call, call._replace(name="execute_tool y"))
+    no_id = _one_line(tmp_path / "no-id.jsonl", call._replace(trace_id=f"{0xDEAD2:032x}", span_id="zz" * 8))
+    gate = ("gate", "check", "--contract", contract, "--release", "v1", *paths)
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    code, out, err = cli(*gate, twice, *address)
+    assert (code, out) == (1, "")
+    assert f"the trace files: run {0xDEAD1:032x}: span id {0xBEEF1:016x} occurs twice" in err
+    for extra in ((), address):
+        code, out, err = cli(*gate, no_id, *extra)
+        assert (
+            (code, out) == (1, "") and "no-id.jsonl:1: " in err and "spanId is not a 16-digit hex id" in err
+        )
+
+
+def test_another_release_attribute_is_read_on_the_cluster_as_in_one_process(
+    cluster, scattered, tmp_path
+) -> None:
+    """``--release-attribute``: the runs of the release are those the attribute names, on every engine —
+    where the engine picks the release's runs itself (``mine``) and where the gate does."""
+    paths, contract = scattered
+    by_name = ("--release", tracegen.SERVICE, "--release-attribute", "service.name")
+    gate = ("gate", "check", "--contract", contract, "--format", "json", *by_name, *paths)
+    one = cli(*gate)
+    assert one[0] in (0, 2, 3) and json.loads(one[1])["runs"]["evaluated"] > 60  # both releases' runs
+    assert cli(*gate, "--dask-scheduler", cluster.scheduler_address)[:2] == one[:2]
+    mined_one, mined_many = tmp_path / "one.yaml", tmp_path / "many.yaml"
+    assert cli("mine", *by_name, "-o", str(mined_one), "--approved", *paths)[0] == 0
+    address = ("--dask-scheduler", cluster.scheduler_address)
+    assert cli("mine", *by_name, "-o", str(mined_many), *address, "--approved", *paths)[0] == 0
+    assert mined_many.read_bytes() == mined_one.read_bytes()
+
+
 def test_runs_that_span_traces_by_span_links_are_joined_on_the_cluster_too(cluster, tmp_path) -> None:
     """A run written as a trace per agent turn, joined by span links (AutoGen's team runtime), over
     several files and byte ranges: the cluster joins the same traces and says so in the same words."""

@@ -9,6 +9,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -360,7 +361,9 @@ def test_a_huge_run_is_cut_and_says_so() -> None:
     assert "more node(s) not drawn" in svg
 
 
-def test_audit_draws_the_failing_runs(tmp_path: Path) -> None:
+@pytest.mark.parametrize("jobs", [(), ("--jobs", "2")], ids=["one-process", "two-shards"])
+def test_audit_draws_the_failing_runs(tmp_path: Path, jobs: tuple[str, ...]) -> None:
+    """In one process and folded from two shards (the failing runs each shard kept, merged: #50)."""
     blocked = {semconv.TOOL_STATUS: semconv.TOOL_STATUS_BLOCKED}
     kind = {semconv.arg_attr("ticket_id", semconv.ARG_KIND_SUFFIX): "observed"}
     bad = triage_run("bad", extra=[("ticket.delete", {**WRITE, **blocked, **kind})])
@@ -369,7 +372,7 @@ def test_audit_draws_the_failing_runs(tmp_path: Path) -> None:
     pages = []
     for order in (("a", "b"), ("b", "a")):
         page = tmp_path / f"audit-{order[0]}.html"
-        argv = ["audit", *(str(tmp_path / f"{n}.jsonl") for n in order), "--report-html", str(page)]
+        argv = ["audit", *(str(tmp_path / f"{n}.jsonl") for n in order), "--report-html", str(page), *jobs]
         assert cli_run(argv, io.StringIO(), io.StringIO()) == 2
         pages.append(page.read_text())
     assert pages[0] == pages[1]

@@ -5,9 +5,9 @@ callback answers it. :func:`adk_plugin` returns a plugin (``App(..., plugins=[op
 or ``Runner(..., plugins=[...])``) whose callbacks, for every tool of every agent of the app:
 
 * before the tool runs, announce ADK's ``function_call_id`` (the model's id for the call) so the
-  call's ``gen_ai.tool.call.id`` is that id, and mark ADK's own ``execute_tool {name}`` span with
-  ``gen_ai.operation.name``/``gen_ai.tool.name`` now rather than when it ends, so ``@op.tool`` adopts
-  it (:mod:`..adopt`): one span per call;
+  call's ``gen_ai.tool.call.id`` is that id. ADK's own ``execute_tool {name}`` span, current while the
+  tool runs, is adopted by ``@op.tool`` by its name (:mod:`..adopt`: ADK sets its attributes only when
+  it ends): one span per call;
 * when the tool raised :class:`~otel_provenance.ProvenanceError` (a blocked call: the body never ran),
   answer with ``{"error": <the refusal>}`` — tool, rule, argument names and kinds, never values — which
   ADK gives the model as the tool's response; the run goes on. Any other exception is left to ADK
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import semconv as sc
 from ...errors import ConfigurationError, ProvenanceError
 from ..call.adopt import announce_framework_call, end_framework_call
 
@@ -51,9 +50,7 @@ def _plugin_class() -> type:
         async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> None:
             name = getattr(tool, "name", None)
             if isinstance(name, str):
-                call_id = getattr(tool_context, "function_call_id", None)
-                announce_framework_call(name, call_id)
-                _mark_adk_span(name, call_id)
+                announce_framework_call(name, getattr(tool_context, "function_call_id", None))
             return None
 
         async def after_tool_callback(
@@ -80,26 +77,6 @@ def _refusal(error: BaseException) -> ProvenanceError | None:
         return error
     cause = error.__cause__
     return cause if isinstance(cause, ProvenanceError) else None
-
-
-def _mark_adk_span(tool_name: str, call_id: Any) -> None:
-    """Mark ADK's ``execute_tool {tool}`` span (current while callbacks and tool run) as the span of
-    this call now; ADK sets the same keys again when it ends the span."""
-    from opentelemetry import trace
-
-    span = trace.get_current_span()
-    attributes = getattr(span, "attributes", None)
-    if (
-        not span.is_recording()
-        or getattr(span, "name", None) != sc.TOOL_SPAN_PREFIX + tool_name
-        or not hasattr(attributes, "get")
-        or attributes.get(sc.GEN_AI_OPERATION_NAME) is not None
-    ):
-        return
-    marks = {sc.GEN_AI_OPERATION_NAME: sc.EXECUTE_TOOL, sc.GEN_AI_TOOL_NAME: tool_name}
-    if isinstance(call_id, str) and call_id:
-        marks[sc.GEN_AI_TOOL_CALL_ID] = call_id
-    span.set_attributes(marks)
 
 
 __all__ = ["adk_plugin"]

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import copy
 import inspect
 import threading
 import time
@@ -79,7 +80,20 @@ class ApprovalRequest:
     sources: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:  # a view of a copy: the approver cannot change what the call gets
-        object.__setattr__(self, "arguments", _ReadOnly(dict(self.arguments)))
+        object.__setattr__(self, "arguments", _ReadOnly(_copied(self.arguments)))
+
+
+def _copied(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of each argument, so that nothing the approver does to a list or a dict it is shown
+    reaches the tool's body (#50). A value that cannot be copied (a lock, an open file) is shown as it
+    is: :func:`changed` then refuses a call whose arguments differ from what was decided."""
+    out: dict[str, Any] = {}
+    for name, value in arguments.items():
+        try:
+            out[name] = copy.deepcopy(value)
+        except Exception:
+            out[name] = value
+    return out
 
 
 class Answer(NamedTuple):
@@ -117,6 +131,12 @@ def fault(error: BaseException) -> Answer:
     """The approval could not be asked (this package's machinery failed): a denial, by type only."""
     reraise_own_bug_under_pytest(error)
     return Answer(ERROR, f"the approval could not be asked ({type(error).__name__})")
+
+
+def changed() -> Answer:
+    """An approval that does not hold: the arguments changed while the approver was asked (another
+    thread, or the approver itself) — a person approved other values than the call would run with."""
+    return Answer(DENIED, "the approver answered True, but the call's arguments changed while it was asked")
 
 
 def timed_out(timeout: float) -> Answer:

@@ -237,12 +237,15 @@ class RunGuard:
         "_root",
         "_spans",
         "guard",
+        "outer",
         "run_id",
     )
 
     def __init__(self, guard: ContractGuard, run_id: str) -> None:
         self.guard = guard
         self.run_id = run_id
+        # the enclosing run's guard, for a nested run naming a contract of its own: both judge its calls
+        self.outer: RunGuard | None = None
         self._lock = threading.Lock()
         self._spans: list[Span] = []
         self._projected: list[Attributes] = []  # each span's attributes as counts see them
@@ -280,6 +283,8 @@ class RunGuard:
             self._spans.append(candidate)
             self._projected.append(projected)
             self._before.append(frozenset(self._ended))
+        if self.outer is not None:
+            found.extend(self.outer.objections(call))
         return found
 
     def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
@@ -313,6 +318,8 @@ class RunGuard:
     # -- after each call ----------------------------------------------------------------------------
     def ended(self, call: Any, status: str, error_type: str | None = None) -> None:
         """Record how ``call`` ended (``ok`` / ``error`` / ``blocked``), as its exported span says."""
+        if self.outer is not None:
+            self.outer.ended(call, status, error_type)
         with self._lock:
             index = self._calls.pop(id(call), None)
             if index is None:

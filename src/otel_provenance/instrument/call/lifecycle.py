@@ -63,6 +63,7 @@ from ...errors import ProvenanceError
 from ..base.internal_errors import reraise_own_bug_under_pytest
 from ..base.settings import get_settings
 from ..evidence.classify import Classification, classify_arguments
+from ..evidence.delegation import destinations_returned
 from ..evidence.ledger import LOCAL_CALL, Ledger
 from ..spans import metrics as _metrics
 from . import approval as _approval
@@ -84,6 +85,7 @@ class ToolCall:
     runs, remembers and finishes it."""
 
     __slots__ = (
+        "_name_arguments",
         "approval",
         "arguments",
         "attributes",
@@ -103,6 +105,7 @@ class ToolCall:
         """``name_arguments`` names the passed arguments (step 1); it is called inside the guard, so
         a failure to name them is a provenance fault like any other."""
         self.spec = spec
+        self._name_arguments = name_arguments  # named again after a person approved: unchanged?
         scope = current_run()
         if scope is None:  # nothing can be observed: say so, once per tool (a framework's thread?)
             note_outside_run(spec.name)
@@ -192,7 +195,7 @@ class ToolCall:
                 answer = _approval.ask(approver, request, timeout)
             except Exception as error:  # the asking failed (not the approver): a denial
                 answer = _approval.fault(error)
-            self._answered(answer)
+            self._answered(self._holds(answer))
 
     async def ask_async(self) -> None:
         """:meth:`ask` from a coroutine: the loop goes on while the approver is asked."""
@@ -202,7 +205,7 @@ class ToolCall:
                 answer = await _approval.ask_async(approver, request, timeout)
             except Exception as error:
                 answer = _approval.fault(error)
-            self._answered(answer)
+            self._answered(self._holds(answer))
 
     def _approval_request(self) -> tuple[Any, float, _approval.ApprovalRequest]:
         approver, timeout = _approval.approver_for(current_run(), get_settings())
@@ -216,6 +219,19 @@ class ToolCall:
             side_effect=self.spec.side_effect,
         )
         return approver, timeout, request
+
+    def _holds(self, answer: _approval.Answer) -> _approval.Answer:
+        """An approval holds for the arguments the person was shown: named and digested again, they
+        must be what was decided — not changed meanwhile by another thread or the approver (#50)."""
+        if answer.outcome != _approval.APPROVED or self.classification is None:
+            return answer
+        try:
+            named = _bind(self._name_arguments)
+            now = classify_arguments(self.spec.name, named, None, invented=self.spec.invented)
+            unchanged = now.signature() == self.classification.signature()
+        except Exception:  # what cannot be compared is not known to be unchanged: fail closed
+            unchanged = False
+        return answer if unchanged else _approval.changed()
 
     def _answered(self, answer: _approval.Answer) -> None:
         """The decision after the answer, on the span to be: ``agent.guard.approval`` and the violations."""
@@ -324,7 +340,7 @@ class ToolCall:
             # one per call (echoes, directed calls); never exported (:func:`.classify._provenance`)
             span_id = _span_id(self.span) or LOCAL_CALL + call_id_of(self.essential)
             if self.classification is not None and _directed(self.classification, self.ledger):
-                self.ledger.direct(span_id)
+                self.ledger.direct(span_id, destinations_returned(result, self.ledger.max_entries))
             self.ledger.remember(
                 self.spec.name,
                 result,

@@ -12,8 +12,9 @@ step of the tool-call lifecycle and yields one :class:`.decision.Objection` per 
 or an ask when the policy says ``on_violation="ask"``. The violation names the argument and the check
 (``policy:amount:maximum``), never the value.
 
-**What a run has spent.** Totals are kept per ``op.run`` scope — the run the call is made in; a
-nested run keeps its own — per tool and per :class:`Policy` object. Only calls that ran count: a call
+**What a run has spent.** Totals are kept per outermost ``op.run`` scope — the run the call is made
+in, or the run it is nested in (a sub-agent's calls spend the run's limit, #50) — per tool and per
+:class:`Policy` object. Only calls that ran count: a call
 that passes is counted when it is decided (so two concurrent calls cannot both spend the last of a
 limit), and given back if it is then refused (blocked by another check, or an ask a person denied:
 :meth:`.lifecycle.ToolCall.refuse`). A call that is already blocked counts nothing. Judging and
@@ -258,6 +259,8 @@ class _RunTotals:
 
 
 def _totals(scope: RunScope) -> _RunTotals:
+    while scope.enclosing is not None:  # a nested run spends the outermost run's totals
+        scope = scope.enclosing
     totals = scope.policy_totals
     if totals is None:
         with _CREATING:

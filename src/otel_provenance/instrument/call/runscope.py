@@ -19,7 +19,11 @@ The run's declared inputs are trusted evidence, and so is the user's request tex
 A run entered inside another inherits the enclosing run's observations: a value the outer run observed
 (its declared inputs, its tools' results) counts as observed in the nested run. The nested run's own
 observations stay in its ledger and are not seen by the enclosing run after it ends. It also asks the
-enclosing run's approver, unless it names its own (``op.run(approver=...)``).
+enclosing run's approver, unless it names its own (``op.run(approver=...)``). And it is part of the
+enclosing run for every limit the run has (#50): the offline gate reads one trace as one run, so the
+enclosing run's contract judges the nested run's calls as its own (a second refund made by a
+sub-agent is the run's second), on top of a contract the nested run names itself, and an
+argument-value policy's run totals are the outermost run's.
 """
 
 from __future__ import annotations
@@ -53,12 +57,15 @@ class RunScope:
     """One agent run. Use as ``with op.run(...) as run:`` or ``async with op.run(...) as run:``."""
 
     __slots__ = (
+        "_judges",
+        "_own_guard",
         "_spans",
         "_tokens",
         "agent_name",
         "approval_timeout",
         "approver",
         "conversation_id",
+        "enclosing",
         "guard",
         "inputs",
         "inputs_declared",
@@ -121,6 +128,10 @@ class RunScope:
             configured = get_settings().contract
             if configured is not None:
                 self.guard = configured.for_run(self.run_id)
+        # the guard this run would have alone, and whether it is named here (op.run(contract=...))
+        self._own_guard = (self.guard, contract is not None)
+        self._judges = self.guard is not None  # this run judges the whole contract when it ends
+        self.enclosing: RunScope | None = None  # the run this one was entered in (first entry)
         self.inputs_declared = tuple(str(k) for k in inputs) if inputs else ()
         self.inputs: Mapping[str, Any] = dict(inputs) if inputs else {}  # op.Input limits read them
         self.policy_totals: Any = None  # what argument-value policies counted (.policy), on first use
@@ -145,9 +156,28 @@ class RunScope:
                 self.approver = enclosing.approver
             if self.approval_timeout is None:
                 self.approval_timeout = enclosing.approval_timeout
+        if not self._tokens and enclosing is not self:  # a first entry: which contract judges its calls
+            self._enter_contract(enclosing)
         self._spans.append(self._open_span())
         self._tokens.append(_CURRENT_RUN.set(self))
         return self
+
+    def _enter_contract(self, enclosing: RunScope | None) -> None:
+        """A nested run is part of the enclosing run (one trace, one run offline): the enclosing run's
+        contract judges its calls, counted with the enclosing run's; a contract this run names judges
+        them too (and the sub-run alone when it ends). The enclosing run judges the whole run."""
+        guard, named = self._own_guard
+        self.enclosing = enclosing
+        self.guard, self._judges = guard, guard is not None
+        if guard is not None:
+            guard.outer = None
+        outer = enclosing.guard if enclosing is not None else None
+        if outer is None:
+            return
+        if named:
+            guard.outer = outer  # its own contract and the enclosing run's
+        else:
+            self.guard, self._judges = outer, False  # the enclosing run's, judged when it ends
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         token = self._tokens.pop()
@@ -156,7 +186,7 @@ class RunScope:
         except ValueError:  # exited in another context (e.g. a different task): unbind there
             _CURRENT_RUN.set(None)
         opened = self._spans.pop()
-        if self.guard is not None and not self._spans:
+        if self._judges and not self._spans:
             # the run's span: the one it opened, or the caller's it nests under
             self._judge(opened[0] if opened is not None else trace.get_current_span())
         if opened is not None:

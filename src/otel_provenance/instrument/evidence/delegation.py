@@ -16,8 +16,10 @@ landlord's. What tells them apart is *what the user said*, so a delegated value 
   Dora"; ``title="Family Reunion"``). Not from a result, however trusted: an attacker's write can copy
   a date from the transaction list as easily as the user's; it cannot put words in the request.
 * **Unique.** A destination (an e-mail address, a URL, an IBAN, a long number) must be the only one
-  of its form in the text it was taken from: the bill holds one IBAN, Dora's page one address. An
-  attacker who plants his own beside it makes two — and the choice a person's.
+  of its form in what the call it was taken from returned: the bill holds one IBAN, Dora's page one
+  address. An attacker who plants his own beside it makes two — and the choice a person's — in the
+  same text, in another field of the page (its footer) or in another record of the result (a second
+  e-mail the search found, #50).
 
 A delegated argument that is anchored — and, for a destination, unique — is **accepted**: it counts
 like an observed one (the span records it in ``agent.budget.delegated``). Any other delegated
@@ -33,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 from ... import semconv as sc
 from ...budget_law import is_destination_name
 from . import projections as pj
+from .fieldpaths import children
 from .structures import structure_leaves
-from .textforms import destination_form, destinations_in
+from .textforms import destination_form, destination_text, destinations_in
 
 if TYPE_CHECKING:
     from .classify import ArgumentProvenance
@@ -96,7 +99,8 @@ def _says_where(a: ArgumentProvenance, texts: list[str], sends: bool) -> bool:
 
 
 def _unique(texts: Iterable[str], ledger: Ledger) -> bool:
-    """Every text is one destination, the only one of its form in the text it was found in."""
+    """Every text is one destination, the only one of its form in what the call it was found in
+    returned (every text of that result, at any depth: :func:`destinations_returned`)."""
     for text in texts:
         form = destination_form(text)
         if form is None:
@@ -104,10 +108,51 @@ def _unique(texts: Iterable[str], ledger: Ledger) -> bool:
         match = ledger.lookup(text)
         if match is None:
             return False
-        around = match.observation.text  # the text it was found inside, or the value itself
-        if {token for token in destinations_in(around) if destination_form(token) == form} != {text}:
+        returned = ledger.returned_destinations(match.observation.span_id)
+        same = {token for kind, token in returned if kind == form} if returned is not None else None
+        if same != {destination_text(text)}:
             return False
     return True
+
+
+def destinations_returned(result: Any, limit: int) -> frozenset[tuple[str, str]] | None:
+    """``(form, destination text)`` for every destination written in a result — in any text leaf at any
+    depth, in a mapping key, in bytes read as UTF-8 — for :func:`_unique`. None when the result holds
+    more than ``limit`` containers and items (then no destination from it is unique: fail closed)."""
+    found: set[tuple[str, str]] = set()
+    stack: list[Any] = [result]
+    seen: set[int] = set()
+    room = limit
+    while stack:
+        value = stack.pop()
+        items = children(value) if value is not None else None
+        if items is None:
+            text = _text_of(value)
+            if text is not None:
+                for token in destinations_in(text):
+                    found.add((destination_form(token) or "", destination_text(token)))
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        keyed = isinstance(value, Mapping)
+        for key, item in items:
+            room -= 1
+            if room < 0:
+                return None
+            if keyed:
+                stack.append(key)
+            stack.append(item)
+    return frozenset(found)
+
+
+def _text_of(value: Any) -> str | None:
+    found = pj.leaf_text(value)
+    if found is not None:
+        return found[0]
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", "replace")
+    return None
 
 
 def text_leaves(value: Any) -> list[str] | None:
@@ -121,4 +166,4 @@ def text_leaves(value: Any) -> list[str] | None:
     return [leaf for _, leaf, _ in leaves if isinstance(leaf, str)]
 
 
-__all__ = ["delegation", "text_leaves"]
+__all__ = ["delegation", "destinations_returned", "text_leaves"]

@@ -139,8 +139,9 @@ def needs_normalising(values: Any, joined: str) -> bool:
 
 class Echo:
     """A call's unsourced arguments as the echo rule sees them (:func:`.fieldpaths.echo_targets`):
-    a result leaf whose :func:`~.projections.echo_key` is among ``keys`` — the value, a form derived
-    from it, a piece of a path — or a flag among ``flags`` is withheld, not remembered."""
+    a result leaf whose :func:`~.projections.echo_key` (or compact form) is among ``keys`` — the
+    value, a form derived from it, a piece of a path — or a flag among ``flags`` is withheld, not
+    remembered (:func:`~.projections.is_echo`)."""
 
     __slots__ = ("_names", "flags", "keys")
 
@@ -157,7 +158,13 @@ class Echo:
         return self._names
 
     def withholds(self, text: str) -> bool:
-        return bool(self.keys) and echo_key(text) in self.keys
+        keys = self.keys  # echo_key remembered for short texts (#45); the compact form too (#50)
+        if not keys:
+            return False
+        if echo_key(text) in keys:
+            return True
+        compact = pj.echo_compact(text)
+        return compact is not None and compact in keys
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]").search

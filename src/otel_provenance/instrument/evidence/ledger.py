@@ -99,8 +99,9 @@ class Ledger(Remembering, Reading):
         self._outsider = False  # this is a run's ledger of untrusted results
         self._users_words = False  # the run's request or inputs were remembered here
         # span ids of calls the user directed (an argument from the request or inputs, or delegated):
-        # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted
-        self._directed: set[str] = set()
+        # what they returned may be acted on (#44, :mod:`.derived`, delegation); shared with _untrusted.
+        # Each with the destinations its result holds, (form, token) — None: too big to know (#50)
+        self._directed: dict[str, frozenset[tuple[str, str]] | None] = {}
         self._operands = dv.Operands()  # what derived values may be computed from, read lazily
         self._operands_scanned = 0
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here

@@ -36,7 +36,8 @@ chosen so it cannot turn a guess into "observed" (docs/provenance.md gives the a
 
 :func:`echo_key` is not a projection: it is the lossy form the echo rule compares with (a result
 value derived from an unsourced argument by case, surrounding space, path or zero-padding changes is
-not evidence). It only ever withholds evidence, so it can be as lossy as it likes.
+not evidence), with :func:`echo_compact` (the same value grouped otherwise: an IBAN with or without
+its spaces). They only ever withhold evidence, so they can be as lossy as they like.
 """
 
 from __future__ import annotations
@@ -293,12 +294,44 @@ def echo_key(text: str) -> str:
     return number[len(NUMBER_KEY) :] if number is not None else key
 
 
+_GROUPING = re.compile(r"[\s()-]")
+_SEPARATORS = str.maketrans("", "", "-()")  # what groups the digits of a number: not part of it
+
+
+def echo_compact(text: str) -> str | None:
+    """The echo form of a text with its grouping removed, or None when it has none (its
+    :func:`echo_key` is that form already): compatibility- and case-folded, without format
+    characters (a zero-width space), spaces, ``-``, ``(`` and ``)``. An IBAN, a card or a phone
+    number is the same number grouped or not — ``GB33 BUKB 2020 …``, ``GB33-BUKB-2020-…`` and
+    ``GB33BUKB2020…`` — so a tool that regroups an unsourced one echoes it (#50)."""
+    if text.isascii():
+        if _GROUPING.search(text.strip()) is None:
+            return None
+        key = text
+    else:
+        key = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+    return "".join(key.casefold().split()).strip(_QUOTES).translate(_SEPARATORS)
+
+
+def is_echo(text: str, keys: frozenset[str]) -> bool:
+    """Whether a result value is among the :func:`echo_keys` of a call's unsourced arguments: by its
+    :func:`echo_key`, or by its :func:`echo_compact` form."""
+    if echo_key(text) in keys:
+        return True
+    compact = echo_compact(text)
+    return compact is not None and compact in keys
+
+
 def echo_keys(text: str) -> list[str]:
     """:func:`echo_key` of a text and, for a path, of each of its parents and of each tail after a
     ``/`` (``/etc/app/prod.env``: ``/etc``, ``/etc/app``, ``etc/app/prod.env``, ``app/prod.env``,
-    ``prod.env``): a tool that splits a guessed path into ``{parent, name}`` echoes it in pieces."""
+    ``prod.env``): a tool that splits a guessed path into ``{parent, name}`` echoes it in pieces; and
+    its :func:`echo_compact` form."""
     key = echo_key(text)
     keys = [key]
+    compact = echo_compact(text)
+    if compact is not None and compact != key:
+        keys.append(compact)
     if "/" not in key or "://" in key or " " in key:
         return keys
     parts = key.split("/")
@@ -401,8 +434,10 @@ __all__ = [
     "UUID_NORMALISED",
     "combine",
     "decimal_text",
+    "echo_compact",
     "echo_key",
     "echo_keys",
+    "is_echo",
     "is_full_sha",
     "leaf_text",
     "looks_like_path",

@@ -136,7 +136,7 @@ class Reading:
         if not spans:
             return False
         keys = spans.get(found.observation.span_id)
-        return keys is not None and pj.echo_key(text) in keys
+        return keys is not None and pj.is_echo(text, keys)
 
     def _lookup(self, text: str, kind: int) -> Match | None:
         if not text or len(text) > pj.MAX_TEXT_LENGTH:
@@ -238,14 +238,29 @@ class Reading:
         return None
 
     # -- directed calls and derived values ----------------------------------------------------------
-    def direct(self, span_id: str) -> None:
+    def direct(self, span_id: str, returned: frozenset[tuple[str, str]] | None = None) -> None:
         """Mark a call the user directed: one of its arguments came from the run's request or inputs
-        (``read_file("bill.txt")`` for "pay the bill in bill.txt"), or was delegated in turn."""
+        (``read_file("bill.txt")`` for "pay the bill in bill.txt"), or was delegated in turn.
+        ``returned``: the destinations its result holds (:func:`.delegation.destinations_returned`;
+        a generator's items add theirs), None when they are not known — then none of them is unique."""
         if span_id:
             with self._lock:
-                self._directed.add(span_id)
-                if len(self._directed) > self.max_entries:
-                    self._directed.clear()  # fail closed: nothing is delegated any more
+                directed = self._directed
+                if span_id in directed:
+                    known = directed[span_id]
+                    returned = None if known is None or returned is None else known | returned
+                directed[span_id] = returned
+                if len(directed) > self.max_entries:
+                    directed.clear()  # fail closed: nothing is delegated any more
+
+    def returned_destinations(self, span_id: str) -> frozenset[tuple[str, str]] | None:
+        """The destinations a directed call returned, as :meth:`direct` was told (None: unknown)."""
+        ledger: Ledger | None = self
+        while ledger is not None:
+            if span_id in ledger._directed:
+                return ledger._directed[span_id]
+            ledger = ledger.parent
+        return None
 
     def directed(self, span_id: str) -> bool:
         """Whether the call with this span id was directed by the user, in this run or an enclosing one."""

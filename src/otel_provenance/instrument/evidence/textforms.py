@@ -258,11 +258,44 @@ def _zone(text: str) -> _dt.tzinfo:
 
 def looks_like_destination(value: str) -> bool:
     """Whether a whole value is an e-mail address, a URL, an IBAN or a long account/phone number — not
-    a date written with digits (``2026-06-12`` has eight of them, and sends nothing anywhere)."""
-    text = value.strip()
+    a date written with digits (``2026-06-12`` has eight of them, and sends nothing anywhere).
+
+    In any of the spellings that still send data there (#50): wrapped in a token's punctuation
+    (``<bob@example.com>``, ``"GB33…",``), as a ``mailto:`` link, with invisible format characters
+    (a zero-width space) or compatibility forms (full-width letters, ``＠``) in it, and an IBAN in
+    lower case when its check digits hold (so that a lower-case slug is not one by chance)."""
+    text = destination_text(value)
     if not text or len(text) > 2048 or not _may_be_destination(text):
         return False
-    return _DESTINATION.fullmatch(text) is not None and not (text[0].isdigit() and date_forms(text))
+    if _DESTINATION.fullmatch(text) is not None:
+        return not (text[0].isdigit() and date_forms(text))
+    return _IBAN_ANY_CASE.fullmatch(text) is not None and _iban_checks(text)
+
+
+def destination_text(value: str) -> str:
+    """The text a value sends data to: stripped, without format characters, in compatibility form
+    (NFKC), unwrapped from a token's punctuation, without a ``mailto:`` scheme — how two spellings of
+    one destination are compared."""
+    text = value.strip()
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", "".join(c for c in text if unicodedata.category(c) != "Cf"))
+        text = text.strip()
+    if len(text.split()) == 1:
+        text = text.lstrip(OPENING).rstrip(CLOSING)
+        if text[:7].lower() == "mailto:":
+            text = text[7:].partition("?")[0]
+    return text
+
+
+_IBAN_ANY_CASE: Final = re.compile(r"[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]){11,30}")
+
+
+def _iban_checks(text: str) -> bool:
+    """ISO 13616's check: the IBAN, its first four characters moved to the end and letters read as
+    10-35, is 1 modulo 97."""
+    compact = text.replace(" ", "").upper()
+    digits = "".join(str(int(c, 36)) for c in compact[4:] + compact[:4])
+    return int(digits) % 97 == 1
 
 
 def destination_form(value: str) -> str | None:
@@ -270,7 +303,7 @@ def destination_form(value: str) -> str | None:
     (:func:`looks_like_destination`), else None."""
     if not looks_like_destination(value):
         return None
-    text = value.strip()
+    text = destination_text(value)
     if "@" in text and "://" not in text:
         return "email"
     if "://" in text or text[:4].lower() == "www.":
@@ -300,6 +333,8 @@ __all__ = [
     "NUMBER_KEY",
     "date_forms",
     "dates_in_text",
+    "destination_form",
+    "destination_text",
     "destinations_in",
     "first_token",
     "in_text",

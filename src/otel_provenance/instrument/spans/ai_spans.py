@@ -10,10 +10,12 @@ application's own (``http.route``, ``order.count``) and are kept.
 A span counts as made by an AI instrumentation when any one of these holds:
 
 * its instrumentation scope name contains a word of :data:`AI_SCOPE_WORDS` (``pydantic-ai``,
-  ``openinference.instrumentation.langchain``, ``logfire.openai``, ``haystack``, ``langfuse`` …);
+  ``openinference.instrumentation.langchain``, ``logfire.openai``, ``haystack``, ``langfuse`` …) or is
+  one of :data:`AI_SCOPE_NAMES` (the Vercel AI SDK's ``ai``);
 * one of its attribute keys starts with a prefix of :data:`AI_KEY_PREFIXES` (``gen_ai.``, ``llm.``,
-  ``openinference.``, ``traceloop.``, ``langfuse.``, ``haystack.``, ``mlflow.`` …) or is one of
-  :data:`AI_KEYS` (keys some libraries write without a namespace);
+  ``openinference.``, ``traceloop.``, ``langfuse.``, ``haystack.``, ``mlflow.``, the Vercel AI SDK's
+  ``ai.`` …) or is one of :data:`AI_KEYS` (keys some libraries write without a namespace: Pydantic AI's,
+  Logfire's ``events``);
 * one of its events is named ``gen_ai.*``.
 
 The test is deliberately wide: a user span wrongly taken for an AI span loses its own custom keys
@@ -33,13 +35,17 @@ from ... import dialects
 #: instrumentations, from every producer's row (:data:`otel_provenance.dialects.SCOPE_WORDS`).
 AI_SCOPE_WORDS: Final = dialects.SCOPE_WORDS
 
+#: Whole instrumentation scope names of AI libraries too short to look for inside another name (the
+#: Vercel AI SDK's tracer is named ``ai``, #50; :data:`otel_provenance.dialects.SCOPE_NAMES`).
+AI_SCOPE_NAMES: Final = dialects.SCOPE_NAMES
+
 #: Attribute-key prefixes only AI instrumentations write (:data:`otel_provenance.dialects.KEY_PREFIXES`).
 AI_KEY_PREFIXES: Final = dialects.KEY_PREFIXES
 
 #: Keys written without a namespace by some AI libraries (Pydantic AI's, whose spans also carry its
-#: scope name). OpenInference's ``input.value`` is not a marker: its spans carry
-#: ``openinference.span.kind`` and its scope name, and the name is generic enough for an application's
-#: own span (where the deny-list removes it).
+#: scope name; Logfire's ``events``, on a span of scope ``logfire``, #50). OpenInference's
+#: ``input.value`` is not a marker: its spans carry ``openinference.span.kind`` and its scope name, and
+#: the name is generic enough for an application's own span (where the deny-list removes it).
 AI_KEYS: Final = dialects.BARE_KEYS
 
 AI_EVENT_PREFIX: Final = "gen_ai."
@@ -50,7 +56,7 @@ def ai_scope(name: str | None) -> bool:
     if not name:
         return False
     lowered = name.lower()
-    return any(word in lowered for word in AI_SCOPE_WORDS)
+    return lowered in AI_SCOPE_NAMES or any(word in lowered for word in AI_SCOPE_WORDS)
 
 
 def ai_keys(attributes: Mapping[str, Any] | None) -> bool:
@@ -72,4 +78,12 @@ def made_by_ai(
     )
 
 
-__all__ = ["AI_KEYS", "AI_KEY_PREFIXES", "AI_SCOPE_WORDS", "ai_keys", "ai_scope", "made_by_ai"]
+__all__ = [
+    "AI_KEYS",
+    "AI_KEY_PREFIXES",
+    "AI_SCOPE_NAMES",
+    "AI_SCOPE_WORDS",
+    "ai_keys",
+    "ai_scope",
+    "made_by_ai",
+]

@@ -18,6 +18,7 @@ source of truth: docs/stripping.md repeats them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -43,6 +44,25 @@ def _identifier(value: Any) -> Any:
     ):
         return value
     return DROP
+
+
+#: A type's name (``ValueError``, ``openai.RateLimitError``, ``java.net.SocketTimeoutException``,
+#: ``Net::ReadTimeout``, ``mod.Outer.<locals>.Inner``) or a short code (``500``, ``timeout``,
+#: ``_OTHER``): one token of identifier characters — never a message (#50: an error message in a foreign
+#: ``error.type`` quoted the call's arguments).
+_TYPE_NAME: Final = re.compile(r"[\w.$:<>\[\]/-]{1,256}")
+
+
+def is_type_name(value: Any) -> bool:
+    """Whether ``value`` is a type's name or a short code (a whole number: ``500``), not a message
+    (:data:`_TYPE_NAME`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return True
+    return isinstance(value, str) and _TYPE_NAME.fullmatch(value) is not None
+
+
+def _type_name(value: Any) -> Any:
+    return value if is_type_name(value) else DROP
 
 
 def _identifiers(value: Any) -> Any:
@@ -83,7 +103,15 @@ def _origin(value: Any) -> Any:
     return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
 
-ID, IDS, NUMBER, FLAG, ORIGIN, REASONS = _identifier, _identifiers, _number, _flag, _origin, _reasons
+ID, IDS, NUMBER, FLAG, ORIGIN, TYPE, REASONS = (
+    _identifier,
+    _identifiers,
+    _number,
+    _flag,
+    _origin,
+    _type_name,
+    _reasons,
+)
 Rule = Callable[[Any], Any]
 
 #: GenAI conventions: identity, request parameters that are numbers, usage, status. The first block
@@ -237,8 +265,8 @@ MESSAGING_KEYS: Final[Mapping[str, Rule]] = {
 
 #: Errors and exceptions: the type only (messages and stack traces quote values).
 ERROR_KEYS: Final[Mapping[str, Rule]] = {
-    "error.type": ID,
-    "exception.type": ID,
+    "error.type": TYPE,
+    "exception.type": TYPE,
     "exception.escaped": FLAG,
     "otel.status_code": ID,
 }

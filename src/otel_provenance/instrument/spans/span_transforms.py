@@ -43,6 +43,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, Status
 
 from ... import semconv
+from .allowlist import is_type_name
 from .redaction import (
     EXCEPTION_DETAIL_KEYS,
     EXCEPTION_EVENT,
@@ -137,10 +138,15 @@ def add_attributes(extra: Mapping[str, Any], data: SpanData) -> None:
 
 
 def scrub_exception_details(options: StripOptions, data: SpanData) -> None:
-    """Decide whether this span's exception details go and, if so, take them off its exception events."""
+    """Decide whether this span's exception details go and, if so, take them off its exception events
+    — and take off an ``error.type`` that is a message, not a type's name (a library that put
+    ``str(error)`` there, #50: it can quote the call's arguments)."""
     scrub = data.scrub_exceptions = scrubs_exception_details(data.attributes, options)
     if scrub:
         _replace_events(data, _without_exception_details)
+        error_type = (data.attributes or {}).get(semconv.ERROR_TYPE)
+        if error_type is not None and not is_type_name(error_type):
+            data.attributes = {k: v for k, v in data.attributes.items() if k != semconv.ERROR_TYPE}
 
 
 def strip_attribute_keys(options: StripOptions, data: SpanData) -> None:

@@ -103,7 +103,9 @@ def _check_seal(document: dict[str, Any], doc: Located, text: str) -> tuple[str,
     seal = document.get(SEAL)
     if seal is None:
         return (UNSEALED_NOTE,)
-    last = next((line.strip() for line in reversed(text.splitlines()) if line.strip()), "")
+    # the end line as written, at the line's start: an indented one is text inside a block scalar (a
+    # rule's description), and a cut right after it is a cut (#50)
+    last = next((line.rstrip() for line in reversed(text.splitlines()) if line.strip()), "")
     if last != seal:
         raise doc.error(
             (SEAL,),

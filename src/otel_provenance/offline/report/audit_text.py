@@ -18,6 +18,7 @@ from typing import Any
 from ... import semconv
 from ..audit import AuditReport, Finding, RunAudit
 from ..outcome import Outcome
+from .text import printable
 
 _LABEL = {Outcome.PASS: "PASS", Outcome.FAIL: "FAIL", Outcome.INSUFFICIENT: "INSUFFICIENT"}
 
@@ -30,7 +31,7 @@ def render_audit_text(
     lines = audit_lines(report, can_pass, verbose)
     if capped:  # the last line is the verdict; incomplete input changed it
         lines[-1] = "INSUFFICIENT (the input is incomplete, so this cannot pass)"
-    return "".join(line + "\n" for line in lines)
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def render_audit_json(report: AuditReport, complete_input: bool = True, exit_code: int | None = None) -> str:

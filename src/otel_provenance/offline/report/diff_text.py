@@ -10,6 +10,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..diff import Call, RunDiff
+from .text import printable
 
 if TYPE_CHECKING:
     from .formats import DiffReport
@@ -17,11 +18,11 @@ if TYPE_CHECKING:
 
 def render_diff_text(report: DiffReport) -> str:
     if report.nothing is not None:
-        return f"nothing to compare: {report.nothing}\n"
+        return printable(f"nothing to compare: {report.nothing}") + "\n"
     assert report.diff is not None
     lines = [f"A: {report.source_a} run {report.diff.run_a}", f"B: {report.source_b} run {report.diff.run_b}"]
     lines += diff_lines(report.diff)
-    return "".join(line + "\n" for line in lines)
+    return "".join(printable(line) + "\n" for line in lines)
 
 
 def render_diff_json(report: DiffReport) -> str:

@@ -1,6 +1,12 @@
 """The terminal report: the decision, then one line per finding (``CODE (rule id) message``) with
 the trace and span ids that prove it indented below — the findings that name a step first
-(``reading_order``)."""
+(``reading_order``).
+
+Each line is printed as one line (:func:`printable`, #50): a value from the traces — the release, a
+run id, a step name or attribute value a finding quotes — that holds a line break, an escape
+sequence or an invisible format character has it shown escaped (``\n``, ``\x1b``, ``\u202e``), so
+it cannot start a line of its own in a CI log (a fake ``PASS``, a ``::`` workflow command) or
+rewrite the terminal."""
 
 from __future__ import annotations
 
@@ -57,7 +63,13 @@ def render_text(result: GateResult) -> str:
     )
     if result.decision != Outcome.PASS.decision:
         lines.append(f"Decision: {result.decision} — {result.reason}.")
-    return "\n".join(lines) + "\n"
+    return "".join(printable(line) + "\n" for line in lines)
+
+
+def printable(line: str) -> str:
+    """``line`` with every character that is not printable — a line break, an escape, a control or
+    invisible format character — written as its escape, so that it stays one line as it reads."""
+    return line if line.isprintable() else "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in line)
 
 
 def listed(verdict: RuleVerdict, status: str) -> frozenset[str]:
