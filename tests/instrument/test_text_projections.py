@@ -8,7 +8,7 @@ from __future__ import annotations
 import string
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import otel_provenance as op
@@ -231,3 +231,31 @@ def test_values_of_untrusted_results_and_the_request_never_reach_the_exported_by
             send(to=values["field"], body=values["body"], reference=values["key"])
     assert_absent(list(values.values()), exported_bytes(t.spans))
     assert_absent(list(values.values()), [str(blocked.value).encode()])
+
+
+_DESTINATION_ALPHABET = st.sampled_from(
+    [
+        *string.ascii_letters,
+        *string.digits,
+        *" .:/@-_=<>\"'(),;+#",
+        *("www.", "://", "mailto:", "GB82 WEST 1234 5698 7654 32", "\u200b", "\uff20", "\u00e9"),
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_DESTINATION_ALPHABET, max_size=24).map("".join))
+@example("write to <bob@example.com>, please")
+@example("mailto:bob@x.io")
+@example("see https://evil.io")
+@example("go to www.evil.io")
+@example("IBAN GB82WEST12345698765432")
+@example("call 0123456789")
+@example("bob\uff20example.com")
+@example("bob@exa\u200bmple.com")
+@example("nothing to send anywhere")
+def test_the_quick_look_before_splitting_a_text_misses_no_destination(text):
+    """destinations_in looks at a whole ASCII text before splitting it (most tool results hold no
+    destination): it finds exactly what the token-by-token test finds, in every spelling."""
+    every_token = [token for token in tf.tokens(text) if tf.looks_like_destination(token)]
+    assert tf.destinations_in(text) == every_token

@@ -125,9 +125,12 @@ def destinations_returned(result: Any, limit: int) -> frozenset[tuple[str, str]]
     room = limit
     while stack:
         value = stack.pop()
-        items = children(value) if value is not None else None
+        kind = type(value)
+        if kind is bool or value is None:  # never a destination: spared the container checks
+            continue
+        items = None if kind is str or kind is int else children(value)
         if items is None:
-            text = _text_of(value)
+            text = value if kind is str else _text_of(value)
             if text is not None:
                 for token in destinations_in(text):
                     found.add((destination_form(token) or "", destination_text(token)))

@@ -313,7 +313,23 @@ def destination_form(value: str) -> str | None:
 
 def destinations_in(text: str) -> list[str]:
     """The tokens of a text that look like destinations (:func:`looks_like_destination`)."""
+    if text.isascii() and not _ascii_may_hold_destination(text):
+        return []
     return [token for token in tokens(text) if looks_like_destination(token)]
+
+
+_DIGIT: Final = re.compile(r"[0-9]")
+
+
+def _ascii_may_hold_destination(text: str) -> bool:
+    """:func:`_may_be_destination` over a whole ASCII text: every token, and what
+    :func:`destination_text` keeps of it, is a piece of the text, so a text without an @, a scheme,
+    ``www.`` or a digit in eight characters or more holds no destination (checked before splitting
+    it: most texts a tool returns are not destinations). A text with other characters is split and
+    checked token by token (NFKC can make an @ of a full-width one)."""
+    return (
+        "@" in text or "://" in text or "www." in text or (len(text) >= 8 and _DIGIT.search(text) is not None)
+    )
 
 
 def _may_be_destination(token: str) -> bool:
