@@ -21,6 +21,7 @@ python3 -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   -c "constraints/$test_set.txt" -e ".[$extras]"
 "$venv/bin/ruff" check src tests examples benchmarks
+"$venv/bin/ruff" format --check src tests examples benchmarks  # one layout: a diff shows what changed
 "$venv/bin/lint-imports" --no-cache  # the house's layers (pyproject.toml [tool.importlinter])
 
 export OTEL_PROVENANCE_TEST_SET="$test_set"

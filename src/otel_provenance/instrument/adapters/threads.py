@@ -44,4 +44,3 @@ def carry_context_into_threads(loop: asyncio.AbstractEventLoop | None = None) ->
     executor = ContextThreadPoolExecutor(thread_name_prefix="otel-provenance")
     loop.set_default_executor(executor)
     return executor
-
