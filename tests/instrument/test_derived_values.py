@@ -107,6 +107,53 @@ def test_a_text_of_digits_is_never_computed(traced):
             delete_file(file_id="13")  # 10 + 3 would be 13
 
 
+def invoicing(traced: Traced, total: float):
+    """A trusted invoice of ``total`` and a write that pays it."""
+
+    @op.tool(side_effect="read", trust="trusted", tracer_provider=traced.provider)
+    def invoice(vendor: str) -> dict:
+        return {"vendor": vendor, "total": total}
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def pay(vendor: str, amount: float) -> str:
+        return "paid"
+
+    return invoice, pay
+
+
+def test_a_number_less_itself_or_over_itself_is_no_computation(traced):
+    """``0`` is not "derived" as 120 − 120, nor ``1`` as 120 ÷ 120: an operation that cancels its
+    operands computes nothing from them. A number of the request is in the pool and among the user's
+    numbers at once (so is every number a call the user directed returned): without this, every
+    ``0`` and ``1`` argument passed as observed once the user wrote a number."""
+
+    invoice, pay = invoicing(traced, total=120)
+    with op.run(request="Pay the invoice from Northwind less our deposit of 20."):
+        invoice(vendor="Northwind")
+        pay(vendor="Northwind", amount=100.0)  # 120 − 20
+        with pytest.raises(op.ProvenanceError, match="amount=assumed"):
+            pay(vendor="Northwind", amount=0)
+        with pytest.raises(op.ProvenanceError, match="amount=assumed"):
+            pay(vendor="Northwind", amount=1)
+    amount = arg_attrs(traced.span("pay", 0), "amount")
+    assert (amount["kind"], amount["projection"]) == ("observed", "derived")
+
+
+def test_a_value_nothing_derived_yet_is_derived_once_its_operand_arrives(traced):
+    """The ledger remembers which texts nothing derived (an ``offset=0`` on every call is computed
+    once) only until a number arrives: then the same amount is computed again, and found."""
+
+    invoice, pay = invoicing(traced, total=137.4)
+    with op.run(request="Pay the invoice from Northwind less our deposit of 20."):
+        for _ in range(2):  # asked twice before the invoice: the second answer is the remembered one
+            with pytest.raises(op.ProvenanceError, match="amount=assumed"):
+                pay(vendor="Northwind", amount=117.4)
+        invoice(vendor="Northwind")
+        pay(vendor="Northwind", amount=117.4)  # 137.40 − 20, now that 137.40 is sourced
+    amount = arg_attrs(traced.span("pay", 2), "amount")
+    assert (amount["kind"], amount["projection"]) == ("observed", "derived")
+
+
 def test_a_value_derived_from_an_outsiders_text_is_as_untrusted_as_that_text(traced):
     @op.tool(side_effect="read", trust="untrusted", tracer_provider=traced.provider)
     def reviews(hotel: str) -> str:

@@ -284,20 +284,25 @@ def _one_step(
     """``target`` is one operation over a pooled number ``a`` and a number ``s`` of the user's, or a
     percentage of ``a``: the key of ``a``, or None. Every candidate is checked by doing the operation,
     exactly, to the cent."""
+    cancels = target in _CANCELLED
     for a, key in reversed(pool.items()):
         if a == target or not a or a in used:
             continue  # the value itself, nothing to compute from, or an operand used already
+        banned = (0, target, *used, a) if cancels else (0, target, *used)  # a − a, a ÷ a: nothing
         for b, op in _partials(target, a):
-            if b in small and b not in (0, target, *used) and _cents(op(b)) == target:
+            if b in small and b not in banned and _cents(op(b)) == target:
                 return key
         for b in small:  # a product or quotient rounded to the cent has no exact inverse: try each
-            if b and b not in (target, *used) and target in (_cents(a * b), _cents(a / b), _cents(b / a)):
+            if b not in banned and target in (_cents(a * b), _cents(a / b), _cents(b / a)):
                 return key
         for p in percents:
             share = a * p / 100
             if target in (_cents(share), _cents(a + share), _cents(a - share)):
                 return key
     return None
+
+
+_CANCELLED = frozenset({Decimal(0), Decimal(1)})
 
 
 def _partials(target: Decimal, a: Decimal) -> list[tuple[Decimal, Any]]:

@@ -104,6 +104,9 @@ class Ledger(Remembering, Reading):
         self._directed: dict[str, frozenset[tuple[str, str]] | None] = {}
         self._operands = dv.Operands()  # what derived values may be computed from, read lazily
         self._operands_scanned = 0
+        self._operands_version = 0  # grows each time _operands gains entries (never goes back)
+        # (text, kind) -> the operands' versions when nothing derived it: asked again, unchanged
+        self._underived: dict[tuple[str, int], tuple[int, ...]] = {}
         self.parent: Ledger | None = None  # the enclosing run's ledger (nested op.run), read-only here
 
     # -- state ----------------------------------------------------------------------------------------

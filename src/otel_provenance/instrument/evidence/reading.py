@@ -33,6 +33,8 @@ from .fieldpaths import field_path
 if TYPE_CHECKING:
     from .ledger import Ledger
 
+_UNDERIVED_MEMO = 1024  # texts nothing derived, remembered with the operands' versions
+
 
 class Reading:
     """The reading half of :class:`.ledger.Ledger` (a mixin: the state is the ledger's)."""
@@ -285,12 +287,20 @@ class Reading:
         for source in sources:
             with source._lock:
                 source._read_operands()
+        # nothing derived this text from these operands before: nothing will (a pure function of
+        # the text and the operands, which only grow): an offset=0 on every call is computed once
+        versions = tuple(s._operands_version for s in sources)
+        if self._underived.get((text, kind)) == versions:
+            return None
         parts = [s._operands for s in sources if s._operands.any_for(bool(dates))]
         if not parts or (not dates and not any(p.request_numbers or p.percents for p in parts)):
             return None  # nothing to compute it from (an amount needs a number of the user's)
         operands = dv.Operands.merged(parts)  # a duration here, a time there
         key = dv.derive_date(text, operands) if dates else dv.derive_number(text, operands)
         if key is None:
+            if len(self._underived) >= _UNDERIVED_MEMO:
+                self._underived.clear()
+            self._underived[(text, kind)] = versions
             return None
         for source in sources:  # the operand's own ledger: keys are unique to the ledger that made them
             hit = source.observation(key)
@@ -332,6 +342,7 @@ class Reading:
             elif HAS_DIGIT(text):  # a whole value only
                 operands.add_value(key, text)
         self._operands_scanned = len(index)
+        self._operands_version += 1
 
     def _text_of(self, key: str) -> str | None:
         """The text a main-index key was remembered from, if it is still there as a text."""
