@@ -17,7 +17,10 @@ more than the official content capture it replaces.
 Also (informational): the blocked path — a write tool called with an unsourced argument, which
 is refused before its body runs and exports an ERROR span — against the same bare-span baseline;
 and the tool call against a bare span carrying all the attributes the tool span carries, which
-separates what the SDK charges for those attributes from the package's own work; and the tool call
+separates what the SDK charges for those attributes from the package's own work; the *floor* — a
+span of this package's scope carrying those attributes through ``ProvenanceSpanProcessor`` with no
+provenance work at all — against the 4-attribute bare span, which is what any ``@op.tool`` pays before
+it classifies anything; and the tool call
 with a MeterProvider recording the package's tool-call metrics (an InMemoryMetricReader, never
 collected while timing) against the same call with the no-op MeterProvider — the per-call cost of
 the metrics (issue #19).
@@ -38,6 +41,7 @@ from opentelemetry.trace import SpanKind
 import otel_provenance as op
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.spans import metrics as tool_metrics
+from otel_provenance.instrument.spans.span_transforms import OWN_SCOPE
 
 from .harness import CPU_CLOCK, Result, interleaved_medians, paired_medians, ratio_result
 from .online import bare_provider, wrapped_provider
@@ -122,9 +126,18 @@ def run(quick: bool) -> list[Result]:
             ):
                 return _body(path, offset, reason)
 
+        own_tracer = provider.get_tracer(OWN_SCOPE, op.__version__)
+
+        def floor_read_file(path: str, offset: int, reason: str) -> dict:
+            """A span of ours carrying what the tool span carries, with no provenance work at all."""
+            with own_tracer.start_as_current_span(
+                "execute_tool read_file", kind=SpanKind.INTERNAL, attributes=tool_attributes
+            ):
+                return _body(path, offset, reason)
+
         peers = _peers(bare, many)
         medians = interleaved_medians(
-            {"tool": many(read_file), "bare": many(bare_read_file), **peers},
+            {"tool": many(read_file), "bare": many(bare_read_file), FLOOR: many(floor_read_file), **peers},
             repeat,
             setup=fresh_run,
             clock=CPU_CLOCK,
@@ -198,6 +211,15 @@ def run(quick: bool) -> list[Result]:
         ),
         *peer_rows,
         ratio_result(
+            "1 floor: a span of ours, no provenance",
+            medians[FLOOR] / calls,
+            bare_s / calls,
+            max_ratio=None,
+            note=f"the tool span's {len(tool_attributes)} attributes through ProvenanceSpanProcessor, "
+            "same run: what the SDK and the wrapper charge before any provenance work",
+            extra={"calls_per_sample": calls, "samples": repeat},
+        ),
+        ratio_result(
             CASE + " (blocked)",
             blocked_s / calls,
             bare2_s / calls,
@@ -225,6 +247,7 @@ def run(quick: bool) -> list[Result]:
 
 
 UTIL_GENAI = "util-genai"
+FLOOR = "floor"
 OPENINFERENCE = "openinference"
 _CAPTURE = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 
