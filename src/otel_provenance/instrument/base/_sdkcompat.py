@@ -10,8 +10,11 @@ and says so (:func:`require_current_logs_sdk`) rather than strip records it cann
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Any, Final
+
+from opentelemetry.attributes import BoundedAttributes
 
 from ...errors import ConfigurationError
 
@@ -30,6 +33,27 @@ except ImportError:  # older SDKs: the same exporter interface under its first n
 
     ReadWriteLogRecord: Any = None  # type: ignore[no-redef]
     HAS_CURRENT_LOGS_SDK: Final = False  # type: ignore[misc]
+
+
+def validated_attributes(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
+    """Immutable ``BoundedAttributes`` holding ``attributes`` as given, with the SDK's own
+    limit-dropped count.
+
+    For values the SDK validated already — a finished span's, event's or link's attributes less what
+    stripping removed (a nested map less some keys, an array less some items: still valid) — its
+    public constructor would validate each value again, a fifth of what stripping a span costs
+    (#45). Every supported SDK keeps the items in a plain ``dict`` at ``_dict`` and the flag at
+    ``_immutable``; on an SDK that does not, the public constructor is used
+    (``tests/instrument/test_sdk_compat.py`` holds the two equal).
+    """
+    bounded = BoundedAttributes(maxlen=None, immutable=False)
+    if type(getattr(bounded, "_dict", None)) is dict and getattr(bounded, "_immutable", None) is False:
+        bounded._dict.update(attributes)
+        bounded._immutable = True
+    else:  # pragma: no cover - an SDK laid out otherwise
+        bounded = BoundedAttributes(maxlen=None, attributes=attributes, immutable=True)
+    bounded.dropped = dropped
+    return bounded
 
 
 def sdk_version() -> str:
@@ -56,4 +80,5 @@ __all__ = [
     "ReadWriteLogRecord",
     "require_current_logs_sdk",
     "sdk_version",
+    "validated_attributes",
 ]

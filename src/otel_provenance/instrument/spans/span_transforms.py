@@ -43,6 +43,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, Status
 
 from ... import semconv
+from ..base._sdkcompat import validated_attributes
 from .allowlist import is_type_name
 from .redaction import (
     EXCEPTION_DETAIL_KEYS,
@@ -393,10 +394,9 @@ def holds_only_its_own(span: ReadableSpan, options: StripOptions) -> bool:
 
 
 def bounded_attributes(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
-    """Immutable attributes that keep the SDK's own limit-dropped count (not a count of ours)."""
-    bounded = BoundedAttributes(maxlen=None, attributes=attributes, immutable=True)
-    bounded.dropped = dropped
-    return bounded
+    """Immutable attributes that keep the SDK's own limit-dropped count (not a count of ours); the
+    values are a finished span's, already validated by the SDK (:func:`.validated_attributes`)."""
+    return validated_attributes(attributes, dropped)
 
 
 def _bounded_list(items: Sequence[Any], dropped: int) -> BoundedList:
