@@ -39,6 +39,9 @@ EXPECTED = {
     "adk_plugin",
     # a framework that runs tools on threads of its own without the run's context (#47: AutoGen)
     "carry_context_into_threads",
+    # the two set-up warnings, so an application or its tests can filter them or make them errors
+    "ContentLeakWarning",
+    "NoExportWarning",
 }
 
 
@@ -58,6 +61,22 @@ def test_exception_tree_inherits_builtins():
     assert issubclass(op.InvalidEvidenceError, op.TraceReadError)
     assert issubclass(op.ContractError, ValueError)
     assert issubclass(op.QueryError, ConnectionError)
+
+
+def test_the_set_up_warnings_are_caught_by_their_public_names():
+    """An application's tests can expect or filter the set-up warnings by their public names
+    (``pytest.warns(op.ContentLeakWarning)``, ``filterwarnings = error::otel_provenance...``)."""
+    import pytest
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    provider = TracerProvider()
+    provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(InMemorySpanExporter())))
+    provider.add_span_processor(SimpleSpanProcessor(InMemorySpanExporter()))  # beside it: raw spans
+    with pytest.warns(op.ContentLeakWarning, match="SimpleSpanProcessor"):
+        provider.get_tracer("app").start_span("x").end()
+    assert issubclass(op.ContentLeakWarning, UserWarning) and issubclass(op.NoExportWarning, UserWarning)
 
 
 def test_offline_half_does_not_import_the_sdk():

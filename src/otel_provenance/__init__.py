@@ -36,6 +36,8 @@ _LAZY = {
     "retry_attempt": "otel_provenance.instrument.call.current",
     "StripOptions": "otel_provenance.instrument.spans.redaction",
     "unsafe_processors": "otel_provenance.instrument.spans.leaks",
+    "ContentLeakWarning": "otel_provenance.instrument.spans.leaks",
+    "NoExportWarning": "otel_provenance.instrument.spans.leaks",
     "JsonLinesSpanExporter": "otel_provenance.instrument.spans.export",
     "JsonLinesMetricExporter": "otel_provenance.instrument.spans.export",
     "otlp_metric_exporter": "otel_provenance.instrument.spans.export",
@@ -62,7 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .instrument.mcp import ToolPolicy, provenance_session
     from .instrument.processor import ProvenanceSpanProcessor
     from .instrument.spans.export import JsonLinesMetricExporter, JsonLinesSpanExporter, otlp_metric_exporter
-    from .instrument.spans.leaks import unsafe_processors
+    from .instrument.spans.leaks import ContentLeakWarning, NoExportWarning, unsafe_processors
     from .instrument.spans.logs import ProvenanceLogRecordProcessor, unsafe_log_processors
     from .instrument.spans.metrics import use_meter_provider
     from .instrument.spans.redaction import StripOptions
@@ -81,11 +83,13 @@ __all__ = [
     "ApprovalRequest",
     "Budget",
     "ConfigurationError",
+    "ContentLeakWarning",
     "ContractError",
     "Input",
     "InvalidEvidenceError",
     "JsonLinesMetricExporter",
     "JsonLinesSpanExporter",
+    "NoExportWarning",
     "OtelProvenanceError",
     "Policy",
     "ProvenanceError",
