@@ -26,6 +26,7 @@ from otel_provenance.offline.engines import FileSource, PoolSource, fingerprint_
 from otel_provenance.offline.engines.ranges import plan_ranges
 from otel_provenance.offline.gate import decide
 from otel_provenance.offline.report import render_json
+from partition_files import line, span, write
 
 NO_RUN = (
     '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + "ab" * 16 + '","spanId":"' + "cd" * 8
@@ -145,3 +146,16 @@ def test_an_error_names_the_line_in_its_file(tmp_path: Path, lines_by_run: list[
         said.append((code, out.getvalue(), err.getvalue()))
     assert said[0] == said[1]
     assert said[0][0] == 1 and f"bad.jsonl:{bad + 1}" in said[0][2]
+
+
+def test_a_link_the_byte_scan_missed_reads_the_input_again(tmp_path: Path) -> None:
+    """A run id the index's byte scan cannot see (its key escaped) joins trace 2 to run r1 only when
+    the span is decoded: the byte-range answer is dropped and the input read the older way."""
+    filler = [line(span(10 + i, 100 + i, f"f{i}")) for i in range(6)]
+    hidden = line(span(2, 2, "r1", hidden=True))  # while r1 is still open: trace 1 ends the file
+    path = write(
+        tmp_path / "hidden.jsonl", line(span(1, 1, "r1")), *filler[:3], hidden, *filler[3:], line(span(1, 3))
+    )
+    rows = PoolSource([str(path)], 2).fold(fingerprint_fold())
+    assert rows == FileSource([str(path)]).fold(fingerprint_fold())
+    assert [row[:1] + row[2:3] for row in rows if row[0] == "r1"] == [("r1", 3)]  # one run of both traces
