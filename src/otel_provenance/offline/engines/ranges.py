@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ... import semconv
 from ...errors import OtelProvenanceError
-from ..model import Span
+from ..model import Run, Span
 from ..readers import ReadLimits, locations, partitions
 from ..readers.partitions import Failed, Partition, plan, split_partition
 from ..runs import by_attribute, in_release, make_run
@@ -36,18 +36,21 @@ from ..sessions import overlaps
 from .fold import RunFold
 
 _OWNED, _CROSSING = 0, 1  # the two buckets of a partition's split
+#: The largest byte range a process reads at once: it holds the spans of its range until they are
+#: folded, so a range is bounded like a Dask partition, not by the input's size over N.
+MAX_RANGE = 16 * 2**20
 
 
 def plan_ranges(paths: list[str], jobs: int) -> tuple[list[str], list[Partition]] | None:
     """The files of ``paths`` and their partitions for ``jobs`` processes: each uncompressed JSON
-    Lines file cut into ranges of about ``1/jobs`` of the input; None when a file is compressed or
-    cannot be planned (the caller then reads the older way, which reports any error as one process
-    does)."""
+    Lines file cut into ranges of about ``1/jobs`` of the input (at most ``MAX_RANGE``); None when a
+    file is compressed or cannot be planned (the caller then reads the older way, which reports any
+    error as one process does)."""
     try:
         files = locations.expand(paths)
         if not files or any(partitions.compressed(f) for f in files):
             return None
-        block = max(1, math.ceil(sum(locations.size(f) for f in files) / jobs))
+        block = max(1, min(MAX_RANGE, math.ceil(sum(locations.size(f) for f in files) / jobs)))
     except (OtelProvenanceError, OSError):
         return None
     parts: list[Partition] = []
@@ -94,17 +97,18 @@ def fold_runs(
     folded. ``source_of(run key)`` names the file an invalid run is reported in."""
     folded = Folded(None)
     custom = run_attribute != semconv.RUN_ID
-    runs = []
-    for key in sorted(groups):
-        run = make_run(key, groups.pop(key), source_of(key))
-        if custom and by_attribute(run, run_attribute) and overlaps(run):
-            folded.overlapping.append(run.run_id)
-        if run.is_agent_run:
-            if in_release(run, release, release_attribute):
-                runs.append(run)
-        else:
-            folded.not_runs += 1
-    folded.value = fold.over(runs)
+
+    def runs() -> Iterator[Run]:  # one run at a time: the evaluator's check of it is then a cache hit
+        for key in sorted(groups):
+            run = make_run(key, groups.pop(key), source_of(key))
+            if custom and by_attribute(run, run_attribute) and overlaps(run):
+                folded.overlapping.append(run.run_id)
+            if not run.is_agent_run:
+                folded.not_runs += 1
+            elif in_release(run, release, release_attribute):
+                yield run
+
+    folded.value = fold.over(runs())
     return folded
 
 
