@@ -55,15 +55,6 @@ def whole_spans(path: Path) -> list[str]:
     return [s.span_id for s in read_spans([path], report=ReadReport())]
 
 
-def join(indexed: list[Indexed]) -> RunKeys:
-    """The client's join of every partition's links (as ``DaskSource`` does)."""
-    keys = RunKeys()
-    for ix in indexed:
-        for trace_id, run_id in ix.links:
-            keys.link(trace_id, run_id)
-    return keys
-
-
 def split_args(ix: Indexed, keys: RunKeys) -> tuple[dict[str, str], frozenset[tuple[str, str]]]:
     """``run_of`` and ``known`` for one partition's split, from its own links (as ``DaskSource`` does)."""
     run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in ix.links}

@@ -14,12 +14,12 @@ from otel_provenance.offline.readers.partitions import (
     Indexed,
     Partition,
     index_partition,
+    join_indexes,
     plan,
     split_partition,
 )
 from partition_files import (
     VanishingAfterSniff,
-    join,
     line,
     members,
     span,
@@ -73,7 +73,7 @@ def test_ranges_cut_anywhere_give_each_line_to_exactly_one_partition(tmp_path: P
         assert all(isinstance(ix, Indexed) for ix in indexed), block
         assert sum(ix.units for ix in indexed) == len(LINES), block
         assert frozenset().union(*(ix.links for ix in indexed)) == LINKS, block
-        keys = join(indexed)
+        keys = join_indexes(indexed)
         runs: dict[str, list[str]] = {}
         first = 0
         for part, ix in zip(parts, indexed, strict=True):

@@ -49,7 +49,7 @@ from typing import Any, Final, Generic, TypeVar
 from ...errors import OtelProvenanceError
 from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run, Span
-from ..readers import IncompleteFile, ReadReport, SkippedRecords, check_signals, locations, partitions
+from ..readers import ReadReport, locations, partitions
 from ..readers.partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..runs import RunKeys, in_release, make_run
@@ -332,12 +332,9 @@ class DaskSource:
         indexed: list[Indexed] = self._gather(
             client, [self._submit(client, "index", index_partition, p) for p in parts], "indexing"
         )
-        self._judge_signals(parts, indexed)
-        first_lines = self._first_lines(parts, indexed)
-        keys = RunKeys()
-        for ix in indexed:
-            for trace_id, run_id in ix.links:
-                keys.link(trace_id, run_id)
+        partitions.judge_signals(parts, indexed, self.report)
+        first_lines = partitions.first_lines(parts, indexed, self.report)
+        keys = partitions.join_indexes(indexed)
         if any(ix.linked for ix in indexed):  # span links join traces into runs (linked_runs)
             jobs = zip(parts, indexed, strict=True)
             graphs = [self._submit(client, "links", partitions.link_partition, p, ix.units) for p, ix in jobs]
@@ -373,36 +370,6 @@ class DaskSource:
             folded.append(self._submit(client, "fold", _gc_raised, *args))
         del splits  # the scheduler keeps each split until its pieces have been taken
         return folded
-
-    def _judge_signals(self, parts: list[Partition], indexed: list[Indexed]) -> None:
-        """Other signals' requests, per file as the single-process reader counts them (a file with
-        none but those is left out, with a note)."""
-        files: dict[str, tuple[Counter[str], int, str]] = {}
-        for part, ix in zip(parts, indexed, strict=True):
-            counts, traces, unit = files.setdefault(part.source, (Counter(), 0, "lines"))
-            if ix.skipped is not None:
-                counts.update(dict(ix.skipped.counts))
-                unit = ix.skipped.unit
-            files[part.source] = (counts, traces + ix.traces, unit)
-        for source, (counts, traces, unit) in files.items():
-            if counts:
-                check_signals(
-                    SkippedRecords(source, tuple(sorted(counts.items())), unit), traces, self.report
-                )
-
-    def _first_lines(self, parts: list[Partition], indexed: list[Indexed]) -> list[int]:
-        """Each partition's first line number in its file (0 for whole files); records cut-offs."""
-        first_lines, line_in_file, previous = [], 0, None
-        for part, ix in zip(parts, indexed, strict=True):
-            if part.source != previous:
-                line_in_file, previous = 0, part.source
-            first_lines.append(line_in_file if part.start is not None else 0)
-            if ix.incomplete is not None:
-                cut = ix.incomplete
-                line = None if cut.line is None else cut.line + first_lines[-1]
-                self.report.incomplete.append(IncompleteFile(cut.source, line, cut.problem))
-            line_in_file += ix.units
-        return first_lines
 
     def _split(
         self,

@@ -1,18 +1,26 @@
 """``PoolSource``: the trace files read by N processes of this machine, each folding its share of runs.
 
-Each process reads every file but converts only the spans of the runs whose run id hashes to its
-shard (``gate.Shard``), folds those runs, and sends back the partial value with what its read found.
-The partials are merged with the fold's own ``merge``, which is exact for every fold in ``fold.py``
-(tested byte for byte against one process), so N changes the time, never the result.
+Uncompressed input is split by bytes (``ranges``, #46): each process indexes, converts and folds
+its own partitions (byte ranges of JSON Lines files at line boundaries, other files whole), and
+only the spans of runs that cross a partition's edge come back, to be folded here. So each line is
+decoded once, by one process.
 
-What each process's report holds, and how the reports add up: every process sees every file and every
-request, so files, skipped other signals, signals held beside spans and the traces span links joined
-are taken from the first process alone; spans, attribute values of an unknown kind and traces that
-are no run are counted only for the runs a process converts, so they are summed; a file cut off
-mid-write is noted once, whoever saw it.
+Input holding a gzip or zstd file (it cannot be entered in the middle), or one whose byte scan
+missed a link, is read the older way: each process reads every file but converts only the spans of
+the runs whose run id hashes to its shard (``gate.Shard``), folds those runs, and sends back the
+partial value with what its read found. In both ways the partials are merged with the fold's own
+``merge``, which is exact for every fold in ``fold.py`` (tested byte for byte against one process),
+so N changes the time, never the result.
+
+What each process's report holds, the older way, and how the reports add up: every process sees
+every file and every request, so files, skipped other signals, signals held beside spans and the
+traces span links joined are taken from the first process alone; spans, attribute values of an
+unknown kind and traces that are no run are counted only for the runs a process converts, so they
+are summed; a file cut off mid-write is noted once, whoever saw it.
 
 Ctrl-C: the workers ignore SIGINT; the parent alone gets ``KeyboardInterrupt`` and terminates and
 reaps them at once (waiting for the pool would wait for every shard's read), so none is left behind.
+The same holds in each round of the byte-range way (index, links, fold).
 
 A fold and its arguments go to the processes by pickling: the folds of ``fold.py`` are partial
 applications of module-level functions, and a contract pickles as plain frozen data.
@@ -22,17 +30,20 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ... import semconv
 from ...errors import OtelProvenanceError
 from ..gate import Shard
+from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run
-from ..readers import ReadLimits, ReadReport
+from ..readers import ReadLimits, ReadReport, partitions
+from ..readers.partitions import Failed, Indexed, Partition, index_partition, link_partition
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..sessions import SessionCheck
+from . import ranges
 from .fold import RunFold
 from .source import FileSource
 
@@ -89,28 +100,99 @@ class PoolSource:
     def fold(self, fold: RunFold[P]) -> P:
         pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_leave_interrupts_to_the_parent)
         try:
-            shards = [pool.submit(_fold_shard, self, fold, i) for i in range(1, self.jobs + 1)]
-            while True:  # the progress callback hears from the parent a few times a second
-                done, waiting = wait(shards, timeout=_HEARTBEAT_S, return_when=FIRST_EXCEPTION)
-                if self.report.progress is not None:
-                    self.report.progress(f"{self.jobs} processes", len(done), len(shards))
-                for shard in done:
-                    shard.result()  # a worker's crash (not an input error: those come back as _Part)
-                if not waiting:
-                    break
-            parts = [shard.result() for shard in shards]
+            planned = ranges.plan_ranges(self.paths, self.jobs)
+            by_range = self._fold_ranges(pool, *planned, fold) if planned is not None else None
+            if by_range is not None:
+                value, found = by_range
+                reports = [found]
+            else:  # compressed input, or a link the byte scan missed: every process reads every line
+                shards = [pool.submit(_fold_shard, self, fold, i) for i in range(1, self.jobs + 1)]
+                answers = self._gather(shards)
+                failed = next((p.error for p in answers if p.error is not None), None)
+                if failed is not None:
+                    raise OtelProvenanceError(failed)
+                value = answers[0].value
+                for part in answers[1:]:
+                    value = fold.merge(value, part.value)
+                reports = [p.report for p in answers if p.report is not None]
         except BaseException:  # Ctrl-C (KeyboardInterrupt) or an error: stop the workers now
             _stop(pool)
             raise
         pool.shutdown()
-        failed = next((p.error for p in parts if p.error is not None), None)
-        if failed is not None:
-            raise OtelProvenanceError(failed)
-        value = parts[0].value
-        for part in parts[1:]:
-            value = fold.merge(value, part.value)
-        self._add([p.report for p in parts if p.report is not None])
+        self._add(reports)
         return value
+
+    def _gather(self, futures: list[Future[Any]]) -> list[Any]:
+        """The futures' results in order; the progress callback hears from the parent a few times a
+        second meanwhile (the CLI's callback is also where a swallowed Ctrl-C stops the command)."""
+        while True:
+            done, waiting = wait(futures, timeout=_HEARTBEAT_S, return_when=FIRST_EXCEPTION)
+            if self.report.progress is not None:
+                self.report.progress(f"{self.jobs} processes", len(done), len(futures))
+            for future in done:
+                future.result()  # a worker's crash (not an input error: those come back as answers)
+            if not waiting:
+                return [future.result() for future in futures]
+
+    def _fold_ranges(
+        self, pool: ProcessPoolExecutor, files: list[str], parts: list[Partition], fold: RunFold[P]
+    ) -> tuple[P, ReadReport] | None:
+        """``fold`` with each partition read, converted and folded by one process (``ranges``); None
+        when the byte scan missed a link (the caller reads the older way)."""
+        found = ReadReport()
+        limits = self.limits or ReadLimits()
+        indexed: list[Indexed] = _answers(
+            self._gather([pool.submit(index_partition, p, self.run_attribute, limits) for p in parts])
+        )
+        partitions.judge_signals(parts, indexed, found)
+        lines = partitions.first_lines(parts, indexed, found)
+        keys = partitions.join_indexes(indexed)
+        if self.run_attribute != semconv.RUN_ID:
+            found.sessions = SessionCheck(self.run_attribute, *keys.named_counts())
+        if any(ix.linked for ix in indexed):  # span links join traces into runs (linked_runs)
+            pairs = zip(parts, indexed, strict=True)
+            graphs = [pool.submit(link_partition, p, ix.units, limits) for p, ix in pairs]
+            links = TraceLinks()
+            for graph in _answers(self._gather(graphs)):
+                links.update(graph)
+            joins = join_linked_traces(keys, links)
+            found.links = joins if joins.joined or joins.refused else None
+        last: dict[str, int] = {}  # run -> the last partition that mentions it
+        crossing: set[str] = set()
+        for i, ix in enumerate(indexed):
+            for trace_id, _ in ix.links:
+                run = keys.run_of(trace_id)
+                if last.setdefault(run, i) != i:
+                    crossing.add(run)
+                last[run] = i
+        job = (fold, self.release, self.release_attribute, self.run_attribute, limits)
+        tasks = []
+        for i, (part, ix) in enumerate(zip(parts, indexed, strict=True)):
+            run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in ix.links}
+            known = frozenset((t, r) for t, r in ix.links if r is not None)
+            mine = frozenset(run for run in run_of.values() if run in crossing)
+            tasks.append(pool.submit(ranges.fold_range, part, lines[i], ix.units, run_of, known, mine, job))
+        answers: list[ranges.RangePart] = _answers(self._gather(tasks))
+        if any(answer.missed for answer in answers):
+            return None
+        groups = ranges.gather_crossing(answers)
+        sources = {run: parts[last[run]].source for run in groups}
+        rest = ranges.fold_runs(
+            groups, sources.__getitem__, fold, self.release, self.release_attribute, self.run_attribute
+        )
+        value = rest.value
+        found.files = len(files)
+        for answer in answers:
+            assert answer.folded is not None  # only a missed link leaves a partition unfolded
+            value = fold.merge(value, answer.folded.value)
+            found.spans += answer.spans
+            found.unknown_values += answer.unknown_values
+            found.beside.update(answer.beside)
+        for folded in [*(answer.folded for answer in answers if answer.folded is not None), rest]:
+            found.not_runs += folded.not_runs
+            if found.sessions is not None:
+                found.sessions.overlapping.extend(folded.overlapping)
+        return value, found
 
     def runs(self) -> Iterator[Run]:
         """Every run, read in this process (the processes pay off for folds, which they merge)."""
@@ -171,6 +253,14 @@ def _stop(pool: ProcessPoolExecutor) -> None:
         # still doing so at interpreter exit, the executor's exit hook would write to the closing pipe
         # (Python 3.11: "OSError: Bad file descriptor" printed after "interrupted").
         manager.join(timeout=5)
+
+
+def _answers(answers: list[Any]) -> list[Any]:
+    """``answers``, or the first input error among them raised (as one process raises it)."""
+    failed = next((a for a in answers if isinstance(a, Failed)), None)
+    if failed is not None:
+        raise OtelProvenanceError(failed.message)
+    return answers
 
 
 def _fold_shard(source: PoolSource, fold: RunFold[Any], index: int) -> _Part:

@@ -32,11 +32,12 @@ from ... import semconv
 from ...errors import OtelProvenanceError, TraceReadError
 from ..linked_runs import TraceLinks
 from ..model import Span
+from ..runs import RunKeys, run_value
 from . import _convert, locations, otlp_json
 from ._compressed import GZIP_MAGIC, ReadLimits
 from ._zstd_frames import starts_zstd
 from .otlp_json import SIGNAL_EMPTY, SIGNAL_TRACES
-from .report import IncompleteFile, ReadReport, SkippedRecords
+from .report import IncompleteFile, ReadReport, SkippedRecords, check_signals
 from .tracefile import FORMAT_JSONL, TraceFile, Unit
 
 
@@ -89,16 +90,21 @@ def plan(source: str, block_size: int) -> list[Partition] | Failed:
         tf = TraceFile(source, _LIMITS)
         if tf.format != FORMAT_JSONL or tf.size <= block_size:
             return [Partition(source)]
-        with locations.open_binary(source) as f:
-            head = f.read(4)
-            if head.startswith(GZIP_MAGIC) or starts_zstd(head):  # compressed: read whole
-                return [Partition(source)]
+        if compressed(source):  # read whole
+            return [Partition(source)]
     except OtelProvenanceError as exc:
         return Failed(str(exc))
     except OSError as exc:
         return Failed(str(TraceReadError(source, f"cannot read file ({exc.strerror or type(exc).__name__})")))
     edges = [*range(0, tf.size, block_size), tf.size]
     return [Partition(source, a, b) for a, b in itertools.pairwise(edges)]
+
+
+def compressed(source: str) -> bool:
+    """Whether the file is a gzip or zstd stream (which cannot be entered in the middle)."""
+    with locations.open_binary(source) as f:
+        head = f.read(4)
+    return head.startswith(GZIP_MAGIC) or starts_zstd(head)
 
 
 class _Counted:
@@ -133,10 +139,13 @@ def _units(tf: TraceFile, part: Partition, report: ReadReport, limit: int | None
         raise TraceReadError(tf.source, f"read failed ({type(exc).__name__})") from None
 
 
-def index_partition(part: Partition) -> Indexed | Failed:
+def index_partition(
+    part: Partition, run_attribute: str = semconv.RUN_ID, limits: ReadLimits = _LIMITS
+) -> Indexed | Failed:
+    """The partition's run index (``run_attribute`` names runs: see ``TraceFile.index``)."""
     report = ReadReport()
     try:
-        tf = TraceFile(part.source, _LIMITS)
+        tf = TraceFile(part.source, limits)
         links: set[tuple[str, str | None]] = set()
         signals: Counter[str] = Counter()
         units, linked = 0, False
@@ -144,14 +153,14 @@ def index_partition(part: Partition) -> Indexed | Failed:
             for unit in _units(tf, part, report, None):
                 units += 1
                 signals[unit.signal] += 1
-                pairs, has_links = tf.index(unit)
+                pairs, has_links = tf.index(unit, run_attribute)
                 links |= pairs
                 linked = linked or has_links
         else:
             lines = _Counted(part, None)
             for unit in tf._jsonl_units(lines, report, tf.source):  # type: ignore[arg-type]
                 signals[unit.signal] += 1
-                pairs, has_links = tf.index(unit)
+                pairs, has_links = tf.index(unit, run_attribute)
                 links |= pairs
                 linked = linked or has_links
             units = lines.count
@@ -166,12 +175,12 @@ def index_partition(part: Partition) -> Indexed | Failed:
     return Indexed(frozenset(links), units, cut, traces, skipped, linked)
 
 
-def link_partition(part: Partition, units: int) -> TraceLinks | Failed:
+def link_partition(part: Partition, units: int, limits: ReadLimits = _LIMITS) -> TraceLinks | Failed:
     """The partition's part of the link graph (``offline.linked_runs``): asked for only when some
     partition's index found span links."""
     links = TraceLinks()
     try:
-        tf = TraceFile(part.source, _LIMITS)
+        tf = TraceFile(part.source, limits)
         for unit in _units(tf, part, ReadReport(), units):
             if unit.signal == SIGNAL_TRACES:
                 links.add_spans(tf.spans(unit))
@@ -190,6 +199,8 @@ def split_partition(
     known: frozenset[tuple[str, str]],
     buckets: int,
     owners: dict[str, int] | None = None,
+    run_attribute: str = semconv.RUN_ID,
+    limits: ReadLimits = _LIMITS,
 ) -> Split | Failed:
     """The partition's spans by bucket and run key. ``run_of`` maps each trace the index saw here to
     its run; ``known`` holds the run-id links it saw; ``owners``, when given, the bucket of each of
@@ -197,7 +208,7 @@ def split_partition(
     reported in ``missed``, and the caller redoes this pass with the joined runs."""
     split = Split()
     try:
-        tf = TraceFile(part.source, _LIMITS)
+        tf = TraceFile(part.source, limits)
         unknown_before, beside_before = _convert.unknown_values, otlp_json.beside.copy()
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
@@ -206,8 +217,7 @@ def split_partition(
             split.spans += len(spans)
             for span in spans:
                 trace = span.trace_id
-                own = span.attributes.get(semconv.RUN_ID)
-                own = own if isinstance(own, str) and own else None
+                own = run_value(span, run_attribute)
                 key = run_of.get(trace)
                 if key is None or (own is not None and (trace, own) not in known):
                     split.missed.add((trace, own))
@@ -226,3 +236,43 @@ def split_partition(
     except OSError as exc:
         return Failed(str(TraceReadError(part.source, f"read failed ({type(exc).__name__})")))
     return split
+
+
+def join_indexes(indexed: list[Indexed]) -> RunKeys:
+    """The run keys of the whole input: every partition's links joined (``runs.RunKeys``)."""
+    keys = RunKeys()
+    for ix in indexed:
+        for trace_id, run_id in ix.links:
+            keys.link(trace_id, run_id)
+    return keys
+
+
+def judge_signals(parts: list[Partition], indexed: list[Indexed], report: ReadReport) -> None:
+    """Other signals' requests, per file as the single-process reader counts them (a file with
+    none but those is left out, with a note)."""
+    files: dict[str, tuple[Counter[str], int, str]] = {}
+    for part, ix in zip(parts, indexed, strict=True):
+        counts, traces, unit = files.setdefault(part.source, (Counter(), 0, "lines"))
+        if ix.skipped is not None:
+            counts.update(dict(ix.skipped.counts))
+            unit = ix.skipped.unit
+        files[part.source] = (counts, traces + ix.traces, unit)
+    for source, (counts, traces, unit) in files.items():
+        if counts:
+            check_signals(SkippedRecords(source, tuple(sorted(counts.items())), unit), traces, report)
+
+
+def first_lines(parts: list[Partition], indexed: list[Indexed], report: ReadReport) -> list[int]:
+    """Each partition's first line number in its file (0 for whole files); the cut-off last lines
+    the indexes found go to ``report``, numbered in their files."""
+    lines, line_in_file, previous = [], 0, None
+    for part, ix in zip(parts, indexed, strict=True):
+        if part.source != previous:
+            line_in_file, previous = 0, part.source
+        lines.append(line_in_file if part.start is not None else 0)
+        if ix.incomplete is not None:
+            cut = ix.incomplete
+            line = None if cut.line is None else cut.line + lines[-1]
+            report.incomplete.append(IncompleteFile(cut.source, line, cut.problem))
+        line_in_file += ix.units
+    return lines

@@ -1,0 +1,161 @@
+"""``--jobs N`` by byte ranges (#46): each process reads its own part of the files, folds the runs that
+lie wholly in it and sends back the spans of runs that cross an edge — and the answer is one process's.
+
+The traces are written once by the real SDK and its OTLP JSON file exporter (one line per span, so a
+run is several lines); each example then lays those lines out anew — runs interleaved, spread over
+files, blank lines, a trace that is no run, a line of logs, a cut-off last line — and reads them with
+1–8 processes: ranges cut inside multi-line runs, ranges with no line of their own (more processes
+than lines), tiny files read whole.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from contract_runs import AT, CONTRACT, export_runs, triage_run
+from otel_provenance.cli import run as cli_run
+from otel_provenance.offline.contracts import parse_contract
+from otel_provenance.offline.engines import FileSource, PoolSource, fingerprint_fold, gate_fold
+from otel_provenance.offline.engines.ranges import plan_ranges
+from otel_provenance.offline.gate import decide
+from otel_provenance.offline.report import render_json
+from partition_files import line, span, write
+
+NO_RUN = (
+    '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + "ab" * 16 + '","spanId":"' + "cd" * 8
+    + '","name":"GET /","attributes":[{"key":"k","value":{"stringValueStrindex":1}}]}]}]}]}\n'
+)  # fmt: skip
+LOGS = '{"resourceLogs":[]}\n'
+TORN = '{"resourceSpans": [{"resource": '
+
+
+class _Lines(list[list[str]]):
+    def __repr__(self) -> str:  # Hypothesis prints the arguments of a failing example
+        return f"<the lines of {len(self)} runs>"
+
+
+@pytest.fixture(scope="module")
+def lines_by_run(tmp_path_factory: pytest.TempPathFactory) -> list[list[str]]:
+    """The exporter's lines of each of 8 runs (a run's lines in the order it wrote them)."""
+    folder = tmp_path_factory.mktemp("ranges")
+    out = _Lines()
+    for i in range(8):
+        path = folder / f"run{i}.jsonl"
+        export_runs([triage_run(f"r{i}", "v2", writes=1 + i % 2, skip_check=i % 3 == 0)], str(path))
+        out.append(path.read_text().splitlines(keepends=True))
+    return out
+
+
+def _lay_out(
+    lines_by_run: list[list[str]], seed: int, runs: int, files: int, extras: list[bool]
+) -> list[str]:
+    """``runs`` runs' lines interleaved (each run's own order kept) over ``files`` files."""
+    rng = random.Random(seed)
+    queues = [list(lines) for lines in lines_by_run[:runs]]
+    lines = []
+    while any(queues):
+        queue = rng.choice([q for q in queues if q])
+        lines.append(queue.pop(0))
+    blank, no_run, logs = extras
+    for flag, extra in ((blank, "\n  \n"), (no_run, NO_RUN), (logs, LOGS)):
+        if flag:
+            lines.insert(rng.randrange(len(lines) + 1), extra)
+    cuts = sorted(rng.choices(range(len(lines) + 1), k=files - 1))  # a file may be empty
+    return ["".join(lines[a:b]) for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]
+
+
+def _write(folder: Path, texts: list[str], torn: bool) -> list[str]:
+    paths = []
+    for i, text in enumerate(texts):
+        path = folder / f"part{i}.jsonl"
+        path.write_text(text + (TORN if torn and i == len(texts) - 1 else ""))
+        paths.append(str(path))
+    return paths
+
+
+def _answer(source: FileSource | PoolSource) -> tuple[object, ...]:
+    contract = parse_contract(CONTRACT, "c.yaml")
+    rows = source.fold(fingerprint_fold(canonical=True))
+    aggregate = source.fold(gate_fold(contract, "v2", AT))
+    report = source.report
+    counts = (report.files, report.spans, report.not_runs, report.unknown_values)
+    return rows, render_json(decide(aggregate, contract)), report.notes(), counts
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 2**32),
+    runs=st.integers(0, 8),
+    files=st.integers(1, 3),
+    jobs=st.integers(1, 8),
+    extras=st.lists(st.booleans(), min_size=3, max_size=3),
+    torn=st.booleans(),
+)
+def test_byte_ranges_give_the_answer_of_one_process(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines_by_run: list[list[str]],
+    seed: int,
+    runs: int,
+    files: int,
+    jobs: int,
+    extras: list[bool],
+    torn: bool,
+) -> None:
+    folder = tmp_path_factory.mktemp("layout")
+    paths = _write(folder, _lay_out(lines_by_run, seed, runs, files, extras), torn)
+    planned = plan_ranges(paths, jobs)
+    assert planned is not None  # uncompressed JSON Lines: read by byte ranges, not the older way
+    assert _answer(PoolSource(paths, jobs)) == _answer(FileSource(paths))
+
+
+def test_a_file_is_cut_inside_a_multi_line_run(tmp_path: Path, lines_by_run: list[list[str]]) -> None:
+    """Two ranges of one run's lines: the run crosses the edge, and is folded whole in the parent."""
+    path = tmp_path / "one.jsonl"
+    path.write_text("".join(lines_by_run[0]))
+    planned = plan_ranges([str(path)], 2)
+    assert planned is not None and len(planned[1]) == 2
+    assert _answer(PoolSource([str(path)], 2)) == _answer(FileSource([str(path)]))
+
+
+def test_compressed_input_is_read_the_older_way(tmp_path: Path, lines_by_run: list[list[str]]) -> None:
+    """A gzip file cannot be entered in the middle: every process reads it whole (with the limits)."""
+    path = tmp_path / "runs.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(line for run in lines_by_run for line in run).encode()))
+    assert plan_ranges([str(path)], 2) is None
+    assert _answer(PoolSource([str(path)], 2)) == _answer(FileSource([str(path)]))
+
+
+def test_an_error_names_the_line_in_its_file(tmp_path: Path, lines_by_run: list[list[str]]) -> None:
+    """A bad line in the second range is reported with its line number in the file, as one process says."""
+    lines = [line for run in lines_by_run[:4] for line in run]
+    bad = len(lines) - 2
+    lines[bad] = '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}\n'
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(lines))
+    said = []
+    for jobs in ("1", "2"):
+        out, err = io.StringIO(), io.StringIO()
+        code = cli_run(["fingerprint", str(path), "--jobs", jobs], out, err)
+        said.append((code, out.getvalue(), err.getvalue()))
+    assert said[0] == said[1]
+    assert said[0][0] == 1 and f"bad.jsonl:{bad + 1}" in said[0][2]
+
+
+def test_a_link_the_byte_scan_missed_reads_the_input_again(tmp_path: Path) -> None:
+    """A run id the index's byte scan cannot see (its key escaped) joins trace 2 to run r1 only when
+    the span is decoded: the byte-range answer is dropped and the input read the older way."""
+    filler = [line(span(10 + i, 100 + i, f"f{i}")) for i in range(6)]
+    hidden = line(span(2, 2, "r1", hidden=True))  # while r1 is still open: trace 1 ends the file
+    path = write(
+        tmp_path / "hidden.jsonl", line(span(1, 1, "r1")), *filler[:3], hidden, *filler[3:], line(span(1, 3))
+    )
+    rows = PoolSource([str(path)], 2).fold(fingerprint_fold())
+    assert rows == FileSource([str(path)]).fold(fingerprint_fold())
+    assert [row[:1] + row[2:3] for row in rows if row[0] == "r1"] == [("r1", 3)]  # one run of both traces
