@@ -318,6 +318,18 @@ def test_findings_file_holds_the_same_records_as_otlp_json_lines(release: dict, 
     assert len(lines) == 1  # one ExportLogsServiceRequest per line
     logs = json.loads(lines[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
     assert [r["eventName"] for r in logs] == ["gen_ai.evaluation.result"] * 4
+    # What a log view shows before any attribute (#50): the body is the explanation, the severity
+    # follows the label, a record on a trace is marked sampled, and every record of one command
+    # carries one timestamp, observed when sent (the logs reader tells exports apart by it).
+    attributes = [{kv["key"]: kv["value"] for kv in record["attributes"]} for record in logs]
+    labels = [a["gen_ai.evaluation.score.label"]["stringValue"] for a in attributes]
+    assert sorted(labels) == ["fail", "fail", "fail", "pass"]
+    severity = {"fail": (17, "ERROR"), "pass": (9, "INFO")}
+    assert [(r["severityNumber"], r["severityText"]) for r in logs] == [severity[label] for label in labels]
+    assert [r["body"] for r in logs] == [a["gen_ai.evaluation.explanation"] for a in attributes]
+    assert all(r["traceId"] and r["flags"] == 1 for r in logs)
+    assert len({(r["timeUnixNano"], r["observedTimeUnixNano"]) for r in logs}) == 1
+    assert logs[0]["timeUnixNano"] == logs[0]["observedTimeUnixNano"]
     assert {r["traceId"] for r in logs} == {release["bad_trace"], release["good_trace"]}
 
 
@@ -476,36 +488,6 @@ def _records_in(target: Path) -> list[dict]:
     for record in logs:  # stamped when sent
         del record["timeUnixNano"], record["observedTimeUnixNano"]
     return logs
-
-
-def test_each_record_carries_its_explanation_its_severity_and_the_one_time_it_was_sent(
-    release: dict, tmp_path: Path
-) -> None:
-    """What a log view shows before any attribute: the body is the explanation, the severity follows
-    the label (fail ERROR 17, pass INFO 9), a record on a trace is marked sampled, and every record
-    of one command carries one timestamp, observed when sent (the logs reader tells exports apart by it)."""
-    target = tmp_path / "findings.jsonl"
-    code, _, err = cli(
-        "gate", "check", "--contract", release["contract"], "--release", "v1", "--findings-file", target,
-        release["good"], release["bad"],
-    )  # fmt: skip
-    assert code == 2, err
-    logs = [
-        record
-        for line in target.read_text().splitlines()
-        for resource in json.loads(line)["resourceLogs"]
-        for scope in resource["scopeLogs"]
-        for record in scope["logRecords"]
-    ]
-    attributes = [{kv["key"]: kv["value"] for kv in record["attributes"]} for record in logs]
-    labels = [a["gen_ai.evaluation.score.label"]["stringValue"] for a in attributes]
-    assert sorted(labels) == ["fail", "fail", "fail", "pass"]
-    severity = {"fail": (17, "ERROR"), "pass": (9, "INFO")}
-    assert [(r["severityNumber"], r["severityText"]) for r in logs] == [severity[label] for label in labels]
-    assert [r["body"] for r in logs] == [a["gen_ai.evaluation.explanation"] for a in attributes]
-    assert all(r["traceId"] and r["flags"] == 1 for r in logs)  # sampled: on the run's trace
-    assert len({(r["timeUnixNano"], r["observedTimeUnixNano"]) for r in logs}) == 1
-    assert logs[0]["timeUnixNano"] == logs[0]["observedTimeUnixNano"]
 
 
 def test_a_verdict_on_a_run_with_no_trace_of_its_own_is_a_record_on_no_trace(tmp_path: Path) -> None:
