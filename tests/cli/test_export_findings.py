@@ -338,7 +338,11 @@ def test_findings_file_holds_the_same_records_as_otlp_json_lines(release: dict, 
     [
         (["--findings-endpoint", "http://127.0.0.1:9"], "need --export-findings"),
         (["--export-findings", "--shard", "1/2", "--partial", "p.json"], "a --partial is not a verdict"),
-        (["--export-findings"], "no OTLP endpoint"),
+        (
+            ["--export-findings"],
+            ": --export-findings: no OTLP endpoint; give --findings-endpoint URL or set "
+            "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318)\n",
+        ),
         (["--findings-file", ""], ": --findings-file needs a file name\n"),
         (
             ["--findings-file", "f.jsonl", "--shard", "1/2", "--partial", "p.json"],
@@ -378,6 +382,18 @@ def test_a_protocol_whose_exporter_is_not_installed_says_what_to_install(
     over = protocol.split("/")[0]
     said = f"--export-findings over {over} needs {module}, which is not installed: "
     assert f"{said}pip install 'otel-provenance[{extra}]'" in err
+
+
+def test_an_endpoint_with_a_path_and_a_trailing_slash_gets_v1_logs_added_once(release: dict) -> None:
+    """A collector behind a proxy path, written with a trailing slash (``http://host/otlX/``): the
+    records go to ``/otlX/v1/logs``, the slash not doubled and the path kept as written."""
+    with OtlpReceiver("/otlX/v1/logs") as receiver:
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--export-findings",
+            "--findings-endpoint", f"{receiver.url}/otlX/", release["good"],
+        )  # fmt: skip
+    assert code == 0, err
+    assert len(receiver.bodies["/otlX/v1/logs"]) == 1
 
 
 def test_pass_run_verdict_lands_on_its_own_root_span_when_the_run_spans_two_traces(tmp_path: Path) -> None:
