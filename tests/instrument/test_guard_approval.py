@@ -253,6 +253,11 @@ def test_the_request_names_the_call_and_its_reasons_and_prints_no_value(traced):
     assert repr(request.arguments) == "<arguments order_id>"  # the names, so a log still says what was asked
 
 
+def test_a_requests_arguments_show_every_name_and_no_value_in_their_repr():
+    request = op.ApprovalRequest("refund", {"order_id": "ord-31337", "amount": 27182}, ("x",), None, "c-1")
+    assert repr(request.arguments) == "<arguments order_id, amount>"
+
+
 def test_the_approver_cannot_change_what_the_body_gets(traced):
     seen: list[dict] = []
 
