@@ -693,3 +693,27 @@ def test_an_async_approver_asked_from_a_sync_tool_is_cancelled_at_the_deadline(t
         refund("ord-1001")
     assert cancelled.wait(15)  # far sooner than the approver's own 30 s
     assert ran == []
+
+
+def test_a_sync_approvers_answer_after_the_async_tools_loop_closed_is_dropped_quietly(traced, monkeypatch):
+    """An async tool run by ``asyncio.run``: its sync approver answers after the deadline, when the
+    loop is gone. The late answer is ignored — no "Exception in thread" on the agent's stderr."""
+    answered, thread_errors = threading.Event(), []
+    monkeypatch.setattr(threading, "excepthook", thread_errors.append)
+
+    def slow(request):
+        time.sleep(DEADLINE * 3)
+        answered.set()
+        return True
+
+    ran: list[str] = []
+    _, refund_async = _tools(traced, ran)
+    with (
+        op.run(inputs={"order_id": "ord-1001"}, approver=slow, approval_timeout=DEADLINE),
+        pytest.raises(op.ProvenanceError, match=r"approval:timeout"),
+    ):
+        asyncio.run(refund_async("ord-1001"))  # returns at the deadline and closes its loop
+    assert answered.wait(15)
+    for worker in [t for t in threading.enumerate() if t.name == "otel-provenance-approver"]:
+        worker.join(15)
+    assert thread_errors == [] and ran == []
