@@ -656,6 +656,38 @@ def test_an_async_approver_of_an_async_tool_runs_on_the_callers_loop(traced):
     assert loops == [loop] and ran == ["ord-1001"]
 
 
+class AsyncApprovalService:
+    """An approver object whose ``__call__`` is a coroutine (a client of an approval service)."""
+
+    def __init__(self) -> None:
+        self.loops: list[object] = []
+
+    async def __call__(self, request):
+        self.loops.append(asyncio.get_running_loop())
+        return True
+
+
+def test_an_approver_object_with_an_async_call_runs_on_the_callers_loop_too(traced):
+    service, ran = AsyncApprovalService(), []
+    _, refund_async = _tools(traced, ran)
+
+    async def agent():
+        await refund_async(order_id="ord-1001")
+        return asyncio.get_running_loop()
+
+    with op.run(inputs={"order_id": "ord-1001"}, approver=service):
+        loop = asyncio.run(agent())
+    assert service.loops == [loop] and ran == ["ord-1001"]
+
+
+def test_needs_approval_as_an_object_with_an_async_call_is_refused_at_decoration():
+    with pytest.raises(op.ConfigurationError, match="needs_approval must be a plain function"):
+
+        @op.tool(side_effect="write", needs_approval=AsyncApprovalService())
+        def refund(order_id: str) -> None:
+            return None
+
+
 @pytest.mark.parametrize("flavour", ["sync", "async"])
 def test_an_async_approver_that_cannot_be_called_is_an_error_named_by_type(traced, flavour):
     async def approver():  # takes no request: calling it raises TypeError
@@ -717,3 +749,19 @@ def test_a_sync_approvers_answer_after_the_async_tools_loop_closed_is_dropped_qu
     for worker in [t for t in threading.enumerate() if t.name == "otel-provenance-approver"]:
         worker.join(15)
     assert thread_errors == [] and ran == []
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_a_sync_approver_that_returns_an_awaitable_is_awaited_until_the_deadline(traced, flavour):
+    """``approver=lambda request: client.ask(request)`` where ``ask`` is a coroutine: the answer it
+    gives a moment later is awaited (in the worker), from a sync tool and from an async one."""
+
+    async def ask(request):
+        await asyncio.sleep(0.01)
+        return True
+
+    ran: list[str] = []
+    tools = dict(zip(("sync", "async"), _tools(traced, ran), strict=True))
+    with op.run(inputs={"order_id": "ord-1001"}, approver=lambda request: ask(request), approval_timeout=5):
+        _call(tools[flavour], flavour, order_id="ord-1001")
+    assert ran == ["ord-1001"]
