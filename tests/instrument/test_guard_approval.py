@@ -765,3 +765,19 @@ def test_a_sync_approver_that_returns_an_awaitable_is_awaited_until_the_deadline
     with op.run(inputs={"order_id": "ord-1001"}, approver=lambda request: ask(request), approval_timeout=5):
         _call(tools[flavour], flavour, order_id="ord-1001")
     assert ran == ["ord-1001"]
+
+
+def test_the_approver_runs_in_a_named_daemon_thread(traced):
+    """A daemon thread, so an approver that never returns cannot hold the interpreter's exit; named, so
+    a thread dump says what it is."""
+    seen: list[tuple[str, bool]] = []
+
+    def approver(request):
+        seen.append((threading.current_thread().name, threading.current_thread().daemon))
+        return True
+
+    ran: list[str] = []
+    refund, _ = _tools(traced, ran)
+    with op.run(inputs={"order_id": "ord-1001"}, approver=approver):
+        refund("ord-1001")
+    assert seen == [("otel-provenance-approver", True)] and ran == ["ord-1001"]
