@@ -7,6 +7,7 @@ so "happens before" follows the order steps are added; pass ``start``/``end`` to
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from otel_provenance import semconv
@@ -133,28 +134,41 @@ def triage_run(name: str = "run-1", release: str | None = "v1", **changes: Any) 
     return b.run()
 
 
-def export_runs(runs: list[Run], path: str) -> None:
+def export_runs(runs: list[Run], path: str, trace_id: Callable[[Run], int] | None = None) -> None:
     """Write ``runs`` through the real OTel SDK and its official OTLP JSON file exporter.
 
-    Names, attributes, parent links and times are kept; ids are the SDK's own. A parent that is not
-    in the run is started and never ended, so it is never exported — a genuinely incomplete trace.
+    Names, attributes, parent links and times are kept; ids are the SDK's own, unless ``trace_id``
+    gives each run's trace id (its run id once read: a test that depends on which run ids are
+    smallest sets them). A parent that is not in the run is started and never ended, so it is never
+    exported — a genuinely incomplete trace.
     """
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
     from opentelemetry.trace import set_span_in_context
 
     from interop import FileSpanExporter
+
+    class ChosenTraceIds(RandomIdGenerator):
+        """The SDK's random ids, except the trace id ``trace_id`` chose for the run being written."""
+
+        chosen: int | None = None
+
+        def generate_trace_id(self) -> int:
+            return self.chosen if self.chosen is not None else super().generate_trace_id()
 
     by_release: dict[str | None, list[Run]] = {}
     for run in runs:
         by_release.setdefault(run.release, []).append(run)
     for release, group in sorted(by_release.items(), key=lambda kv: str(kv[0])):
         resource = Resource.create({semconv.SERVICE_VERSION: release} if release else {})
-        provider = TracerProvider(resource=resource, shutdown_on_exit=False)
+        ids = ChosenTraceIds()
+        provider = TracerProvider(resource=resource, shutdown_on_exit=False, id_generator=ids)
         provider.add_span_processor(SimpleSpanProcessor(FileSpanExporter(path=path)))  # appends
         tracer = provider.get_tracer("tests.contract_runs")
         for run in group:
+            ids.chosen = trace_id(run) if trace_id is not None else None
             live: dict[str, Any] = {}
             for span in sorted(run.spans, key=lambda s: (s.start_ns, s.span_id)):
                 parent_id = span.parent_span_id

@@ -50,7 +50,8 @@ class OtlpReceiver:
                 with receiver.lock:
                     receiver.bodies[self.path].append(body)
                     receiver.headers.append({k.lower(): v for k, v in self.headers.items()})
-                response = RESPONSES[self.path]().SerializeToString()
+                signal = next(s for s in RESPONSES if self.path.endswith(s))  # a proxy path may come first
+                response = RESPONSES[signal]().SerializeToString()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(response)))

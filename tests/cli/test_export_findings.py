@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -278,6 +279,7 @@ def test_an_export_that_fails_never_passes_and_never_turns_a_fail_into_anything_
     assert passing[0] == 1
     assert "PASS" in passing[1]  # the report was written and printed before the export
     assert f"not exported to {receiver.url}" in passing[2]
+    assert f"not exported to {receiver.url}: the exporter answered FAILURE (" in passing[2]
     assert "code: 404" in passing[2]  # the exporter's own reason, in the one error line
     assert failing[0] == 2
     assert "not exported" in failing[2]
@@ -316,6 +318,18 @@ def test_findings_file_holds_the_same_records_as_otlp_json_lines(release: dict, 
     assert len(lines) == 1  # one ExportLogsServiceRequest per line
     logs = json.loads(lines[0])["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
     assert [r["eventName"] for r in logs] == ["gen_ai.evaluation.result"] * 4
+    # What a log view shows before any attribute (#50): the body is the explanation, the severity
+    # follows the label, a record on a trace is marked sampled, and every record of one command
+    # carries one timestamp, observed when sent (the logs reader tells exports apart by it).
+    attributes = [{kv["key"]: kv["value"] for kv in record["attributes"]} for record in logs]
+    labels = [a["gen_ai.evaluation.score.label"]["stringValue"] for a in attributes]
+    assert sorted(labels) == ["fail", "fail", "fail", "pass"]
+    severity = {"fail": (17, "ERROR"), "pass": (9, "INFO")}
+    assert [(r["severityNumber"], r["severityText"]) for r in logs] == [severity[label] for label in labels]
+    assert [r["body"] for r in logs] == [a["gen_ai.evaluation.explanation"] for a in attributes]
+    assert all(r["traceId"] and r["flags"] == 1 for r in logs)
+    assert len({(r["timeUnixNano"], r["observedTimeUnixNano"]) for r in logs}) == 1
+    assert logs[0]["timeUnixNano"] == logs[0]["observedTimeUnixNano"]
     assert {r["traceId"] for r in logs} == {release["bad_trace"], release["good_trace"]}
 
 
@@ -324,7 +338,16 @@ def test_findings_file_holds_the_same_records_as_otlp_json_lines(release: dict, 
     [
         (["--findings-endpoint", "http://127.0.0.1:9"], "need --export-findings"),
         (["--export-findings", "--shard", "1/2", "--partial", "p.json"], "a --partial is not a verdict"),
-        (["--export-findings"], "no OTLP endpoint"),
+        (
+            ["--export-findings"],
+            ": --export-findings: no OTLP endpoint; give --findings-endpoint URL or set "
+            "OTEL_EXPORTER_OTLP_ENDPOINT (e.g. http://localhost:4318)\n",
+        ),
+        (["--findings-file", ""], ": --findings-file needs a file name\n"),
+        (
+            ["--findings-file", "f.jsonl", "--shard", "1/2", "--partial", "p.json"],
+            "a --partial is not a verdict",
+        ),
     ],
 )
 def test_export_options_that_cannot_work_stop_before_reading(
@@ -338,6 +361,39 @@ def test_export_options_that_cannot_work_stop_before_reading(
     assert code == 1
     assert message in err
     assert out == ""  # nothing was decided
+
+
+@pytest.mark.parametrize(
+    ("protocol", "module", "extra"),
+    [
+        ("http/protobuf", "opentelemetry.exporter.otlp.proto.http._log_exporter", "otlp"),
+        ("grpc", "opentelemetry.exporter.otlp.proto.grpc._log_exporter", "grpc"),
+    ],
+)
+def test_a_protocol_whose_exporter_is_not_installed_says_what_to_install(
+    release: dict, protocol: str, module: str, extra: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # as if not installed: its import raises
+    code, out, err = cli(
+        "gate", "check", "--contract", release["contract"], "--release", "v1", "--export-findings",
+        "--findings-protocol", protocol, "--findings-endpoint", "http://127.0.0.1:9", release["good"],
+    )  # fmt: skip
+    assert code == 1 and out == ""
+    over = protocol.split("/")[0]
+    said = f"--export-findings over {over} needs {module}, which is not installed: "
+    assert f"{said}pip install 'otel-provenance[{extra}]'" in err
+
+
+def test_an_endpoint_with_a_path_and_a_trailing_slash_gets_v1_logs_added_once(release: dict) -> None:
+    """A collector behind a proxy path, written with a trailing slash (``http://host/otlX/``): the
+    records go to ``/otlX/v1/logs``, the slash not doubled and the path kept as written."""
+    with OtlpReceiver("/otlX/v1/logs") as receiver:
+        code, _, err = cli(
+            "gate", "check", "--contract", release["contract"], "--release", "v1", "--export-findings",
+            "--findings-endpoint", f"{receiver.url}/otlX/", release["good"],
+        )  # fmt: skip
+    assert code == 0, err
+    assert len(receiver.bodies["/otlX/v1/logs"]) == 1
 
 
 def test_pass_run_verdict_lands_on_its_own_root_span_when_the_run_spans_two_traces(tmp_path: Path) -> None:
@@ -448,6 +504,20 @@ def _records_in(target: Path) -> list[dict]:
     for record in logs:  # stamped when sent
         del record["timeUnixNano"], record["observedTimeUnixNano"]
     return logs
+
+
+def test_a_verdict_on_a_run_with_no_trace_of_its_own_is_a_record_on_no_trace(tmp_path: Path) -> None:
+    """``audit`` of a run named by ``agent.run.id`` that made no tool call: its verdict names no trace,
+    so the record carries no trace id, no span id and no sampled flag (not a made-up trace)."""
+    rec = Recorder("v1")
+    with rec.span("invoke_agent fixer", {semconv.RUN_ID: "r-1"}):
+        pass
+    target = tmp_path / "findings.jsonl"
+    code, _, err = cli("audit", write_jsonl(rec.spans(), tmp_path / "r.jsonl"), "--findings-file", target)
+    assert "exported 1 evaluation record(s) (0 finding(s), 1 run verdict(s))" in err, (code, err)
+    (record,) = _records_in(target)
+    assert not {"traceId", "spanId", "flags"} & set(record)
+    assert {"key": "agent.run.id", "value": {"stringValue": "r-1"}} in record["attributes"]
 
 
 def test_the_records_do_not_depend_on_the_order_the_traces_are_given_in(
@@ -589,3 +659,29 @@ def test_every_record_of_a_release_bigger_than_one_export_batch_is_sent_once(tmp
         for record in scope_logs["logRecords"]
     ]
     assert len(lines) == 2 and len(in_file) == 900
+
+
+def test_a_partial_records_the_places_of_its_own_releases_runs_only(tmp_path: Path) -> None:
+    """Traces of two releases: the partial of ``v1`` says where each v1 run lives, and nothing of the
+    v2 runs it left out (they are counted as another release, not placed)."""
+    from contract_runs import CONTRACT as TRIAGE
+    from contract_runs import export_runs, triage_run
+
+    runs = [
+        triage_run("a", "v1"),
+        triage_run("b", "v1", writes=2),
+        triage_run("c", "v2"),
+        triage_run("d", "v2"),
+    ]
+    export_runs(runs, str(tmp_path / "runs.jsonl"))
+    contract = tmp_path / "triage.yaml"
+    contract.write_text(TRIAGE)
+    partial = tmp_path / "p.json"
+    code, _, err = cli(
+        "gate", "check", "--contract", contract, "--release", "v1", "--shard", "1/1", "--partial", partial,
+        tmp_path / "runs.jsonl",
+    )  # fmt: skip
+    assert code == 0, err
+    data = json.loads(partial.read_text())
+    assert len(data["run_ids"]) == 2 and data["other_releases"] == {"v2": 2}
+    assert sorted(data["run_places"]) == data["run_ids"]

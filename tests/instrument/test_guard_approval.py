@@ -253,6 +253,11 @@ def test_the_request_names_the_call_and_its_reasons_and_prints_no_value(traced):
     assert repr(request.arguments) == "<arguments order_id>"  # the names, so a log still says what was asked
 
 
+def test_a_requests_arguments_show_every_name_and_no_value_in_their_repr():
+    request = op.ApprovalRequest("refund", {"order_id": "ord-31337", "amount": 27182}, ("x",), None, "c-1")
+    assert repr(request.arguments) == "<arguments order_id, amount>"
+
+
 def test_the_approver_cannot_change_what_the_body_gets(traced):
     seen: list[dict] = []
 
@@ -651,6 +656,38 @@ def test_an_async_approver_of_an_async_tool_runs_on_the_callers_loop(traced):
     assert loops == [loop] and ran == ["ord-1001"]
 
 
+class AsyncApprovalService:
+    """An approver object whose ``__call__`` is a coroutine (a client of an approval service)."""
+
+    def __init__(self) -> None:
+        self.loops: list[object] = []
+
+    async def __call__(self, request):
+        self.loops.append(asyncio.get_running_loop())
+        return True
+
+
+def test_an_approver_object_with_an_async_call_runs_on_the_callers_loop_too(traced):
+    service, ran = AsyncApprovalService(), []
+    _, refund_async = _tools(traced, ran)
+
+    async def agent():
+        await refund_async(order_id="ord-1001")
+        return asyncio.get_running_loop()
+
+    with op.run(inputs={"order_id": "ord-1001"}, approver=service):
+        loop = asyncio.run(agent())
+    assert service.loops == [loop] and ran == ["ord-1001"]
+
+
+def test_needs_approval_as_an_object_with_an_async_call_is_refused_at_decoration():
+    with pytest.raises(op.ConfigurationError, match="needs_approval must be a plain function"):
+
+        @op.tool(side_effect="write", needs_approval=AsyncApprovalService())
+        def refund(order_id: str) -> None:
+            return None
+
+
 @pytest.mark.parametrize("flavour", ["sync", "async"])
 def test_an_async_approver_that_cannot_be_called_is_an_error_named_by_type(traced, flavour):
     async def approver():  # takes no request: calling it raises TypeError
@@ -688,3 +725,59 @@ def test_an_async_approver_asked_from_a_sync_tool_is_cancelled_at_the_deadline(t
         refund("ord-1001")
     assert cancelled.wait(15)  # far sooner than the approver's own 30 s
     assert ran == []
+
+
+def test_a_sync_approvers_answer_after_the_async_tools_loop_closed_is_dropped_quietly(traced, monkeypatch):
+    """An async tool run by ``asyncio.run``: its sync approver answers after the deadline, when the
+    loop is gone. The late answer is ignored — no "Exception in thread" on the agent's stderr."""
+    answered, thread_errors = threading.Event(), []
+    monkeypatch.setattr(threading, "excepthook", thread_errors.append)
+
+    def slow(request):
+        time.sleep(DEADLINE * 3)
+        answered.set()
+        return True
+
+    ran: list[str] = []
+    _, refund_async = _tools(traced, ran)
+    with (
+        op.run(inputs={"order_id": "ord-1001"}, approver=slow, approval_timeout=DEADLINE),
+        pytest.raises(op.ProvenanceError, match=r"approval:timeout"),
+    ):
+        asyncio.run(refund_async("ord-1001"))  # returns at the deadline and closes its loop
+    assert answered.wait(15)
+    for worker in [t for t in threading.enumerate() if t.name == "otel-provenance-approver"]:
+        worker.join(15)
+    assert thread_errors == [] and ran == []
+
+
+@pytest.mark.parametrize("flavour", ["sync", "async"])
+def test_a_sync_approver_that_returns_an_awaitable_is_awaited_until_the_deadline(traced, flavour):
+    """``approver=lambda request: client.ask(request)`` where ``ask`` is a coroutine: the answer it
+    gives a moment later is awaited (in the worker), from a sync tool and from an async one."""
+
+    async def ask(request):
+        await asyncio.sleep(0.01)
+        return True
+
+    ran: list[str] = []
+    tools = dict(zip(("sync", "async"), _tools(traced, ran), strict=True))
+    with op.run(inputs={"order_id": "ord-1001"}, approver=lambda request: ask(request), approval_timeout=5):
+        _call(tools[flavour], flavour, order_id="ord-1001")
+    assert ran == ["ord-1001"]
+
+
+def test_the_approver_runs_in_a_named_daemon_thread(traced):
+    """A daemon thread, so an approver that never returns cannot hold the interpreter's exit; named, so
+    a thread dump says what it is."""
+    seen: list[tuple[str, bool]] = []
+
+    def approver(request):
+        seen.append((threading.current_thread().name, threading.current_thread().daemon))
+        return True
+
+    ran: list[str] = []
+    refund, _ = _tools(traced, ran)
+    with op.run(inputs={"order_id": "ord-1001"}, approver=approver):
+        refund("ord-1001")
+    assert seen == [("otel-provenance-approver", True)] and ran == ["ord-1001"]

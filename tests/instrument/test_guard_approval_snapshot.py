@@ -90,7 +90,8 @@ def test_arguments_changed_by_another_thread_while_a_person_decides_are_not_run(
         _call(refund, is_async, order=order)
     editor.join(5)
     assert received == []  # 4000 was never approved
-    assert "arguments changed while it was asked" in str(refused.value)
+    said = "the approver answered True, but the call's arguments changed while it was asked (approval:denied)"
+    assert said in str(refused.value)
     assert "approval:denied" in refused.value.violations
     span = traced.span("refund")
     assert (span.attributes[sc.TOOL_STATUS], span.attributes[sc.GUARD_APPROVAL]) == ("blocked", "denied")

@@ -201,7 +201,8 @@ def test_a_limit_the_run_does_not_declare_as_a_number_fails_closed(traced, caplo
     with op.run(inputs=inputs):
         assert attempt(refund, amount=1) == ("policy:amount:run_sum",)
     assert ran == []
-    assert "the run declares no number at input 'order.amount'" in caplog.text
+    said = "refund: policy run_sum of amount: the run declares no number at input 'order.amount'"
+    assert said in caplog.text  # the tool and the argument, as outside a run
 
 
 def test_outside_a_run_each_call_is_judged_alone(traced, caplog):
@@ -386,5 +387,63 @@ def test_a_policy_from_a_document_with_a_key_it_does_not_know_is_refused_by_name
         op.ConfigurationError, match=r"Policy\.max_calls: unknown key \(allowed: schema, arguments"
     ):
         op.Policy.from_document({"arguments": {"amount": {"maximum": 5}}, "max_calls": 3})
-    with pytest.raises(op.ConfigurationError, match="expected a mapping of policy fields"):
+    with pytest.raises(op.ConfigurationError, match=r"^Policy: expected a mapping of policy fields$"):
         op.Policy.from_document(["run_count", 3])
+
+
+def test_in_a_run_a_spending_argument_after_another_checked_one_is_still_counted(traced):
+    """As outside a run: ``flag`` comes first in the policy and has no total; ``amount`` after it is
+    still summed over the run."""
+    policy = op.Policy(arguments={"flag": {"patterns": ["[a-z]*"]}, "amount": {"run_sum": 500}})
+    refund, ran = refunds(traced, policy)
+    with op.run():
+        assert attempt(refund, amount=300, flag="x") == ()
+        assert attempt(refund, amount=300, flag="x") == ("policy:amount:run_sum",)
+    assert ran == [300]
+
+
+def test_the_run_count_of_one_tool_is_not_spent_by_another(traced):
+    """Two tools, each allowed one call per run: a call of the first leaves the second's count alone."""
+    first, _ = refunds(traced, op.Policy(run_count=1), name="first")
+    second, _ = refunds(traced, op.Policy(run_count=1), name="second")
+    with op.run():
+        assert [attempt(first, amount=1), attempt(second, amount=1)] == [(), ()]
+        assert attempt(first, amount=1) == ("policy:calls:run_count",)
+
+
+class Approves:
+    """An approver that says yes and records the reasons it was asked for."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, ...]] = []
+
+    def __call__(self, request: op.ApprovalRequest) -> bool:
+        self.asked.append(request.reasons)
+        return True
+
+
+def test_an_ask_policys_spending_limits_ask_outside_a_run_too(traced):
+    """``on_violation="ask"`` holds for ``run_sum`` and ``run_count`` whether or not a run counts:
+    outside a run the call judged alone over its limit goes to the approver, who lets it run."""
+    policy = op.Policy(arguments={"amount": {"run_sum": 500}}, run_count=0, on_violation="ask")
+    refund, ran = refunds(traced, policy)
+    approver = Approves()
+    with settings(approver=approver):
+        assert attempt(refund, amount=600) == ()
+    assert ran == [600]
+    assert approver.asked == [("policy:amount:run_sum", "policy:calls:run_count")]
+
+
+def test_an_ask_policys_run_count_asks_in_a_run(traced):
+    refund, ran = refunds(traced, op.Policy(run_count=1, on_violation="ask"))
+    approver = Approves()
+    with op.run(approver=approver):
+        assert [attempt(refund, amount=1), attempt(refund, amount=2)] == [(), ()]
+    assert ran == [1, 2]
+    assert approver.asked == [("policy:calls:run_count",)]
+
+
+def test_outside_a_run_a_call_that_spends_nothing_or_a_fraction_is_within_its_limit(traced):
+    refund, ran = refunds(traced, op.Policy(arguments={"amount": {"run_sum": 500}}))
+    assert [attempt(refund, amount=a) for a in (0, 0.5)] == [(), ()]
+    assert ran == [0, 0.5]

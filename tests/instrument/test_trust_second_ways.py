@@ -67,6 +67,28 @@ def test_a_record_the_trusted_records_predicate_cannot_read_is_not_vouched_for()
     assert arg_attrs(traced.span("pay"), "recipient")["source_field"] == "1.body"
 
 
+def test_a_result_that_is_one_record_is_vouched_for_by_the_predicate_as_a_whole():
+    """Not a list: the result itself is the one record the predicate reads (the user's own message),
+    so the account written inside its text is evidence for a payment."""
+    traced, paid = Traced(), []
+
+    @op.tool(
+        side_effect="read",
+        trust="untrusted",
+        trusted_records=lambda message: message["from"] == "me@home.example",
+        tracer_provider=traced.provider,
+    )
+    def read_note() -> dict:
+        return {"from": "me@home.example", "body": f"Note to self: the rent goes to {OWN}"}
+
+    pay = _pay_tool(traced, paid)
+    with op.run(inputs={"amount": 100}, tracer_provider=traced.provider):
+        read_note()
+        pay(recipient=OWN)
+    assert paid == [OWN]
+    assert arg_attrs(traced.span("pay"), "recipient")["source_field"] == "body"
+
+
 # -- structured arguments: every leaf, not the first -----------------------------------------------------
 def _accounts_and_mail(traced: Traced):
     @op.tool(side_effect="read", tracer_provider=traced.provider)

@@ -165,7 +165,8 @@ def add_export_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def wants_export(args: argparse.Namespace) -> bool:
-    return bool(getattr(args, "export_findings", False) or getattr(args, "findings_file", None))
+    """Whether a command's arguments ask for any export (``--findings-file ""`` too: it is refused)."""
+    return bool(args.export_findings) or args.findings_file is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +191,7 @@ def prepare(args: argparse.Namespace, command: str) -> list[Target]:
             (os.environ[n].strip() for n in _PROTOCOL_VARS if os.environ.get(n, "").strip()), PROTOCOL_HTTP
         )
         chosen.append((exporter_named(protocol), args.findings_endpoint))
-    if args.findings_file:
+    if args.findings_file is not None:  # "" (an unset variable in a CI line) is refused, not ignored
         chosen.append((exporter_named(FILE), args.findings_file))
     return [Target(row, row.describe(target), row.build(target)) for row, target in chosen]
 

@@ -65,3 +65,23 @@ def test_jobs_is_one_backend_among_the_others(traces: Path) -> None:
     assert code == 1 and "choose one of --dask-scheduler and --jobs" in err
     code, _, err = cli("fingerprint", traces, "--jobs", "0")
     assert code == 1 and "--jobs must be at least 1" in err
+
+
+@pytest.mark.parametrize("engine", ["one-process", "pool"])
+def test_a_gate_fold_for_a_shard_evaluates_that_shards_runs_only(traces: Path, engine: str) -> None:
+    """``gate_fold(..., shard=)`` over a source that reads every run (the library use: the CLI also
+    filters the source): each shard tallies its own runs, and the shards' merge is the whole release."""
+    from contract_runs import CONTRACT
+    from otel_provenance.offline import Shard, gate_fold, parse_contract
+
+    contract = parse_contract(CONTRACT)
+
+    def source() -> FileSource | PoolSource:
+        return FileSource([str(traces)]) if engine == "one-process" else PoolSource([str(traces)], 2)
+
+    whole = source().fold(gate_fold(contract, "v2", "2026-01-31T12:00:00Z"))
+    parts = [source().fold(gate_fold(contract, "v2", "2026-01-31T12:00:00Z", Shard(i, 2))) for i in (1, 2)]
+    assert whole.evaluated == 9 and parts[0].evaluated + parts[1].evaluated == 9
+    for index, part in enumerate(parts, start=1):
+        assert all(Shard(index, 2).owns(run_id) for run_id in part.run_ids)
+    assert parts[0].merge(parts[1]) == whole

@@ -383,6 +383,26 @@ def test_audit_draws_the_failing_runs(tmp_path: Path, jobs: tuple[str, ...]) -> 
     assert "FAIL</span></h1>" in page
 
 
+@pytest.mark.parametrize("jobs", [(), ("--jobs", "2")], ids=["one-process", "two-shards"])
+def test_audit_draws_a_failing_run_behind_more_passing_runs_than_it_draws(
+    tmp_path: Path, jobs: tuple[str, ...]
+) -> None:
+    """The page draws up to 12 failing runs, those with the smallest run ids: passing runs are not
+    candidates, so 13 passing runs whose run ids sort before the one failing run do not push it out."""
+    blocked = {semconv.TOOL_STATUS: semconv.TOOL_STATUS_BLOCKED}
+    kind = {semconv.arg_attr("ticket_id", semconv.ARG_KIND_SUFFIX): "observed"}
+    bad = triage_run("bad", extra=[("ticket.delete", {**WRITE, **blocked, **kind})])
+    runs = [triage_run(f"good{i:02}") for i in range(13)] + [bad]
+    number = {run.run_id: n for n, run in enumerate(runs, start=1)}  # trace ids 1…14: the failing one last
+    export_runs(runs, str(tmp_path / "runs.jsonl"), trace_id=lambda run: number[run.run_id])
+    page = tmp_path / "audit.html"
+    argv = ["audit", str(tmp_path / "runs.jsonl"), "--report-html", str(page), *jobs]
+    assert cli_run(argv, io.StringIO(), io.StringIO()) == 2
+    html = page.read_text()
+    assert html.count('class="run-graph"') == 1
+    assert f"{len(runs):032x}" in html and 'data-step="ticket.delete" data-marks="blocked"' in html
+
+
 RUNS = [triage_run(f"p{i}", skip_check=i % 3 == 0, writes=1 + (i % 4 == 1)) for i in range(12)]
 
 
