@@ -16,6 +16,7 @@ import os
 
 import pytest
 from pydantic import BaseModel, ConfigDict
+from pydantic import v1 as pydantic_v1
 
 import otel_provenance as op
 from instrument_helpers import arg_attrs
@@ -128,7 +129,17 @@ class Grant(BaseModel):
     role: str
 
 
-def test_an_extra_field_of_a_pydantic_model_is_classified_with_its_name(traced):
+class GrantV1(pydantic_v1.BaseModel):
+    """The same model in pydantic's v1 API (``pydantic.v1``): its extras live in ``__dict__``."""
+
+    class Config:
+        extra = "allow"
+
+    role: str
+
+
+@pytest.mark.parametrize("Grant", [Grant, GrantV1], ids=["pydantic-v2", "pydantic-v1-api"])
+def test_an_extra_field_of_a_pydantic_model_is_classified_with_its_name(traced, Grant):
     """``extra="allow"`` fields reach the body: their names and values must be observed."""
     ran: list[str] = []
 

@@ -4,6 +4,7 @@ a ``ToolCall`` (the approval flow decides what an ask does)."""
 
 from __future__ import annotations
 
+import sys
 from decimal import Decimal
 from fractions import Fraction
 
@@ -388,3 +389,12 @@ def test_bounds_are_exact_comparisons(value, low, width):
     exact = Fraction(value)
     assert ("policy:v:minimum" in failed) == (exact < low)
     assert ("policy:v:maximum" in failed) == (exact > high)
+
+
+def test_a_schema_without_jsonschema_installed_says_which_extra_to_install(monkeypatch):
+    """``jsonschema`` is an extra: a schema policy without it is refused when it is made, in words
+    that say what to install (``None`` in ``sys.modules`` makes the import fail as if absent)."""
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    message = r"^Policy\.schema: an argument schema needs jsonschema: pip install 'otel-provenance\[policy\]'"
+    with pytest.raises(op.ConfigurationError, match=message):
+        op.Policy(schema={"type": "object"})
