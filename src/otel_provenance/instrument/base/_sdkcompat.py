@@ -46,14 +46,24 @@ def validated_attributes(attributes: Mapping[str, Any], dropped: int) -> Bounded
     ``_immutable``; on an SDK that does not, the public constructor is used
     (``tests/instrument/test_sdk_compat.py`` holds the two equal).
     """
-    bounded = BoundedAttributes(maxlen=None, immutable=False)
-    if type(getattr(bounded, "_dict", None)) is dict and getattr(bounded, "_immutable", None) is False:
+    if _PLAIN_LAYOUT:
+        bounded = BoundedAttributes(maxlen=None, immutable=False)
         bounded._dict.update(attributes)
         bounded._immutable = True
     else:  # pragma: no cover - an SDK laid out otherwise
         bounded = BoundedAttributes(maxlen=None, attributes=attributes, immutable=True)
     bounded.dropped = dropped
     return bounded
+
+
+def _plain_layout() -> bool:
+    """Whether the installed SDK's ``BoundedAttributes`` keeps a plain ``dict`` at ``_dict`` and its
+    flag at ``_immutable`` (decided once: the layout is the installed release's)."""
+    probe = BoundedAttributes(maxlen=None, immutable=False)
+    return type(getattr(probe, "_dict", None)) is dict and getattr(probe, "_immutable", None) is False
+
+
+_PLAIN_LAYOUT: Final = _plain_layout()
 
 
 def sdk_version() -> str:
