@@ -644,6 +644,12 @@ def test_an_async_approver_of_an_async_tool_runs_on_the_callers_loop(traced):
         loops.append(asyncio.get_running_loop())
         return True
 
+    loop, ran = _refund_async_approved_by(traced, approver)
+    assert loops == [loop] and ran == ["ord-1001"]
+
+
+def _refund_async_approved_by(traced, approver) -> tuple[object, list[str]]:
+    """An async refund in an ``op.run`` with ``approver``: the agent's loop, and the refunds made."""
     ran: list[str] = []
     _, refund_async = _tools(traced, ran)
 
@@ -653,7 +659,7 @@ def test_an_async_approver_of_an_async_tool_runs_on_the_callers_loop(traced):
 
     with op.run(inputs={"order_id": "ord-1001"}, approver=approver):
         loop = asyncio.run(agent())
-    assert loops == [loop] and ran == ["ord-1001"]
+    return loop, ran
 
 
 class AsyncApprovalService:
@@ -668,15 +674,8 @@ class AsyncApprovalService:
 
 
 def test_an_approver_object_with_an_async_call_runs_on_the_callers_loop_too(traced):
-    service, ran = AsyncApprovalService(), []
-    _, refund_async = _tools(traced, ran)
-
-    async def agent():
-        await refund_async(order_id="ord-1001")
-        return asyncio.get_running_loop()
-
-    with op.run(inputs={"order_id": "ord-1001"}, approver=service):
-        loop = asyncio.run(agent())
+    service = AsyncApprovalService()
+    loop, ran = _refund_async_approved_by(traced, service)
     assert service.loops == [loop] and ran == ["ord-1001"]
 
 

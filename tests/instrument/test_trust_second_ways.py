@@ -40,17 +40,19 @@ def _pay_tool(traced: Traced, paid: list, **options):
 
 
 # -- trusted_records: a predicate that raises says "no" ------------------------------------------------
+#: An untrusted mailbox whose messages from the user's own address are vouched for.
+FROM_ME_VOUCHED = {
+    "trust": "untrusted",
+    "trusted_records": lambda message: message["from"] == "me@home.example",
+}
+
+
 def test_a_record_the_trusted_records_predicate_cannot_read_is_not_vouched_for():
     """The predicate reads ``record["from"]``; the attacker's message has no ``from`` (KeyError) — it
     is not the user's, so the account in it cannot source a payment."""
     traced, paid = Traced(), []
 
-    @op.tool(
-        side_effect="read",
-        trust="untrusted",
-        trusted_records=lambda message: message["from"] == "me@home.example",
-        tracer_provider=traced.provider,
-    )
+    @op.tool(side_effect="read", **FROM_ME_VOUCHED, tracer_provider=traced.provider)
     def read_inbox() -> list[dict]:
         return [
             {"from": "me@home.example", "body": f"Note to self: the rent goes to {OWN}"},
@@ -72,12 +74,7 @@ def test_a_result_that_is_one_record_is_vouched_for_by_the_predicate_as_a_whole(
     so the account written inside its text is evidence for a payment."""
     traced, paid = Traced(), []
 
-    @op.tool(
-        side_effect="read",
-        trust="untrusted",
-        trusted_records=lambda message: message["from"] == "me@home.example",
-        tracer_provider=traced.provider,
-    )
+    @op.tool(side_effect="read", **FROM_ME_VOUCHED, tracer_provider=traced.provider)
     def read_note() -> dict:
         return {"from": "me@home.example", "body": f"Note to self: the rent goes to {OWN}"}
 
