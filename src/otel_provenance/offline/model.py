@@ -58,12 +58,13 @@ class Attributes(Mapping[str, Value]):
     sort happens on first use, because readers build many mappings that are only looked up.
     """
 
-    __slots__ = ("_hash", "_items", "_map")
+    __slots__ = ("_hash", "_items", "_map", "_tool")
 
     def __init__(self, items: Mapping[str, Value] | Iterable[tuple[str, Value]] = ()) -> None:
         self._map: dict[str, Value] = dict(items.items() if isinstance(items, Mapping) else items)
         self._items: tuple[tuple[str, Value], ...] | None = None  # sorted lazily: readers build many
         self._hash: int | None = None
+        self._tool: bool | None = None  # says_tool, decided on first use
 
     @classmethod
     def adopt(cls, data: dict[str, Value]) -> Attributes:
@@ -72,6 +73,7 @@ class Attributes(Mapping[str, Value]):
         self._map = data
         self._items = None
         self._hash = None
+        self._tool = None
         return self
 
     def __getitem__(self, key: str) -> Value:
@@ -113,6 +115,18 @@ class Attributes(Mapping[str, Value]):
 
 
 EMPTY_ATTRIBUTES: Final = Attributes()
+
+
+def says_tool(attributes: Mapping[str, Value]) -> bool:
+    """``dialects.is_tool_span`` of a span's attributes, decided once per ``Attributes`` (they never
+    change): the reader, the run's echoes, the tallies, the selectors and the fingerprint each ask
+    of every span, and the dialect rows are read in turn until one speaks."""
+    if attributes.__class__ is Attributes:
+        tool = attributes._tool  # type: ignore[attr-defined]
+        if tool is None:
+            tool = attributes._tool = dialects.is_tool_span(attributes._map)  # type: ignore[attr-defined]
+        return tool
+    return dialects.is_tool_span(attributes)
 
 
 def attribute_map(attributes: Mapping[str, Value]) -> Mapping[str, Value]:
@@ -189,7 +203,7 @@ class Span:
     def is_tool(self) -> bool:
         """A tool call (``dialects.is_tool_span``: the spans the processor classifies online), unless it
         is an echo."""
-        return not self.echo and dialects.is_tool_span(attribute_map(self.attributes))
+        return not self.echo and says_tool(self.attributes)
 
     @property
     def tool_name(self) -> str | None:
@@ -309,9 +323,7 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     trusting the parents to be acyclic.
     """
     tools = {  # the echo flag aside
-        id(s): dialects.tool_name(attrs)
-        for s in spans
-        if dialects.is_tool_span(attrs := attribute_map(s.attributes))
+        id(s): dialects.tool_name(attribute_map(s.attributes)) for s in spans if says_tool(s.attributes)
     }
     spans_of_tools = [s for s in spans if id(s) in tools]
     own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
@@ -435,5 +447,6 @@ class Run:
         """An agent run holds a tool call (one that ran or was blocked) or an agent invocation span
         (``dialects.is_agent_span``). A trace with neither — an agent being built, an MCP handshake, a
         plain HTTP request — is not a run: every command leaves it out and says how many it left out."""
-        marks = (dialects.is_tool_span, dialects.is_agent_span)
-        return any(mark(attribute_map(s.attributes)) for s in self.spans for mark in marks)
+        return any(
+            says_tool(s.attributes) or dialects.is_agent_span(attribute_map(s.attributes)) for s in self.spans
+        )

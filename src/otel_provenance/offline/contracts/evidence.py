@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from ... import semconv
-from ...dialects import is_tool_span
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
 from ..model import ABSENT, Run, Span, attribute_map
@@ -160,7 +159,7 @@ class RunEvidence:
                 occurred += 1
                 if not (counted and retry > 0):
                     first += 1
-            if not span.echo and is_tool_span(attributes):  # Span.is_tool
+            if span.is_tool:
                 if status == _BLOCKED:
                     blocked_tools += 1
                 elif status is ABSENT:
