@@ -289,31 +289,42 @@ class RunGuard:
 
     def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
         step = candidate.tool_name
-        counts, paths = [], []
+        counts, paths, timed = [], [], []
         for rule, view in self.guard.rules_for(step):
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
                 continue  # an attribute set after the call: judged when the run ends
-            (counts if view.type in _SCOPE_STEP else paths).append((rule, view))
+            if view.type in _SCOPE_STEP:
+                counts.append((rule, view))
+            else:
+                (timed if "duration" in view.params else paths).append((rule, view))
         found: list[Objection] = []
         if counts:
             same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if s.tool_name == step)
             found.extend(self.guard.judge_counts(step, same, projected, counts))
         if paths:
             # A path reads the order of calls too: which had ended when each began. Runs alike in
-            # that and in what the rules read are judged once; durations are not that (a numeric
-            # budget over durations is judged every time).
-            key = None
-            if not any(view.type == "numeric_budgets" and "duration" in view.params for _, view in paths):
-                order = tuple(zip(self._projected, self._before, strict=True))
-                key = ("path", step, order, projected, frozenset(self._ended))
+            # that and in what the rules read are judged once.
+            order = tuple(zip(self._projected, self._before, strict=True))
+            key = ("path", step, order, projected, frozenset(self._ended))
             judged = self.guard.remembered(key)
             if judged is None:
                 run = Run(self.run_id, (self._root, *self._spans, candidate))
                 judged = tuple(_objections(paths, RunEvidence(run), candidate))
-                if key is not None:
-                    self.guard.remember(key, judged)
+                self.guard.remember(key, judged)
             found.extend(judged)
+        if timed:  # a numeric budget over durations: judged every time, on the time spent so far
+            found.extend(_objections(timed, RunEvidence(self._so_far(candidate)), candidate))
         return found
+
+    def _so_far(self, candidate: Span) -> Run:
+        """The run with the time its calls have taken until ``candidate`` starts: a call still running
+        has run until now, the candidate (and the run's own span, whose start is not known here) for
+        no time yet. A lower bound of what the run will have spent, so a duration budget blocks a call
+        only when the run has already spent more than it allows, never for time not yet spent."""
+        now = candidate.start_ns
+        spans = [replace(s, end_ns=now) if s.end_ns == _RUNNING else s for s in self._spans]
+        root = replace(self._root, start_ns=now, end_ns=now)
+        return Run(self.run_id, (root, *spans, replace(candidate, end_ns=now)))
 
     # -- after each call ----------------------------------------------------------------------------
     def ended(self, call: Any, status: str, error_type: str | None = None) -> None:
