@@ -27,7 +27,8 @@ BLOCKED = ("contract:slow-reports:BUDGET_EXCEEDED",)
 
 def _contract(tmp_path: Path, budget: str) -> Path:
     path = tmp_path / "reports.yaml"
-    path.write_text(f"name: reports\nversion: 1\nrules:\n  - {{id: slow-reports, type: numeric_budgets, {budget}}}\n")
+    rule = f"{{id: slow-reports, type: numeric_budgets, {budget}}}"
+    path.write_text(f"name: reports\nversion: 1\nrules:\n  - {rule}\n")
     return path
 
 

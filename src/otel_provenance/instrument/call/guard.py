@@ -74,7 +74,7 @@ CALL_TIME_ATTRIBUTES = frozenset(
 #: What each rule type reads of the run, so that a call is judged on no more of the run than that (the
 #: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
 #: evaluator on the whole run): the calls of the same step — a count, or a per-span rule (which reads
-#: the call alone); or the whole run so far — a path.
+#: the call alone), or every call for one whose selector names no step; or the whole run so far — a path.
 _SCOPE_STEP = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.STEP)
 _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
@@ -299,7 +299,11 @@ class RunGuard:
                 (timed if "duration" in view.params else paths).append((rule, view))
         found: list[Objection] = []
         if counts:
-            same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if s.tool_name == step)
+            # the calls a count can select: those of the candidate's step, or every call when a rule
+            # selects by attributes alone (``select: {attributes: {agent.side_effect: write}}``)
+            every = any(_selected_step(view) is None for _, view in counts)
+            calls = zip(self._spans, self._projected, strict=True)
+            same = tuple(a for s, a in calls if every or s.tool_name == step)
             found.extend(self.guard.judge_counts(step, same, projected, counts))
         if paths:
             # A path reads the order of calls too: which had ended when each began. Runs alike in
