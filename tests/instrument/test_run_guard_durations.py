@@ -18,6 +18,7 @@ import pytest
 import otel_provenance as op
 from instrument_helpers import Traced
 from offline_helpers import write_proto
+from otel_provenance import semconv as sc
 from otel_provenance.offline.contracts.dsl import parse_contract
 from otel_provenance.offline.evaluate import evaluate
 from otel_provenance.offline.readers import iter_runs
@@ -61,6 +62,12 @@ class Reports:
         return None
 
 
+def _run_verdict(traced: Traced) -> tuple[str, tuple[str, ...]]:
+    """The verdict on the run's span, and the rules it names as not passing."""
+    (root,) = [s for s in traced.spans if s.name == "invoke_agent"]
+    return root.attributes[sc.GUARD_RUN_VERDICT], tuple(root.attributes.get(sc.GUARD_RUN_FAILED, ()))
+
+
 def _offline_status(traced: Traced, contract: Path, tmp_path: Path) -> str:
     (run,) = iter_runs([write_proto(traced.spans, tmp_path / "trace.pb")])
     return evaluate(run, parse_contract(contract.read_text())).status
@@ -80,11 +87,13 @@ def test_calls_within_a_duration_budget_run(traced, tmp_path, budget):
     with op.run(contract=contract, tracer_provider=traced.provider):
         assert [reports.attempt(0), reports.attempt(0)] == [None, None]
     assert reports.built == [0, 0]
+    assert _run_verdict(traced) == ("pass", ())
     assert _offline_status(traced, contract, tmp_path) == "pass"
 
 
-def test_a_run_that_has_spent_its_duration_budget_is_blocked_from_the_next_call(traced, tmp_path):
-    contract = _contract(tmp_path, "select: {step: report.build}, duration: ms, aggregate: sum, max: 50")
+@pytest.mark.parametrize("select", ["select: {step: report.build}, ", ""])  # the reports, every span
+def test_a_run_that_has_spent_its_duration_budget_is_blocked_from_the_next_call(traced, tmp_path, select):
+    contract = _contract(tmp_path, f"{select}duration: ms, aggregate: sum, max: 50")
     reports = Reports(traced)
     with op.run(contract=contract, tracer_provider=traced.provider):
         assert reports.attempt(0) is None
@@ -92,6 +101,18 @@ def test_a_run_that_has_spent_its_duration_budget_is_blocked_from_the_next_call(
         assert reports.attempt(0) == BLOCKED  # it is now
     assert reports.built == [0, 60]
     assert _offline_status(traced, contract, tmp_path) == "fail"  # blocked online = fails offline
+
+
+@pytest.mark.parametrize("aggregate", ["sum", "max"])
+def test_the_last_call_overrunning_the_budget_fails_the_run_when_it_ends(traced, tmp_path, aggregate):
+    """At its start the call had taken no time; when the run ends it has taken 60 ms of 50."""
+    budget = f"select: {{step: report.build}}, duration: ms, aggregate: {aggregate}, max: 50"
+    contract = _contract(tmp_path, budget)
+    reports = Reports(traced)
+    with op.run(contract=contract, tracer_provider=traced.provider):
+        assert reports.attempt(60) is None
+    assert _run_verdict(traced) == ("fail", ("slow-reports",))
+    assert _offline_status(traced, contract, tmp_path) == "fail"
 
 
 def test_a_call_over_a_per_call_duration_limit_does_not_block_the_next_call(traced, tmp_path):
@@ -102,21 +123,42 @@ def test_a_call_over_a_per_call_duration_limit_does_not_block_the_next_call(trac
     with op.run(contract=contract, tracer_provider=traced.provider):
         assert [reports.attempt(60), reports.attempt(0)] == [None, None]
     assert reports.built == [60, 0]
+    assert _run_verdict(traced) == ("fail", ("slow-reports",))
     assert _offline_status(traced, contract, tmp_path) == "fail"
 
 
-def test_a_call_still_running_counts_with_the_time_it_has_run(traced, tmp_path):
-    contract = _contract(tmp_path, "select: {step: report.build}, duration: ms, aggregate: sum, max: 50")
+def test_the_time_between_calls_is_not_spent_by_them(traced, tmp_path):
+    """A call that has ended took the time from its start to its end, not until the next call."""
+    contract = _contract(tmp_path, "select: {step: report.build}, duration: ms, aggregate: sum, max: 200")
+    reports = Reports(traced)
+    with op.run(contract=contract, tracer_provider=traced.provider):
+        assert reports.attempt(0) is None
+        time.sleep(0.25)  # the agent thinks: longer than the whole budget, in no call
+        assert reports.attempt(0) is None
+    assert reports.built == [0, 0]
+    assert _run_verdict(traced) == ("pass", ())
+    assert _offline_status(traced, contract, tmp_path) == "pass"
+
+
+@pytest.mark.parametrize(
+    ("budget", "blocked"),
+    [
+        ("duration: ms, aggregate: sum, max: 50", BLOCKED),  # it has taken 60 ms: more than all of it
+        ("duration: s, aggregate: sum, max: 10", None),  # it has taken 60 ms of 10 s
+    ],
+)
+def test_a_call_still_running_counts_with_the_time_it_has_run(traced, tmp_path, budget, blocked):
+    contract = _contract(tmp_path, f"select: {{step: report.build}}, {budget}")
     reports = Reports(traced)
     started, release = reports.held = threading.Event(), threading.Event()
     with op.run(contract=contract, tracer_provider=traced.provider):
         running = threading.Thread(target=contextvars.copy_context().run, args=(reports.attempt, 0))
         running.start()
         assert started.wait(10)
-        time.sleep(0.06)  # the running report has taken 60 ms, more than the whole budget
+        time.sleep(0.06)  # the running report has taken 60 ms so far
         try:
-            assert reports.attempt(0) == BLOCKED
+            assert reports.attempt(0) == blocked
         finally:
             release.set()
             running.join()
-    assert reports.built == [0]
+    assert reports.built == ([0] if blocked else [0, 0])

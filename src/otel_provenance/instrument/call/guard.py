@@ -317,18 +317,18 @@ class RunGuard:
                 self.guard.remember(key, judged)
             found.extend(judged)
         if timed:  # a numeric budget over durations: judged every time, on the time spent so far
-            found.extend(_objections(timed, RunEvidence(self._so_far(candidate)), candidate))
+            run = self._so_far(candidate.start_ns, replace(candidate, end_ns=candidate.start_ns))
+            found.extend(_objections(timed, RunEvidence(run), candidate))
         return found
 
-    def _so_far(self, candidate: Span) -> Run:
-        """The run with the time its calls have taken until ``candidate`` starts: a call still running
-        has run until now, the candidate (and the run's own span, whose start is not known here) for
-        no time yet. A lower bound of what the run will have spent, so a duration budget blocks a call
-        only when the run has already spent more than it allows, never for time not yet spent."""
-        now = candidate.start_ns
+    def _so_far(self, now: int, *candidate: Span) -> Run:
+        """The run with the time its calls have taken until ``now``: a call still running has run
+        until now, the candidate (and the run's own span, whose start is not known here) for no time
+        yet. A lower bound of what the run will have spent, so a duration budget blocks a call only
+        when the run has already spent more than it allows, never for time not yet spent."""
         spans = [replace(s, end_ns=now) if s.end_ns == _RUNNING else s for s in self._spans]
         root = replace(self._root, start_ns=now, end_ns=now)
-        return Run(self.run_id, (root, *spans, replace(candidate, end_ns=now)))
+        return Run(self.run_id, (root, *spans, *candidate))
 
     # -- after each call ----------------------------------------------------------------------------
     def ended(self, call: Any, status: str, error_type: str | None = None) -> None:
@@ -359,10 +359,21 @@ class RunGuard:
     # -- when the run ends --------------------------------------------------------------------------
     def judge_run(self) -> RunVerdict:
         """The rules only the whole run decides, on the run's calls (those still running count as
-        running): the rest were judged before each call, and named on the call's span."""
+        running): the rest were judged before each call, and named on the call's span — but for a
+        duration budget, which the calls' time decides only once they have ended."""
         with self._lock:
             calls = tuple(self._projected)
-        return self.guard.judge_whole(calls)
+            timed = tuple(rule for rule, view in self.guard.at_call if "duration" in view.params)
+            run = self._so_far(time.time_ns()) if timed else None
+        verdict = self.guard.judge_whole(calls)
+        if run is None:
+            return verdict
+        # a duration budget is judged again on the time the calls took: the last one may overrun it
+        result = evaluate_safely(run, replace(self.guard.contract, rules=timed))
+        failed = {rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS}
+        statuses = {verdict.status, result.status}
+        status = next(s for s in _WORST_FIRST if s in statuses)
+        return RunVerdict(status, tuple(sorted(failed.union(verdict.failed))))
 
 
 def _objections(rules: list, evidence: RunEvidence, candidate: Span) -> list[Objection]:
@@ -396,6 +407,13 @@ _VOLATILE_ARG_SUFFIXES = (
     sc.ARG_PROJECTION_SUFFIX,
 )
 _MEMO_SIZE = 4096
+#: A run's verdict when its parts disagree: the worst of them, as the offline evaluator ranks them.
+_WORST_FIRST = (
+    Outcome.ERROR.decision,
+    Outcome.FAIL.decision,
+    Outcome.INSUFFICIENT.decision,
+    Outcome.PASS.decision,
+)
 _COUNT_ROOT = Span(
     _TRACE, _ROOT, None, sc.INVOKE_AGENT, start_ns=1, end_ns=_RUNNING,
     attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT}),
