@@ -162,3 +162,29 @@ def test_a_call_still_running_counts_with_the_time_it_has_run(traced, tmp_path, 
             release.set()
             running.join()
     assert reports.built == ([0] if blocked else [0, 0])
+
+
+def test_beside_a_duration_budget_the_runs_verdict_names_only_what_the_run_end_decides(traced, tmp_path):
+    """A rule decided at call time names the call it blocked on that call's span, not in the run's
+    verdict: judging the duration budget again at the end judges it alone."""
+    path = tmp_path / "reports.yaml"
+    path.write_text(
+        "name: reports\nversion: 1\nrules:\n"
+        "  - {id: slow-reports, type: numeric_budgets, select: {step: report.build}, duration: s, "
+        "aggregate: sum, max: 10}\n"
+        "  - {id: no-delete, type: forbidden_spans, select: {step: files.delete}}\n"
+    )
+    reports = Reports(traced)
+
+    @op.tool(name="files.delete", side_effect="write", tracer_provider=traced.provider)
+    def delete(name: str) -> str:
+        return "deleted"
+
+    with op.run(inputs={"name": "q3.pdf"}, contract=path, tracer_provider=traced.provider):
+        assert reports.attempt(0) is None
+        with pytest.raises(op.ProvenanceError):
+            delete(name="q3.pdf")
+    assert traced.span("files.delete").attributes["agent.violations"] == (
+        "contract:no-delete:FORBIDDEN_STEP",
+    )
+    assert _run_verdict(traced) == ("pass", ())
