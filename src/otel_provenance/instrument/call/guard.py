@@ -74,7 +74,7 @@ CALL_TIME_ATTRIBUTES = frozenset(
 #: What each rule type reads of the run, so that a call is judged on no more of the run than that (the
 #: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
 #: evaluator on the whole run): the calls of the same step — a count, or a per-span rule (which reads
-#: the call alone); or the whole run so far — a path.
+#: the call alone), or every call for one whose selector names no step; or the whole run so far — a path.
 _SCOPE_STEP = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.STEP)
 _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
@@ -289,31 +289,46 @@ class RunGuard:
 
     def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
         step = candidate.tool_name
-        counts, paths = [], []
+        counts, paths, timed = [], [], []
         for rule, view in self.guard.rules_for(step):
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
                 continue  # an attribute set after the call: judged when the run ends
-            (counts if view.type in _SCOPE_STEP else paths).append((rule, view))
+            if view.type in _SCOPE_STEP:
+                counts.append((rule, view))
+            else:
+                (timed if "duration" in view.params else paths).append((rule, view))
         found: list[Objection] = []
         if counts:
-            same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if s.tool_name == step)
+            # the calls a count can select: those of the candidate's step, or every call when a rule
+            # selects by attributes alone (``select: {attributes: {agent.side_effect: write}}``)
+            every = any(_selected_step(view) is None for _, view in counts)
+            calls = zip(self._spans, self._projected, strict=True)
+            same = tuple(a for s, a in calls if every or s.tool_name == step)
             found.extend(self.guard.judge_counts(step, same, projected, counts))
         if paths:
             # A path reads the order of calls too: which had ended when each began. Runs alike in
-            # that and in what the rules read are judged once; durations are not that (a numeric
-            # budget over durations is judged every time).
-            key = None
-            if not any(view.type == "numeric_budgets" and "duration" in view.params for _, view in paths):
-                order = tuple(zip(self._projected, self._before, strict=True))
-                key = ("path", step, order, projected, frozenset(self._ended))
+            # that and in what the rules read are judged once.
+            order = tuple(zip(self._projected, self._before, strict=True))
+            key = ("path", step, order, projected, frozenset(self._ended))
             judged = self.guard.remembered(key)
             if judged is None:
                 run = Run(self.run_id, (self._root, *self._spans, candidate))
                 judged = tuple(_objections(paths, RunEvidence(run), candidate))
-                if key is not None:
-                    self.guard.remember(key, judged)
+                self.guard.remember(key, judged)
             found.extend(judged)
+        if timed:  # a numeric budget over durations: judged every time, on the time spent so far
+            run = self._so_far(candidate.start_ns, replace(candidate, end_ns=candidate.start_ns))
+            found.extend(_objections(timed, RunEvidence(run), candidate))
         return found
+
+    def _so_far(self, now: int, *candidate: Span) -> Run:
+        """The run with the time its calls have taken until ``now``: a call still running has run
+        until now, the candidate (and the run's own span, whose start is not known here) for no time
+        yet. A lower bound of what the run will have spent, so a duration budget blocks a call only
+        when the run has already spent more than it allows, never for time not yet spent."""
+        spans = [replace(s, end_ns=now) if s.end_ns == _RUNNING else s for s in self._spans]
+        root = replace(self._root, start_ns=now, end_ns=now)
+        return Run(self.run_id, (root, *spans, *candidate))
 
     # -- after each call ----------------------------------------------------------------------------
     def ended(self, call: Any, status: str, error_type: str | None = None) -> None:
@@ -344,10 +359,21 @@ class RunGuard:
     # -- when the run ends --------------------------------------------------------------------------
     def judge_run(self) -> RunVerdict:
         """The rules only the whole run decides, on the run's calls (those still running count as
-        running): the rest were judged before each call, and named on the call's span."""
+        running): the rest were judged before each call, and named on the call's span — but for a
+        duration budget, which the calls' time decides only once they have ended."""
         with self._lock:
             calls = tuple(self._projected)
-        return self.guard.judge_whole(calls)
+            timed = tuple(rule for rule, view in self.guard.at_call if "duration" in view.params)
+            run = self._so_far(time.time_ns()) if timed else None
+        verdict = self.guard.judge_whole(calls)
+        if run is None:
+            return verdict
+        # a duration budget is judged again on the time the calls took: the last one may overrun it
+        result = evaluate_safely(run, replace(self.guard.contract, rules=timed))
+        failed = {rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS}
+        statuses = {verdict.status, result.status}
+        status = next(s for s in _WORST_FIRST if s in statuses)
+        return RunVerdict(status, tuple(sorted(failed.union(verdict.failed))))
 
 
 def _objections(rules: list, evidence: RunEvidence, candidate: Span) -> list[Objection]:
@@ -381,6 +407,13 @@ _VOLATILE_ARG_SUFFIXES = (
     sc.ARG_PROJECTION_SUFFIX,
 )
 _MEMO_SIZE = 4096
+#: A run's verdict when its parts disagree: the worst of them, as the offline evaluator ranks them.
+_WORST_FIRST = (
+    Outcome.ERROR.decision,
+    Outcome.FAIL.decision,
+    Outcome.INSUFFICIENT.decision,
+    Outcome.PASS.decision,
+)
 _COUNT_ROOT = Span(
     _TRACE, _ROOT, None, sc.INVOKE_AGENT, start_ns=1, end_ns=_RUNNING,
     attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT}),
