@@ -48,6 +48,7 @@ from ...offline.contracts.selectors import Selector
 from ...offline.evaluate import evaluate_rule, evaluate_safely
 from ...offline.model import Attributes, Run, Span, Status, StatusCode
 from ...offline.outcome import Outcome
+from ...offline.stepkey import step_key
 from .decision import Objection
 from .policy import policies_from_contract, policy_objections
 
@@ -108,7 +109,7 @@ def _decided_at_call(rule: Rule) -> bool:
 
 
 def _selected_step(rule: Rule) -> str | None:
-    """The step a call must be for the rule to name it (None: any call may be)."""
+    """The step key a call must have for the rule to name it (None: any call may be)."""
     selector = rule.params.get("to" if rule.type == "forbidden_paths" else "select")
     return None if selector is None else selector.step
 
@@ -288,7 +289,9 @@ class RunGuard:
         return found
 
     def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
-        step = candidate.tool_name
+        # the step as the offline evaluator names it: the tool's name with volatile parts taken out
+        # (``billing.v20240620.refund`` is ``billing.v{id}.refund``), which is what selectors name
+        step = step_key(candidate)
         counts, paths = [], []
         for rule, view in self.guard.rules_for(step):
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
@@ -296,7 +299,7 @@ class RunGuard:
             (counts if view.type in _SCOPE_STEP else paths).append((rule, view))
         found: list[Objection] = []
         if counts:
-            same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if s.tool_name == step)
+            same = tuple(a for s, a in zip(self._spans, self._projected, strict=True) if step_key(s) == step)
             found.extend(self.guard.judge_counts(step, same, projected, counts))
         if paths:
             # A path reads the order of calls too: which had ended when each began. Runs alike in
