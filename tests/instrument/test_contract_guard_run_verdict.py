@@ -11,9 +11,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from contract_guard_calls import contract_file
 
 import otel_provenance as op
 from instrument_helpers import Traced
@@ -21,12 +20,6 @@ from otel_provenance import semconv as sc
 from otel_provenance.instrument.base import settings as settings_module
 
 ORDER = "ord-50610"
-
-
-def _contract(tmp_path: Path, *rules: str) -> Path:
-    path = tmp_path / "refunds.yaml"
-    path.write_text("name: refunds\nversion: 1\nrules:\n" + "".join(f"  - {rule}\n" for rule in rules))
-    return path
 
 
 def _verdicts(traced: Traced) -> list[tuple]:
@@ -64,7 +57,7 @@ def _tools(traced: Traced, log: list[str], *, fail: bool = False):
 def test_a_rule_over_how_a_call_ended_fails_the_run_whose_call_failed(tmp_path, rule):
     traced, log = Traced(), []
     _, refund = _tools(traced, log, fail=True)
-    contract = _contract(tmp_path, rule)
+    contract = contract_file(tmp_path, rule)
     with (
         op.run(inputs={"order_id": ORDER}, contract=contract, tracer_provider=traced.provider),
         pytest.raises(TimeoutError),
@@ -97,7 +90,7 @@ def test_a_call_time_rule_a_person_overruled_is_not_failed_again_when_the_run_en
         asked.append(request.reasons)
         return True
 
-    contract = _contract(tmp_path, rule)
+    contract = contract_file(tmp_path, rule)
     options = {"contract": contract, "approver": approve, "tracer_provider": traced.provider}
     with op.run(inputs={"order_id": ORDER}, **options):
         refund(order_id=ORDER)  # no idempotency key: the allowed_values rule objects too
@@ -110,7 +103,7 @@ def test_a_call_time_rule_a_person_overruled_is_not_failed_again_when_the_run_en
 def test_each_run_under_a_configured_contract_gets_its_own_verdict(tmp_path):
     traced, log = Traced(), []
     check, refund = _tools(traced, log)
-    contract = _contract(tmp_path, "{id: checked, type: required_spans, select: {step: fraud.check}}")
+    contract = contract_file(tmp_path, "{id: checked, type: required_spans, select: {step: fraud.check}}")
     try:
         op.configure(exporter="none", contract=contract, set_global=False)
         for checked in (False, True, True, False):

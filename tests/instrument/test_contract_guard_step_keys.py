@@ -12,9 +12,11 @@ broke for them. Through ``@op.tool`` and ``op.run`` on the real SDK; the gate re
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from contract_guard_calls import contract_file, refused
 
 import otel_provenance as op
 from instrument_helpers import Traced, settings
@@ -28,10 +30,6 @@ from otel_provenance.offline.readers import iter_runs
 ORDER = "ord-50913"
 
 
-def _contract(rule: str) -> str:
-    return f"name: billing\nversion: 1\nrules:\n  - {rule}\n"
-
-
 def _refunds(traced: Traced, log: list[str], *names: str) -> list:
     def make(name: str):
         @op.tool(name=name, side_effect="write", tracer_provider=traced.provider)
@@ -39,28 +37,23 @@ def _refunds(traced: Traced, log: list[str], *names: str) -> list:
             log.append(name)
             return {"refunded": True}
 
-        return refund
+        return partial(refund, order_id=ORDER)
 
     return [make(name) for name in names]
 
 
-def _run(traced: Traced, text: str, tmp_path: Path, tools: list) -> list[tuple[str, ...]]:
+def _run(traced: Traced, rule: str, tmp_path: Path, tools: list) -> list[tuple[str, ...]]:
     """The agent calls each of ``tools`` in turn; the objections of the calls the guard blocked."""
-    path = tmp_path / "billing.yaml"
-    path.write_text(text)
-    blocked = []
-    with op.run(inputs={"order_id": ORDER}, contract=path, tracer_provider=traced.provider):
-        for tool in tools:
-            try:
-                tool(order_id=ORDER)
-            except op.ProvenanceError as error:
-                blocked.append(error.violations)
-    return blocked
+    contract = contract_file(tmp_path, rule, name="billing")
+    with op.run(inputs={"order_id": ORDER}, contract=contract, tracer_provider=traced.provider):
+        return refused(tools)
 
 
-def _offline_failures(traced: Traced, text: str, tmp_path: Path) -> list[str]:
+def _offline_failures(traced: Traced, tmp_path: Path) -> list[str]:
+    """The rules the gate fails on the exported trace, under the contract :func:`_run` used."""
     (run,) = iter_runs([write_proto(traced.spans, tmp_path / "trace.pb")])
-    return [r.rule_id for r in evaluate(run, parse_contract(text)).rules if r.status is Outcome.FAIL]
+    contract = parse_contract((tmp_path / "billing.yaml").read_text())
+    return [r.rule_id for r in evaluate(run, contract).rules if r.status is Outcome.FAIL]
 
 
 ONCE = "{id: once, type: cardinality, select: {step: 'billing.v{id}.refund'}, max: 1}"
@@ -70,29 +63,29 @@ def test_a_second_call_of_a_tool_named_with_a_date_is_blocked_as_the_gate_would_
     advisory, log = Traced(), []
     (refund,) = _refunds(advisory, log, "billing.v20240620.refund")
     with settings(enforce=False):  # the guard only tags: both refunds run, and the gate fails the run
-        assert _run(advisory, _contract(ONCE), tmp_path, [refund, refund]) == []
-    assert _offline_failures(advisory, _contract(ONCE), tmp_path) == ["once"]
+        assert _run(advisory, ONCE, tmp_path, [refund, refund]) == []
+    assert _offline_failures(advisory, tmp_path) == ["once"]
     assert advisory.span("billing.v20240620.refund").attributes[sc.VIOLATIONS] == (
         "contract:once:UNEXPECTED_STEP_COUNT",
     )
 
     traced, log = Traced(), []
     (refund,) = _refunds(traced, log, "billing.v20240620.refund")
-    blocked = _run(traced, _contract(ONCE), tmp_path, [refund, refund])
+    blocked = _run(traced, ONCE, tmp_path, [refund, refund])
     assert blocked == [("contract:once:UNEXPECTED_STEP_COUNT",)]
     assert log == ["billing.v20240620.refund"]
     root = next(s for s in traced.spans if s.name == "invoke_agent")
     assert root.attributes[sc.GUARD_RUN_VERDICT] == "pass"
-    assert _offline_failures(traced, _contract(ONCE), tmp_path) == []
+    assert _offline_failures(traced, tmp_path) == []
 
 
 def test_calls_of_two_tools_that_are_one_step_are_counted_together(tmp_path):
     traced, log = Traced(), []
     tools = _refunds(traced, log, "crm.tenant_4711.refund", "crm.tenant_4712.refund")
-    text = _contract("{id: once, type: cardinality, select: {step: 'crm.tenant_{id}.refund'}, max: 1}")
-    assert _run(traced, text, tmp_path, tools) == [("contract:once:UNEXPECTED_STEP_COUNT",)]
+    rule = "{id: once, type: cardinality, select: {step: 'crm.tenant_{id}.refund'}, max: 1}"
+    assert _run(traced, rule, tmp_path, tools) == [("contract:once:UNEXPECTED_STEP_COUNT",)]
     assert log == ["crm.tenant_4711.refund"]
-    assert _offline_failures(traced, text, tmp_path) == []
+    assert _offline_failures(traced, tmp_path) == []
 
 
 @pytest.mark.parametrize(
@@ -107,6 +100,6 @@ def test_calls_of_two_tools_that_are_one_step_are_counted_together(tmp_path):
 def test_a_forbidden_call_of_a_tool_named_with_a_date_never_runs(tmp_path, rule):
     traced, log = Traced(), []
     (refund,) = _refunds(traced, log, "billing.v20240620.refund")
-    (blocked,) = _run(traced, _contract(rule), tmp_path, [refund])
+    (blocked,) = _run(traced, rule, tmp_path, [refund])
     assert blocked[0].startswith("contract:never:")
     assert log == []
