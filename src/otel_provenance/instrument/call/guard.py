@@ -9,7 +9,7 @@ started together are still two.
 
 **Decided before each call** — the rules a prefix of the run can already break, whatever comes after:
 ``forbidden_spans``, the maxima of ``cardinality`` (its minimum waits for the end), ``retry_budgets``,
-``forbidden_paths``, ``provenance_budgets``, ``numeric_budgets`` and the attribute rules
+``forbidden_paths``, ``provenance_budgets``, ``numeric_budgets`` over attributes and the attribute rules
 (``allowed_values``, ``attribute_constraints``) over attributes the call carries when it starts
 (idempotency, side effect, data domain, argument kinds). A rule *blocks a call* when judging the
 run so far plus that call fails it with a finding that names that call — so a call is never blocked
@@ -19,7 +19,8 @@ for what an earlier one did. The objection names the rule id and code (``contrac
 ``required_ancestry``, ``blocked_calls``, a ``cardinality`` minimum, attribute rules over attributes
 set after the call) is judged on the run's calls and the verdict recorded on the run's span
 (``agent.guard.run.verdict``, ``agent.guard.run.failed``) and as a metric — never a raise after the
-fact. ``approved_routes`` is judged offline only (:data:`OFFLINE_ONLY`).
+fact. ``approved_routes`` (:data:`OFFLINE_ONLY`) and a ``numeric_budgets`` over ``duration`` (a
+call's duration is known only once it ran) are judged offline only.
 
 The run seen here is the run's tool calls under one root, in the order they were decided; spans of
 other instrumentations (model calls, framework spans) are not in it. A rule about them is judged
@@ -85,7 +86,7 @@ REASON_PREFIX = "contract"
 
 def _at_call(rule: Rule) -> Rule | None:
     """The part of ``rule`` a run so far can break, or None when only the whole run decides it."""
-    if rule.type not in AT_CALL:
+    if rule.type not in AT_CALL or _offline_only(rule):
         return None
     if rule.type == "cardinality":
         params = dict(rule.params)
@@ -97,6 +98,14 @@ def _at_call(rule: Rule) -> Rule | None:
             return None
         return replace(rule, params=MappingProxyType(params))
     return rule
+
+
+def _offline_only(rule: Rule) -> bool:
+    """Whether ``rule`` is judged offline only: its type (:data:`OFFLINE_ONLY`), or a budget over
+    durations — a call's duration is known only once it has run, and the run seen here keeps no times
+    for the whole-run rules; before #50 the call about to run, still running, measured as lasting for
+    ever and every call the budget selects was blocked."""
+    return rule.type in OFFLINE_ONLY or (rule.type == "numeric_budgets" and "duration" in rule.params)
 
 
 def _decided_at_call(rule: Rule) -> bool:
@@ -139,7 +148,7 @@ class ContractGuard:
         at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
         self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
         whole = {rule.id for rule, view in at_call if view is rule and _decided_at_call(rule)}
-        at_end = (r for r in contract.rules if r.id not in whole and r.type not in OFFLINE_ONLY)
+        at_end = (r for r in contract.rules if r.id not in whole and not _offline_only(r))
         self.at_end = replace(contract, rules=tuple(at_end))
         self._keep = _mentioned(contract)  # volatile keys a rule of this contract reads after all
         self._dropped: dict[str, bool] = {}  # attribute key -> whether project() leaves it out
