@@ -115,3 +115,22 @@ def test_each_run_under_a_configured_contract_gets_its_own_verdict(tmp_path):
         settings_module.reset_settings()
     failed, passed = ("fail", ("checked",)), ("pass", None)
     assert _verdicts(traced) == [failed, passed, passed, failed]
+
+
+def test_a_rule_that_calls_hang_under_the_agents_span_holds_for_the_runs_calls(tmp_path):
+    """docs/contracts.md's edge and ancestry examples, for a run that names no agent (its span is
+    ``invoke_agent``): each call is made under the run's span, as the exported trace says."""
+    traced, log = Traced(), []
+    check, refund = _tools(traced, log)
+    contract = contract_file(
+        tmp_path,
+        "{id: refund-by-agent, type: required_edges, parent: {step: invoke_agent},"
+        " child: {step: payment.refund}}",
+        "{id: writes-inside-agent, type: required_ancestry, ancestor: {step: invoke_agent},"
+        " descendant: {attributes: {agent.side_effect: write}}}",
+    )
+    with op.run(inputs={"order_id": ORDER}, contract=contract, tracer_provider=traced.provider):
+        check(order_id=ORDER)
+        refund(order_id=ORDER)
+    assert log == [ORDER]
+    assert _verdicts(traced) == [("pass", None)]
