@@ -6,7 +6,10 @@
 - a rule decided before each call is not judged again there: a person's yes to an ``ask`` rule stands
   on the call's span (``agent.guard.approval``), not as a failed run;
 - each run under a contract configured for every run (``op.configure(contract=...)``) gets its own
-  verdict, however the runs before it went.
+  verdict, however the runs before it went;
+- the run's calls hang under the run's span as the exported trace says — the span's name
+  (``invoke_agent refunds``) and the attributes a rule names (``gen_ai.agent.name``) — so the whole-run
+  rules over it (``required_edges``, ``required_ancestry``) say what the gate says.
 """
 
 from __future__ import annotations
@@ -16,14 +19,18 @@ from contract_guard_calls import contract_file
 
 import otel_provenance as op
 from instrument_helpers import Traced
+from offline_helpers import write_proto
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.base import settings as settings_module
+from otel_provenance.offline.contracts.dsl import parse_contract
+from otel_provenance.offline.evaluate import evaluate
+from otel_provenance.offline.readers import iter_runs
 
 ORDER = "ord-50610"
 
 
 def _verdicts(traced: Traced) -> list[tuple]:
-    roots = [s for s in traced.spans if s.name == "invoke_agent"]
+    roots = [s for s in traced.spans if s.attributes.get(sc.GEN_AI_OPERATION_NAME) == sc.INVOKE_AGENT]
     return [(s.attributes[sc.GUARD_RUN_VERDICT], s.attributes.get(sc.GUARD_RUN_FAILED)) for s in roots]
 
 
@@ -134,3 +141,27 @@ def test_a_rule_that_calls_hang_under_the_agents_span_holds_for_the_runs_calls(t
         refund(order_id=ORDER)
     assert log == [ORDER]
     assert _verdicts(traced) == [("pass", None)]
+
+
+@pytest.mark.parametrize(("agent", "verdict"), [("refunds", "pass"), ("mailer", "fail")])
+def test_the_whole_run_rules_over_a_named_agents_span_say_what_the_gate_says(tmp_path, agent, verdict):
+    """docs/contracts.md's edge and ancestry examples, for an agent with a name: its span is
+    ``invoke_agent <name>``, and a refund made by another agent fails the run, online and offline."""
+    traced, log = Traced(), []
+    _, refund = _tools(traced, log)
+    contract = contract_file(
+        tmp_path,
+        "{id: refund-by-agent, type: required_edges, parent: {step: invoke_agent refunds},"
+        " child: {step: payment.refund}}",
+        "{id: writes-inside-agent, type: required_ancestry,"
+        " ancestor: {attributes: {gen_ai.agent.name: refunds}},"
+        " descendant: {attributes: {agent.side_effect: write}}}",
+    )
+    options = {"contract": contract, "tracer_provider": traced.provider}
+    with op.run(inputs={"order_id": ORDER}, agent_name=agent, **options):
+        refund(order_id=ORDER)
+    failed = ("refund-by-agent", "writes-inside-agent") if verdict == "fail" else None
+    assert _verdicts(traced) == [(verdict, failed)]
+    (run,) = iter_runs([write_proto(traced.spans, tmp_path / "trace.pb")])
+    offline = evaluate(run, parse_contract(contract.read_text()))
+    assert [rule.status.value for rule in offline.rules] == [verdict, verdict]

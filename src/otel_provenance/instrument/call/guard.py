@@ -82,6 +82,8 @@ _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
 _RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
 REASON_PREFIX = "contract"
+#: the run's span when nothing else is known of it: (name, attributes)
+_AGENT: tuple[str, Mapping[str, Any]] = (sc.INVOKE_AGENT, MappingProxyType({}))
 
 
 def _at_call(rule: Rule) -> Rule | None:
@@ -198,14 +200,24 @@ class ContractGuard:
                 out[key] = value
         return Attributes.adopt(out)
 
-    def judge_whole(self, calls: tuple[Attributes, ...]) -> RunVerdict:
+    def judge_whole(
+        self, calls: tuple[Attributes, ...], root: tuple[str, Mapping[str, Any]] = _AGENT
+    ) -> RunVerdict:
         """The rules only the whole run decides, on a run of calls with (projected) attributes, in
-        the order they were decided. They read counts, attributes and parents, never times, so a run
-        of calls alike in all of that is judged once (bounded)."""
-        key = ("run", calls)
+        the order they were decided, made under ``root``, the run's span (name, attributes): the one
+        ``op.run`` opened (``invoke_agent ticket-triage``) or the caller's it nests under, which a
+        rule may name as the calls' parent. They read counts, attributes and parents, never times,
+        so a run of calls alike in all of that is judged once (bounded)."""
+        name, attributes = root
+        kept = {key: value for key, value in attributes.items() if key in self._keep}  # what rules name
+        root_span = Span(
+            _TRACE, _ROOT, None, name, start_ns=1, end_ns=_RUNNING,
+            attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, **kept}),
+        )  # fmt: skip
+        key = ("run", name, root_span.attributes, calls)
         verdict = self._memo.get(key)
         if verdict is None:
-            result = evaluate_safely(_flat_run(calls), self.at_end)
+            result = evaluate_safely(_flat_run(calls, root_span), self.at_end)
             failed = tuple(rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS)
             verdict = RunVerdict(result.status, failed)
             self.remember(key, verdict)
@@ -354,12 +366,13 @@ class RunGuard:
             self._projected[index] = Attributes.adopt({**dict(projected.items_unordered()), **changes})
 
     # -- when the run ends --------------------------------------------------------------------------
-    def judge_run(self) -> RunVerdict:
+    def judge_run(self, root: tuple[str, Mapping[str, Any]] = _AGENT) -> RunVerdict:
         """The rules only the whole run decides, on the run's calls (those still running count as
-        running): the rest were judged before each call, and named on the call's span."""
+        running) under ``root``, the run's span (name, attributes): the rest were judged before each
+        call, and named on the call's span."""
         with self._lock:
             calls = tuple(self._projected)
-        return self.guard.judge_whole(calls)
+        return self.guard.judge_whole(calls, root)
 
 
 def _objections(rules: list, evidence: RunEvidence, candidate: Span) -> list[Objection]:
@@ -399,10 +412,10 @@ _COUNT_ROOT = Span(
 )  # fmt: skip
 
 
-def _flat_run(calls: tuple[Attributes, ...]) -> Run:
-    """Calls with these (projected) attributes, one after another under one root, in this order: a
+def _flat_run(calls: tuple[Attributes, ...], root: Span = _COUNT_ROOT) -> Run:
+    """Calls with these (projected) attributes, one after another under ``root``, in this order: a
     run for the rules that read counts, attributes and parents but no times."""
-    spans = [_COUNT_ROOT]
+    spans = [root]
     for n, attributes in enumerate(calls, 1):
         spans.append(Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes))
     return Run("", tuple(spans))
