@@ -48,6 +48,7 @@ from ...offline.contracts.selectors import Selector
 from ...offline.evaluate import evaluate_rule, evaluate_safely
 from ...offline.model import Attributes, Run, Span, Status, StatusCode
 from ...offline.outcome import Outcome
+from ...offline.stepkey import step_key
 from .decision import Objection
 from .policy import policies_from_contract, policy_objections
 
@@ -80,6 +81,8 @@ _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
 _RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
 REASON_PREFIX = "contract"
+#: the run's span when nothing else is known of it: (name, attributes)
+_AGENT: tuple[str, Mapping[str, Any]] = (sc.INVOKE_AGENT, MappingProxyType({}))
 
 
 def _at_call(rule: Rule) -> Rule | None:
@@ -108,7 +111,7 @@ def _decided_at_call(rule: Rule) -> bool:
 
 
 def _selected_step(rule: Rule) -> str | None:
-    """The step a call must be for the rule to name it (None: any call may be)."""
+    """The step key a call must have for the rule to name it (None: any call may be)."""
     selector = rule.params.get("to" if rule.type == "forbidden_paths" else "select")
     return None if selector is None else selector.step
 
@@ -188,14 +191,24 @@ class ContractGuard:
                 out[key] = value
         return Attributes.adopt(out)
 
-    def judge_whole(self, calls: tuple[Attributes, ...]) -> RunVerdict:
+    def judge_whole(
+        self, calls: tuple[Attributes, ...], root: tuple[str, Mapping[str, Any]] = _AGENT
+    ) -> RunVerdict:
         """The rules only the whole run decides, on a run of calls with (projected) attributes, in
-        the order they were decided. They read counts, attributes and parents, never times, so a run
-        of calls alike in all of that is judged once (bounded)."""
-        key = ("run", calls)
+        the order they were decided, made under ``root``, the run's span (name, attributes): the one
+        ``op.run`` opened (``invoke_agent ticket-triage``) or the caller's it nests under, which a
+        rule may name as the calls' parent. They read counts, attributes and parents, never times,
+        so a run of calls alike in all of that is judged once (bounded)."""
+        name, attributes = root
+        kept = {key: value for key, value in attributes.items() if key in self._keep}  # what rules name
+        root_span = Span(
+            _TRACE, _ROOT, None, name, start_ns=1, end_ns=_RUNNING,
+            attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, **kept}),
+        )  # fmt: skip
+        key = ("run", name, root_span.attributes, calls)
         verdict = self._memo.get(key)
         if verdict is None:
-            result = evaluate_safely(_flat_run(calls), self.at_end)
+            result = evaluate_safely(_flat_run(calls, root_span), self.at_end)
             failed = tuple(rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS)
             verdict = RunVerdict(result.status, failed)
             self.remember(key, verdict)
@@ -236,6 +249,7 @@ class RunGuard:
         "_projected",
         "_root",
         "_spans",
+        "_steps",
         "guard",
         "outer",
         "run_id",
@@ -248,6 +262,7 @@ class RunGuard:
         self.outer: RunGuard | None = None
         self._lock = threading.Lock()
         self._spans: list[Span] = []
+        self._steps: list[str] = []  # each span's step key, as selectors name steps
         self._projected: list[Attributes] = []  # each span's attributes as counts see them
         self._ended: set[int] = set()  # indices of the calls that have ended
         self._before: list[frozenset[int]] = []  # per call: the calls that had ended when it began
@@ -278,17 +293,20 @@ class RunGuard:
                 attributes=Attributes.adopt(attributes),
             )  # fmt: skip
             projected = self.guard.project(candidate.attributes)
-            found.extend(self._judge(candidate, projected))
+            # the step as the offline evaluator names it: the tool's name with volatile parts taken
+            # out (``billing.v20240620.refund`` is ``billing.v{id}.refund``), which selectors name
+            step = step_key(candidate)
+            found.extend(self._judge(candidate, projected, step))
             self._calls[id(call)] = len(self._spans)
             self._spans.append(candidate)
+            self._steps.append(step)
             self._projected.append(projected)
             self._before.append(frozenset(self._ended))
         if self.outer is not None:
             found.extend(self.outer.objections(call))
         return found
 
-    def _judge(self, candidate: Span, projected: Attributes) -> list[Objection]:
-        step = candidate.tool_name
+    def _judge(self, candidate: Span, projected: Attributes, step: str) -> list[Objection]:
         counts, paths, timed = [], [], []
         for rule, view in self.guard.rules_for(step):
             if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
@@ -302,8 +320,8 @@ class RunGuard:
             # the calls a count can select: those of the candidate's step, or every call when a rule
             # selects by attributes alone (``select: {attributes: {agent.side_effect: write}}``)
             every = any(_selected_step(view) is None for _, view in counts)
-            calls = zip(self._spans, self._projected, strict=True)
-            same = tuple(a for s, a in calls if every or s.tool_name == step)
+            calls = zip(self._steps, self._projected, strict=True)
+            same = tuple(a for s, a in calls if every or s == step)
             found.extend(self.guard.judge_counts(step, same, projected, counts))
         if paths:
             # A path reads the order of calls too: which had ended when each began. Runs alike in
@@ -357,15 +375,16 @@ class RunGuard:
             self._projected[index] = Attributes.adopt({**dict(projected.items_unordered()), **changes})
 
     # -- when the run ends --------------------------------------------------------------------------
-    def judge_run(self) -> RunVerdict:
+    def judge_run(self, root: tuple[str, Mapping[str, Any]] = _AGENT) -> RunVerdict:
         """The rules only the whole run decides, on the run's calls (those still running count as
-        running): the rest were judged before each call, and named on the call's span — but for a
-        duration budget, which the calls' time decides only once they have ended."""
+        running) under ``root``, the run's span (name, attributes): the rest were judged before each
+        call, and named on the call's span — but for a duration budget, which the calls' time decides
+        only once they have ended."""
         with self._lock:
             calls = tuple(self._projected)
             timed = tuple(rule for rule, view in self.guard.at_call if "duration" in view.params)
             run = self._so_far(time.time_ns()) if timed else None
-        verdict = self.guard.judge_whole(calls)
+        verdict = self.guard.judge_whole(calls, root)
         if run is None:
             return verdict
         # a duration budget is judged again on the time the calls took: the last one may overrun it
@@ -420,10 +439,10 @@ _COUNT_ROOT = Span(
 )  # fmt: skip
 
 
-def _flat_run(calls: tuple[Attributes, ...]) -> Run:
-    """Calls with these (projected) attributes, one after another under one root, in this order: a
+def _flat_run(calls: tuple[Attributes, ...], root: Span = _COUNT_ROOT) -> Run:
+    """Calls with these (projected) attributes, one after another under ``root``, in this order: a
     run for the rules that read counts, attributes and parents but no times."""
-    spans = [_COUNT_ROOT]
+    spans = [root]
     for n, attributes in enumerate(calls, 1):
         spans.append(Span(_TRACE, format(n, "016x"), _ROOT, "", start_ns=n + 1, attributes=attributes))
     return Run("", tuple(spans))

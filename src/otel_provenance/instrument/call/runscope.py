@@ -195,7 +195,12 @@ class RunScope:
     def _judge(self, span: trace.Span | None) -> None:
         """The whole contract on the run's calls, on the run's span and as a metric; never raises."""
         try:
-            verdict = self.guard.judge_run()
+            # the run's span as the gate will read it: a rule may name it (required_edges' parent)
+            name, attributes = getattr(span, "name", None), getattr(span, "attributes", None)
+            if isinstance(name, str) and isinstance(attributes, Mapping):
+                verdict = self.guard.judge_run((name, attributes))
+            else:  # no span, or one that keeps neither (a non-recording span)
+                verdict = self.guard.judge_run()
             if span is not None and span.is_recording():
                 span.set_attributes({**verdict.attributes(), sc.GUARD_CONTRACT: self.guard.guard.name})
             record_run_verdict(verdict.status, self.guard.guard.name)
