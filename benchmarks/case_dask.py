@@ -4,11 +4,12 @@ Data: one OTLP JSON Lines file of 1,000,000 spans from :mod:`.tracegen` (seed 2,
 contract of case 4. Both sides run ``gate check`` in a fresh process (:mod:`.worker`), timed from
 the outside including process start; the Dask side connects to a cluster of 2 worker processes
 (1 thread each) started before timing, as a user's cluster would be. Both must print the same
-report (checked). On a 2-core machine the ratio shows the engine's overhead (the shuffle of every
-span between processes, pickling, scheduling), not a speed-up.
+report (checked). The engine runs the steps of ``--jobs N`` (#46): each worker indexes, converts and
+folds its own partitions and sends back compact partials and the spans of runs that cross a
+partition's edge; the client joins the indexes and folds those runs.
 
-A task stream recorded on the scheduler gives the compute time of each stage (index, split, fold)
-per partition or bucket: what ``docs/benchmarks.md`` projects the scaling with workers from.
+A task stream recorded on the scheduler gives the compute time of each stage (index, fold) per
+partition: what ``docs/benchmarks.md`` projects the scaling with workers from.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .case_gate import RELEASE, _size, make_contract
 from .harness import Result
 
 CASE = "6 dask"
-STAGES = ("plan", "index", "split", "summary", "spec", "piece", "fold", "merge")
+STAGES = ("plan", "index", "links", "spec", "fold")
 
 
 def _gate(contract: Path, path: Path, report: Path, *extra: str, env: dict[str, str] | None = None) -> float:

@@ -329,7 +329,7 @@ def test_progress_shows_on_a_terminal_and_leaves_stdout_alone(cluster, scattered
     assert code == 0, err.getvalue()[-600:]
     assert out.getvalue() == cli("fingerprint", *paths)[1]
     shown = err.getvalue()
-    for stage in ("planning", "indexing", "reading", "evaluating"):
+    for stage in ("planning", "indexing", "evaluating"):
         assert f"\rdask: {stage}: 100%" in shown
     assert shown.endswith("\r\x1b[K")  # the line is cleared when done
 
@@ -481,8 +481,9 @@ def _one_line(path: Path, *records: tracegen.SpanRecord) -> str:
 def test_bad_evidence_found_on_the_cluster_exits_1_naming_it_never_a_verdict(
     cluster, scattered, tmp_path
 ) -> None:
-    """#50: what only a worker can find — a span id twice in one run (while folding a bucket), a span
-    whose id is no id (while splitting a partition) — is exit 1 with the reason, as in one process."""
+    """#50: what only a worker can find — a span id twice in one run (while building the runs of a
+    partition), a span whose id is no id (while converting its spans) — is exit 1 with the reason, in
+    the words of one process."""
     paths, contract = scattered
     call = tracegen.SpanRecord(
         f"{0xDEAD1:032x}", f"{0xBEEF1:016x}", "", "execute_tool x", 1, 10**18, 10**18 + 5,
@@ -492,9 +493,10 @@ def test_bad_evidence_found_on_the_cluster_exits_1_naming_it_never_a_verdict(
     no_id = _one_line(tmp_path / "no-id.jsonl", call._replace(trace_id=f"{0xDEAD2:032x}", span_id="zz" * 8))
     gate = ("gate", "check", "--contract", contract, "--release", "v1", *paths)
     address = ("--dask-scheduler", cluster.scheduler_address)
-    code, out, err = cli(*gate, twice, *address)
-    assert (code, out) == (1, "")
-    assert f"the trace files: run {0xDEAD1:032x}: span id {0xBEEF1:016x} occurs twice" in err
+    one = cli(*gate, twice)
+    assert cli(*gate, twice, *address) == one  # the file named as one process names it
+    assert one[:2] == (1, "")
+    assert f"twice.jsonl: run {0xDEAD1:032x}: span id {0xBEEF1:016x} occurs twice" in one[2]
     for extra in ((), address):
         code, out, err = cli(*gate, no_id, *extra)
         assert (

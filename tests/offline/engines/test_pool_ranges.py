@@ -150,7 +150,8 @@ def test_an_error_names_the_line_in_its_file(tmp_path: Path, lines_by_run: list[
 
 def test_a_link_the_byte_scan_missed_reads_the_input_again(tmp_path: Path) -> None:
     """A run id the index's byte scan cannot see (its key escaped) joins trace 2 to run r1 only when
-    the span is decoded: the byte-range answer is dropped and the input read the older way."""
+    the span is decoded: the fold round's answers are dropped, the link joined, and the round run
+    again (as on a Dask cluster)."""
     filler = [line(span(10 + i, 100 + i, f"f{i}")) for i in range(6)]
     hidden = line(span(2, 2, "r1", hidden=True))  # while r1 is still open: trace 1 ends the file
     path = write(
