@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -31,6 +33,9 @@ from interop import logs_sdk  # noqa: E402
 from offline_helpers import Recorder, plain_trace, team_run, write_jsonl  # noqa: E402
 from otel_provenance import semconv  # noqa: E402
 from otel_provenance.cli import run  # noqa: E402
+from otel_provenance.offline.engines import FileSource  # noqa: E402
+from otel_provenance.offline.engines.dask_cluster import PARTITION_SIZE_KEY, DaskSource  # noqa: E402
+from range_layouts import LAYOUT, answer, lay_out, lines_by_run, write  # noqa: E402
 
 PARTITION = {"otel-provenance.partition-size": "160KiB"}  # several byte ranges per JSON Lines file
 
@@ -542,3 +547,23 @@ def test_runs_that_span_traces_by_span_links_are_joined_on_the_cluster_too(clust
     assert "span links joined 120 trace(s) into 30 run(s)" in one[2]
     address = ("--dask-scheduler", cluster.scheduler_address)
     assert cli("fingerprint", *paths, "--format", "json", *address) == one
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> list[list[str]]:
+    return lines_by_run(tmp_path_factory.mktemp("exported"))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(**LAYOUT, partition=st.sampled_from(["1KiB", "4KiB", "16KiB", "1MiB"]))
+def test_partitions_on_the_cluster_give_the_answer_of_one_process(
+    cluster, tmp_path_factory, exported, seed, runs, files, partition, extras, torn
+) -> None:
+    """#46, the property of ``--jobs N`` (``test_pool_ranges``) on the cluster: the SDK exporter's
+    lines of up to 8 runs laid out anew (interleaved over 1–3 files, a blank line, a trace that is no
+    run, logs, a cut-off last line), cut into byte ranges of 1 KiB–1 MiB, so that runs lie in one
+    partition or cross several: fingerprints, the gate's JSON report, notes and counts equal one
+    process's."""
+    paths = write(tmp_path_factory.mktemp("layout"), lay_out(exported, seed, runs, files, extras), torn)
+    with dask.config.set({PARTITION_SIZE_KEY: partition}):
+        assert answer(DaskSource(paths, cluster.scheduler_address)) == answer(FileSource(paths))
