@@ -19,6 +19,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -31,6 +33,9 @@ from interop import logs_sdk  # noqa: E402
 from offline_helpers import Recorder, plain_trace, team_run, write_jsonl  # noqa: E402
 from otel_provenance import semconv  # noqa: E402
 from otel_provenance.cli import run  # noqa: E402
+from otel_provenance.offline.engines import FileSource  # noqa: E402
+from otel_provenance.offline.engines.dask_cluster import PARTITION_SIZE_KEY, DaskSource  # noqa: E402
+from range_layouts import LAYOUT, answer, lay_out, lines_by_run, write  # noqa: E402
 
 PARTITION = {"otel-provenance.partition-size": "160KiB"}  # several byte ranges per JSON Lines file
 
@@ -329,7 +334,7 @@ def test_progress_shows_on_a_terminal_and_leaves_stdout_alone(cluster, scattered
     assert code == 0, err.getvalue()[-600:]
     assert out.getvalue() == cli("fingerprint", *paths)[1]
     shown = err.getvalue()
-    for stage in ("planning", "indexing", "reading", "evaluating"):
+    for stage in ("planning", "indexing", "evaluating"):
         assert f"\rdask: {stage}: 100%" in shown
     assert shown.endswith("\r\x1b[K")  # the line is cleared when done
 
@@ -481,8 +486,9 @@ def _one_line(path: Path, *records: tracegen.SpanRecord) -> str:
 def test_bad_evidence_found_on_the_cluster_exits_1_naming_it_never_a_verdict(
     cluster, scattered, tmp_path
 ) -> None:
-    """#50: what only a worker can find — a span id twice in one run (while folding a bucket), a span
-    whose id is no id (while splitting a partition) — is exit 1 with the reason, as in one process."""
+    """#50: what only a worker can find — a span id twice in one run (while building the runs of a
+    partition), a span whose id is no id (while converting its spans) — is exit 1 with the reason, in
+    the words of one process."""
     paths, contract = scattered
     call = tracegen.SpanRecord(
         f"{0xDEAD1:032x}", f"{0xBEEF1:016x}", "", "execute_tool x", 1, 10**18, 10**18 + 5,
@@ -492,9 +498,10 @@ def test_bad_evidence_found_on_the_cluster_exits_1_naming_it_never_a_verdict(
     no_id = _one_line(tmp_path / "no-id.jsonl", call._replace(trace_id=f"{0xDEAD2:032x}", span_id="zz" * 8))
     gate = ("gate", "check", "--contract", contract, "--release", "v1", *paths)
     address = ("--dask-scheduler", cluster.scheduler_address)
-    code, out, err = cli(*gate, twice, *address)
-    assert (code, out) == (1, "")
-    assert f"the trace files: run {0xDEAD1:032x}: span id {0xBEEF1:016x} occurs twice" in err
+    one = cli(*gate, twice)
+    assert cli(*gate, twice, *address) == one  # the file named as one process names it
+    assert one[:2] == (1, "")
+    assert f"twice.jsonl: run {0xDEAD1:032x}: span id {0xBEEF1:016x} occurs twice" in one[2]
     for extra in ((), address):
         code, out, err = cli(*gate, no_id, *extra)
         assert (
@@ -540,3 +547,23 @@ def test_runs_that_span_traces_by_span_links_are_joined_on_the_cluster_too(clust
     assert "span links joined 120 trace(s) into 30 run(s)" in one[2]
     address = ("--dask-scheduler", cluster.scheduler_address)
     assert cli("fingerprint", *paths, "--format", "json", *address) == one
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> list[list[str]]:
+    return lines_by_run(tmp_path_factory.mktemp("exported"))
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(**LAYOUT, partition=st.sampled_from(["1KiB", "4KiB", "16KiB", "1MiB"]))
+def test_partitions_on_the_cluster_give_the_answer_of_one_process(
+    cluster, tmp_path_factory, exported, seed, runs, files, partition, extras, torn
+) -> None:
+    """#46, the property of ``--jobs N`` (``test_pool_ranges``) on the cluster: the SDK exporter's
+    lines of up to 8 runs laid out anew (interleaved over 1–3 files, a blank line, a trace that is no
+    run, logs, a cut-off last line), cut into byte ranges of 1 KiB–1 MiB, so that runs lie in one
+    partition or cross several: fingerprints, the gate's JSON report, notes and counts equal one
+    process's."""
+    paths = write(tmp_path_factory.mktemp("layout"), lay_out(exported, seed, runs, files, extras), torn)
+    with dask.config.set({PARTITION_SIZE_KEY: partition}):
+        assert answer(DaskSource(paths, cluster.scheduler_address)) == answer(FileSource(paths))

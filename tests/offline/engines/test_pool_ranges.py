@@ -12,92 +12,29 @@ from __future__ import annotations
 
 import gzip
 import io
-import random
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract_runs import AT, CONTRACT, export_runs, triage_run
 from otel_provenance.cli import run as cli_run
-from otel_provenance.offline.contracts import parse_contract
-from otel_provenance.offline.engines import FileSource, PoolSource, fingerprint_fold, gate_fold
+from otel_provenance.offline.engines import FileSource, PoolSource, fingerprint_fold
 from otel_provenance.offline.engines.ranges import plan_ranges
-from otel_provenance.offline.gate import decide
-from otel_provenance.offline.report import render_json
 from partition_files import line, span, write
-
-NO_RUN = (
-    '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"' + "ab" * 16 + '","spanId":"' + "cd" * 8
-    + '","name":"GET /","attributes":[{"key":"k","value":{"stringValueStrindex":1}}]}]}]}]}\n'
-)  # fmt: skip
-LOGS = '{"resourceLogs":[]}\n'
-TORN = '{"resourceSpans": [{"resource": '
-
-
-class _Lines(list[list[str]]):
-    def __repr__(self) -> str:  # Hypothesis prints the arguments of a failing example
-        return f"<the lines of {len(self)} runs>"
+from range_layouts import LAYOUT, lay_out
+from range_layouts import answer as _answer
+from range_layouts import lines_by_run as export_lines
+from range_layouts import write as write_layout
 
 
 @pytest.fixture(scope="module")
 def lines_by_run(tmp_path_factory: pytest.TempPathFactory) -> list[list[str]]:
-    """The exporter's lines of each of 8 runs (a run's lines in the order it wrote them)."""
-    folder = tmp_path_factory.mktemp("ranges")
-    out = _Lines()
-    for i in range(8):
-        path = folder / f"run{i}.jsonl"
-        export_runs([triage_run(f"r{i}", "v2", writes=1 + i % 2, skip_check=i % 3 == 0)], str(path))
-        out.append(path.read_text().splitlines(keepends=True))
-    return out
-
-
-def _lay_out(
-    lines_by_run: list[list[str]], seed: int, runs: int, files: int, extras: list[bool]
-) -> list[str]:
-    """``runs`` runs' lines interleaved (each run's own order kept) over ``files`` files."""
-    rng = random.Random(seed)
-    queues = [list(lines) for lines in lines_by_run[:runs]]
-    lines = []
-    while any(queues):
-        queue = rng.choice([q for q in queues if q])
-        lines.append(queue.pop(0))
-    blank, no_run, logs = extras
-    for flag, extra in ((blank, "\n  \n"), (no_run, NO_RUN), (logs, LOGS)):
-        if flag:
-            lines.insert(rng.randrange(len(lines) + 1), extra)
-    cuts = sorted(rng.choices(range(len(lines) + 1), k=files - 1))  # a file may be empty
-    return ["".join(lines[a:b]) for a, b in zip([0, *cuts], [*cuts, len(lines)], strict=True)]
-
-
-def _write(folder: Path, texts: list[str], torn: bool) -> list[str]:
-    paths = []
-    for i, text in enumerate(texts):
-        path = folder / f"part{i}.jsonl"
-        path.write_text(text + (TORN if torn and i == len(texts) - 1 else ""))
-        paths.append(str(path))
-    return paths
-
-
-def _answer(source: FileSource | PoolSource) -> tuple[object, ...]:
-    contract = parse_contract(CONTRACT, "c.yaml")
-    rows = source.fold(fingerprint_fold(canonical=True))
-    aggregate = source.fold(gate_fold(contract, "v2", AT))
-    report = source.report
-    counts = (report.files, report.spans, report.not_runs, report.unknown_values)
-    return rows, render_json(decide(aggregate, contract)), report.notes(), counts
+    return export_lines(tmp_path_factory.mktemp("ranges"))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    seed=st.integers(0, 2**32),
-    runs=st.integers(0, 8),
-    files=st.integers(1, 3),
-    jobs=st.integers(1, 8),
-    extras=st.lists(st.booleans(), min_size=3, max_size=3),
-    torn=st.booleans(),
-)
+@given(**LAYOUT, jobs=st.integers(1, 8))
 def test_byte_ranges_give_the_answer_of_one_process(
     tmp_path_factory: pytest.TempPathFactory,
     lines_by_run: list[list[str]],
@@ -109,7 +46,7 @@ def test_byte_ranges_give_the_answer_of_one_process(
     torn: bool,
 ) -> None:
     folder = tmp_path_factory.mktemp("layout")
-    paths = _write(folder, _lay_out(lines_by_run, seed, runs, files, extras), torn)
+    paths = write_layout(folder, lay_out(lines_by_run, seed, runs, files, extras), torn)
     planned = plan_ranges(paths, jobs)
     assert planned is not None  # uncompressed JSON Lines: read by byte ranges, not the older way
     assert _answer(PoolSource(paths, jobs)) == _answer(FileSource(paths))
@@ -150,7 +87,8 @@ def test_an_error_names_the_line_in_its_file(tmp_path: Path, lines_by_run: list[
 
 def test_a_link_the_byte_scan_missed_reads_the_input_again(tmp_path: Path) -> None:
     """A run id the index's byte scan cannot see (its key escaped) joins trace 2 to run r1 only when
-    the span is decoded: the byte-range answer is dropped and the input read the older way."""
+    the span is decoded: the fold round's answers are dropped, the link joined, and the round run
+    again (as on a Dask cluster)."""
     filler = [line(span(10 + i, 100 + i, f"f{i}")) for i in range(6)]
     hidden = line(span(2, 2, "r1", hidden=True))  # while r1 is still open: trace 1 ends the file
     path = write(

@@ -7,17 +7,17 @@ The same answer as :class:`~.source.FileSource` on the same files, computed wher
 2. **index** (one task per partition) — the ``(trace id, agent.run.id)`` links each partition
    mentions. The client joins them into run keys (``runs.RunKeys``): one entry per trace, small
    next to the spans; with span links, a task per partition gives its links (``linked_runs``).
-3. **split** (one task per partition) — convert the spans and sort them into buckets by run: a
-   run's bucket is that of the last partition that mentions it (#46), so the spans of a run that
-   lies in one partition stay in that partition's bucket and only runs that cross a partition's
-   edge move; each task is sent only the run keys and buckets of its own traces.
-4. **fold** (one task per bucket) — the bucket's pieces from every split, grouped into whole runs
-   (a run's spans all go to one bucket, whichever files they came from), then ``fold.over``.
-5. **merge** — a tree of ``fold.merge`` tasks down to one value, gathered by the client.
+3. **fold** (one task per partition, #46) — the partition's spans converted; the runs that lie in
+   it alone (*owned*) are built, validated and folded there, and only the spans of runs that cross
+   a partition's edge come back with the compact partial. The client builds and folds those few
+   runs and merges the partials with ``fold.merge``.
 
-Memory per worker is bounded by its partitions and buckets (about the partition size each), not by
-the input; there are as many buckets as partitions. The fold and merge are the single-process
-ones, and the folds of ``offline.engines.fold`` give the same bytes whatever the grouping.
+These are the steps and the code of ``--jobs N`` (``ranges``): every line is decoded once, in one
+task, and no run's spans move between workers but those of crossing runs. Memory per worker is
+bounded by its partitions (about the partition size each), not by the input; the client holds one
+entry per trace, the partials and the crossing runs' spans. The fold and merge are the
+single-process ones, and the folds of ``offline.engines.fold`` give the same bytes whatever the
+grouping.
 
 Deadlines: every call to the cluster is bounded by one deadline for the whole work (``deadline_s``,
 ``--dask-deadline``): the address is checked before anything connects (a malformed one used to leave
@@ -41,18 +41,17 @@ import gc
 import re
 import time
 import uuid
-from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, TypeVar
 
+from ... import semconv
 from ...errors import OtelProvenanceError
-from ..linked_runs import TraceLinks, join_linked_traces
-from ..model import Run, Span
+from ..linked_runs import TraceLinks
+from ..model import Run
 from ..readers import ReadReport, locations, partitions
-from ..readers.partitions import Failed, Indexed, Partition, Split, index_partition, plan, split_partition
+from ..readers.partitions import Failed, Indexed, Partition, index_partition, plan
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
-from ..runs import RunKeys, in_release, make_run
+from . import ranges
 from .fold import COLLECT, RunFold
 
 P = TypeVar("P")
@@ -60,7 +59,6 @@ P = TypeVar("P")
 PARTITION_SIZE_KEY: Final = "otel-provenance.partition-size"
 DEFAULT_PARTITION_SIZE: Final = 64 * 2**20
 RETRIES: Final = 2
-MAX_BUCKETS: Final = 64  # pieces are partitions × buckets small tasks; past this, buckets grow instead
 DEFAULT_DEADLINE_S: Final = 3600.0
 CONNECT_S: Final = 30.0  # at most this of the deadline for reaching the scheduler and finding a worker
 _SCHEMES: Final = ("tcp", "tls", "ws", "wss", "ucx")
@@ -155,50 +153,6 @@ def _partition_size() -> int:
     return size
 
 
-@dataclass(frozen=True)
-class _Folded(Generic[P]):
-    """A bucket's (or merged buckets') fold value, and how many traces were no agent run."""
-
-    value: P
-    not_runs: int
-
-
-def _fold_bucket(
-    fold: RunFold[P], release: str | None, release_key: str, *pieces: dict[str, list[Span]]
-) -> _Folded[P] | Failed:
-    groups: dict[str, list[Span]] = defaultdict(list)
-    for piece in pieces:
-        for key, spans in piece.items():
-            groups[key].extend(spans)
-    try:
-        runs = [make_run(key, groups.pop(key), "the trace files") for key in sorted(groups)]
-        agent_runs = [run for run in runs if run.is_agent_run]
-        value = fold.over(run for run in agent_runs if in_release(run, release, release_key))
-        return _Folded(value, len(runs) - len(agent_runs))
-    except OtelProvenanceError as exc:
-        return Failed(str(exc))
-
-
-def _merge(merge: Callable[[P, P], P], a: _Folded[P] | Failed, b: _Folded[P] | Failed) -> _Folded[P] | Failed:
-    if isinstance(a, Failed):
-        return a
-    if isinstance(b, Failed):
-        return b
-    try:
-        return _Folded(merge(a.value, b.value), a.not_runs + b.not_runs)
-    except (OtelProvenanceError, ValueError) as exc:
-        return Failed(str(exc))
-
-
-def _piece(split: Split | Failed, bucket: int) -> dict[str, list[Span]] | Failed:
-    return split if isinstance(split, Failed) else split.buckets.get(bucket, {})
-
-
-def _fold_pieces(fold: RunFold[P], release: str | None, release_key: str, *pieces: Any) -> P | Failed:
-    failed = next((p for p in pieces if isinstance(p, Failed)), None)
-    return failed if failed is not None else _fold_bucket(fold, release, release_key, *pieces)
-
-
 class DaskSource:
     """Trace files (paths, globs, fsspec URLs) read by the workers of the Dask scheduler at ``address``."""
 
@@ -228,24 +182,13 @@ class DaskSource:
 
     def fold(self, fold: RunFold[P]) -> P:
         with self._client() as client:
-            buckets = self._buckets(client, fold)
-            self._wait(buckets, "evaluating")
-            level = list(buckets)
-            while len(level) > 1:
-                pairs = zip(level[0::2], level[1::2], strict=False)
-                merged = [self._submit(client, "merge", _merge, fold.merge, a, b) for a, b in pairs]
-                level = merged + ([level[-1]] if len(level) % 2 else [])
-            folded: _Folded[P] = self._gather(client, level)[0]
-            self.report.not_runs += folded.not_runs
-            return folded.value
+            return self._fold(client, fold)
 
     def runs(self) -> Iterator[Run]:
+        """Every run, folded on the cluster into lists (``COLLECT``) and merged here."""
         with self._client() as client:
-            buckets = self._buckets(client, COLLECT)
-            for future in buckets:  # one bucket at a time: the client holds one bucket's runs
-                folded: _Folded[list[Run]] = self._gather(client, [future])[0]
-                self.report.not_runs += folded.not_runs
-                yield from folded.value
+            runs = self._fold(client, COLLECT)
+        yield from runs
 
     # -- the stages -------------------------------------------------------------------------------
 
@@ -285,11 +228,6 @@ class DaskSource:
         key = f"otel-provenance-{stage}-{uuid.uuid4().hex}"
         return client.submit(function, *args, key=key, retries=RETRIES)
 
-    def _summaries(
-        self, client: Any, splits: list[Any], label: str
-    ) -> list[tuple[set[Any], int, int, Counter[str]]]:
-        return self._gather(client, [self._submit(client, "summary", _summary, s) for s in splits], label)
-
     def _wait(self, futures: list[Any], label: str) -> None:
         """A progress line (``dask: <stage> NN%``) while the stage's tasks finish."""
         if self.report.progress is None or not futures:
@@ -323,8 +261,8 @@ class DaskSource:
             raise OtelProvenanceError(failed.message)
         return list(results)
 
-    def _buckets(self, client: Any, fold: RunFold[Any]) -> list[Any]:
-        """Futures of ``fold.over`` on each bucket of whole runs (stages 1–4)."""
+    def _fold(self, client: Any, fold: RunFold[P]) -> P:
+        """``fold`` over every run: plan, index, (links), and one fold task per partition (``ranges``)."""
         files = locations.expand(self.paths)
         size = _partition_size()
         plans = self._gather(client, [self._submit(client, "plan", plan, f, size) for f in files], "planning")
@@ -332,68 +270,29 @@ class DaskSource:
         indexed: list[Indexed] = self._gather(
             client, [self._submit(client, "index", index_partition, p) for p in parts], "indexing"
         )
-        partitions.judge_signals(parts, indexed, self.report)
-        first_lines = partitions.first_lines(parts, indexed, self.report)
-        keys = partitions.join_indexes(indexed)
-        if any(ix.linked for ix in indexed):  # span links join traces into runs (linked_runs)
-            jobs = zip(parts, indexed, strict=True)
-            graphs = [self._submit(client, "links", partitions.link_partition, p, ix.units) for p, ix in jobs]
-            links = TraceLinks()
-            for graph in self._gather(client, graphs, "linking"):
-                links.update(graph)
-            joins = join_linked_traces(keys, links)
-            self.report.links = joins if joins.joined or joins.refused else None
-        buckets = max(1, min(len(parts), MAX_BUCKETS))
-        splits = self._split(client, parts, indexed, first_lines, keys, buckets, {})
-        summaries = self._summaries(client, splits, "reading")
-        if any(missed for missed, *_ in summaries):  # the byte scan missed a link: join, split again
-            for missed, *_ in summaries:
-                for trace_id, run_id in missed:
-                    keys.link(trace_id, run_id)
-            extra = {i: missed for i, (missed, *_) in enumerate(summaries) if missed}
-            splits = self._split(client, parts, indexed, first_lines, keys, buckets, extra)
-            summaries = self._summaries(client, splits, "reading")
-            if any(missed for missed, *_ in summaries):
-                raise ClusterError("internal error: run keys still unresolved after joining missed links")
-        self.report.files += len(files)
-        self.report.spans += sum(count for _, count, _, _ in summaries)
-        self.report.unknown_values += sum(unknown for _, _, unknown, _ in summaries)
-        for *_, beside in summaries:
-            self.report.beside.update(beside)
-        # Sent once as a task, not once per bucket; a task (unlike scattered data) is recomputed
-        # when the worker holding its result dies.
-        shared = self._submit(client, "spec", _same, fold)
-        folded = []
-        for b in range(buckets):
-            pieces = [self._submit(client, "piece", _piece, s, b) for s in splits]
-            args = (_fold_pieces, shared, self.release, self.release_attribute, *pieces)
-            folded.append(self._submit(client, "fold", _gc_raised, *args))
-        del splits  # the scheduler keeps each split until its pieces have been taken
-        return folded
 
-    def _split(
-        self,
-        client: Any,
-        parts: list[Partition],
-        indexed: list[Indexed],
-        first_lines: list[int],
-        keys: RunKeys,
-        buckets: int,
-        extra: dict[int, set[tuple[str, str | None]]],
-    ) -> list[Any]:
-        links = [ix.links | extra.get(i, set()) for i, ix in enumerate(indexed)]
-        owner: dict[str, int] = {}  # run -> the bucket of the last partition that mentions it
-        for i, mentioned in enumerate(links):
-            for trace_id, _ in mentioned:
-                owner[keys.run_of(trace_id)] = i % buckets
-        futures = []
-        for i, (part, ix) in enumerate(zip(parts, indexed, strict=True)):
-            run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in links[i]}
-            known = frozenset((t, r) for t, r in links[i] if r is not None)
-            owners = {run: owner[run] for run in run_of.values()}
-            args = (part, first_lines[i], ix.units, run_of, known, buckets, owners)
-            futures.append(self._submit(client, "split", _gc_raised, split_partition, *args))
-        return futures
+        def link_graphs() -> list[TraceLinks]:
+            units = [ix.units for ix in indexed]
+            pairs = zip(parts, units, strict=True)
+            graphs = [self._submit(client, "links", partitions.link_partition, p, n) for p, n in pairs]
+            return self._gather(client, graphs, "linking")
+
+        keys = ranges.join_runs(parts, indexed, self.report, semconv.RUN_ID, link_graphs)
+        job = ranges.Job(fold, self.release, self.release_attribute)
+        # Sent once as a task, not once per partition; a task (unlike scattered data) is recomputed
+        # when the worker holding its result dies.
+        shared = self._submit(client, "spec", _same, job)
+
+        def fold_round(shares: list[ranges.Assigned]) -> list[ranges.RangePart]:
+            pairs = zip(parts, shares, strict=True)
+            tasks = [
+                self._submit(client, "fold", _gc_raised, ranges.fold_range, p, s, shared) for p, s in pairs
+            ]
+            return self._gather(client, tasks, "evaluating")
+
+        value = ranges.fold_partitions(parts, indexed, keys, job, self.report, fold_round)
+        self.report.files += len(files)
+        return value
 
 
 class _Closing:
@@ -422,7 +321,7 @@ def _same(value: Any) -> Any:
 
 def _gc_raised(function: Callable[..., Any], *args: Any) -> Any:
     """``function(*args)`` with the collector's thresholds raised, as the command line raises them
-    in its own process (``cli._offline_gc``): a split or a fold allocates millions of acyclic
+    in its own process (``cli._offline_gc``): a fold task allocates millions of acyclic
     objects, and a worker's default thresholds rescan them over and over."""
     before = gc.get_threshold()
     gc.set_threshold(50_000, 20, 100)
@@ -430,14 +329,6 @@ def _gc_raised(function: Callable[..., Any], *args: Any) -> Any:
         return function(*args)
     finally:
         gc.set_threshold(*before)
-
-
-def _summary(split: Split | Failed) -> tuple[set[tuple[str, str | None]], int, int, Counter[str]] | Failed:
-    """What the client needs of a split: the links the index missed, the span count, the count of
-    attribute values of an unknown kind left out, and the other signals held beside spans."""
-    if isinstance(split, Failed):
-        return split
-    return (split.missed, split.spans, split.unknown_values, split.beside)
 
 
 def _quiet_abandoned_gathers(client: Any) -> None:

@@ -5,12 +5,11 @@ its own partitions (byte ranges of JSON Lines files at line boundaries, other fi
 only the spans of runs that cross a partition's edge come back, to be folded here. So each line is
 decoded once, by one process.
 
-Input holding a gzip or zstd file (it cannot be entered in the middle), or one whose byte scan
-missed a link, is read the older way: each process reads every file but converts only the spans of
-the runs whose run id hashes to its shard (``gate.Shard``), folds those runs, and sends back the
-partial value with what its read found. In both ways the partials are merged with the fold's own
-``merge``, which is exact for every fold in ``fold.py`` (tested byte for byte against one process),
-so N changes the time, never the result.
+Input holding a gzip or zstd file (it cannot be entered in the middle) is read the older way: each
+process reads every file but converts only the spans of the runs whose run id hashes to its shard
+(``gate.Shard``), folds those runs, and sends back the partial value with what its read found. In
+both ways the partials are merged with the fold's own ``merge``, which is exact for every fold in
+``fold.py`` (tested byte for byte against one process), so N changes the time, never the result.
 
 What each process's report holds, the older way, and how the reports add up: every process sees
 every file and every request, so files, skipped other signals, signals held beside spans and the
@@ -37,9 +36,9 @@ from typing import Any, TypeVar
 from ... import semconv
 from ...errors import OtelProvenanceError
 from ..gate import Shard
-from ..linked_runs import TraceLinks, join_linked_traces
+from ..linked_runs import TraceLinks
 from ..model import Run
-from ..readers import ReadLimits, ReadReport, partitions
+from ..readers import ReadLimits, ReadReport
 from ..readers.partitions import Failed, Indexed, Partition, index_partition, link_partition
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..sessions import SessionCheck
@@ -101,11 +100,10 @@ class PoolSource:
         pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_leave_interrupts_to_the_parent)
         try:
             planned = ranges.plan_ranges(self.paths, self.jobs)
-            by_range = self._fold_ranges(pool, *planned, fold) if planned is not None else None
-            if by_range is not None:
-                value, found = by_range
+            if planned is not None:
+                value, found = self._fold_ranges(pool, *planned, fold)
                 reports = [found]
-            else:  # compressed input, or a link the byte scan missed: every process reads every line
+            else:  # compressed input: every process reads every line
                 shards = [pool.submit(_fold_shard, self, fold, i) for i in range(1, self.jobs + 1)]
                 answers = self._gather(shards)
                 failed = next((p.error for p in answers if p.error is not None), None)
@@ -136,62 +134,28 @@ class PoolSource:
 
     def _fold_ranges(
         self, pool: ProcessPoolExecutor, files: list[str], parts: list[Partition], fold: RunFold[P]
-    ) -> tuple[P, ReadReport] | None:
-        """``fold`` with each partition read, converted and folded by one process (``ranges``); None
-        when the byte scan missed a link (the caller reads the older way)."""
+    ) -> tuple[P, ReadReport]:
+        """``fold`` with each partition read, converted and folded by one process (``ranges``)."""
         found = ReadReport()
         limits = self.limits or ReadLimits()
         indexed: list[Indexed] = _answers(
             self._gather([pool.submit(index_partition, p, self.run_attribute, limits) for p in parts])
         )
-        partitions.judge_signals(parts, indexed, found)
-        lines = partitions.first_lines(parts, indexed, found)
-        keys = partitions.join_indexes(indexed)
-        if self.run_attribute != semconv.RUN_ID:
-            found.sessions = SessionCheck(self.run_attribute, *keys.named_counts())
-        if any(ix.linked for ix in indexed):  # span links join traces into runs (linked_runs)
-            pairs = zip(parts, indexed, strict=True)
-            graphs = [pool.submit(link_partition, p, ix.units, limits) for p, ix in pairs]
-            links = TraceLinks()
-            for graph in _answers(self._gather(graphs)):
-                links.update(graph)
-            joins = join_linked_traces(keys, links)
-            found.links = joins if joins.joined or joins.refused else None
-        last: dict[str, int] = {}  # run -> the last partition that mentions it
-        crossing: set[str] = set()
-        for i, ix in enumerate(indexed):
-            for trace_id, _ in ix.links:
-                run = keys.run_of(trace_id)
-                if last.setdefault(run, i) != i:
-                    crossing.add(run)
-                last[run] = i
-        job = (fold, self.release, self.release_attribute, self.run_attribute, limits)
-        tasks = []
-        for i, (part, ix) in enumerate(zip(parts, indexed, strict=True)):
-            run_of = {trace_id: keys.run_of(trace_id) for trace_id, _ in ix.links}
-            known = frozenset((t, r) for t, r in ix.links if r is not None)
-            mine = frozenset(run for run in run_of.values() if run in crossing)
-            tasks.append(pool.submit(ranges.fold_range, part, lines[i], ix.units, run_of, known, mine, job))
-        answers: list[ranges.RangePart] = _answers(self._gather(tasks))
-        if any(answer.missed for answer in answers):
-            return None
-        groups = ranges.gather_crossing(answers)
-        sources = {run: parts[last[run]].source for run in groups}
-        rest = ranges.fold_runs(
-            groups, sources.__getitem__, fold, self.release, self.release_attribute, self.run_attribute
-        )
-        value = rest.value
+
+        def link_graphs() -> list[TraceLinks]:
+            units = [ix.units for ix in indexed]
+            graphs = [pool.submit(link_partition, p, n, limits) for p, n in zip(parts, units, strict=True)]
+            return _answers(self._gather(graphs))
+
+        keys = ranges.join_runs(parts, indexed, found, self.run_attribute, link_graphs)
+        job = ranges.Job(fold, self.release, self.release_attribute, self.run_attribute, limits)
+
+        def fold_round(shares: list[ranges.Assigned]) -> list[ranges.RangePart]:
+            pairs = zip(parts, shares, strict=True)
+            return _answers(self._gather([pool.submit(ranges.fold_range, p, s, job) for p, s in pairs]))
+
+        value = ranges.fold_partitions(parts, indexed, keys, job, found, fold_round)
         found.files = len(files)
-        for answer in answers:
-            assert answer.folded is not None  # only a missed link leaves a partition unfolded
-            value = fold.merge(value, answer.folded.value)
-            found.spans += answer.spans
-            found.unknown_values += answer.unknown_values
-            found.beside.update(answer.beside)
-        for folded in [*(answer.folded for answer in answers if answer.folded is not None), rest]:
-            found.not_runs += folded.not_runs
-            if found.sessions is not None:
-                found.sessions.overlapping.extend(folded.overlapping)
         return value, found
 
     def runs(self) -> Iterator[Run]:
