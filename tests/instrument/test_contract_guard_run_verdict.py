@@ -107,6 +107,43 @@ def test_a_call_time_rule_a_person_overruled_is_not_failed_again_when_the_run_en
     assert _verdicts(traced) == [("pass", None)]
 
 
+@pytest.mark.parametrize(
+    ("bounds", "refunds", "verdict"),
+    [
+        ("max: 1", 2, ("pass", None)),
+        ("exact: 1", 2, ("pass", None)),
+        ("min: 1, max: 1", 2, ("pass", None)),
+        ("exact: 1", 0, ("fail", ("one-refund",))),  # the minimum still waits for the end
+        ("min: 2, max: 2", 3, ("pass", None)),
+        ("min: 3, max: 3", 2, ("fail", ("one-refund",))),
+    ],
+)
+def test_a_cardinality_maximum_a_person_overruled_is_not_failed_again_when_the_run_ends(
+    tmp_path, bounds, refunds, verdict
+):
+    """Like every rule decided before each call: the run's end judges only a ``cardinality``'s
+    minimum (docs/guard.md's table), so a refund a person let past the maximum is on its span, not
+    a failed run."""
+    traced, log, asked = Traced(), [], []
+    _, refund = _tools(traced, log)
+
+    def approve(request: op.ApprovalRequest) -> bool:
+        asked.append(request.reasons)
+        return True
+
+    select = "select: {step: payment.refund}"
+    rule = f"{{id: one-refund, type: cardinality, {select}, {bounds}, on_violation: ask}}"
+    contract = contract_file(tmp_path, rule)
+    options = {"contract": contract, "approver": approve, "tracer_provider": traced.provider}
+    with op.run(inputs={"order_id": ORDER}, **options):
+        for _ in range(refunds):
+            refund(order_id=ORDER)
+    assert log == [ORDER] * refunds
+    over = max(0, refunds - int(bounds.rpartition(" ")[2]))
+    assert asked == [("contract:one-refund:UNEXPECTED_STEP_COUNT",)] * over
+    assert _verdicts(traced) == [verdict]
+
+
 def test_each_run_under_a_configured_contract_gets_its_own_verdict(tmp_path):
     traced, log = Traced(), []
     check, refund = _tools(traced, log)

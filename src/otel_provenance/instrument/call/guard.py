@@ -101,6 +101,22 @@ def _at_call(rule: Rule) -> Rule | None:
     return rule
 
 
+def _at_end(rule: Rule, view: Rule | None) -> Rule | None:
+    """The part of ``rule`` left for the run's end, given its call-time ``view``: none of what is
+    decided before each call — a call a person let through it is not failed again there — so of a
+    ``cardinality`` only its minimum (``exact`` is a minimum too); None when nothing is left."""
+    if rule.type in OFFLINE_ONLY or (view is rule and _decided_at_call(rule)):
+        return None
+    if view is None or rule.type != "cardinality":
+        return rule
+    params = dict(rule.params)
+    low = params.pop("exact", None)
+    params.pop("max", None)
+    if low is not None:
+        params["min"] = low
+    return replace(rule, params=MappingProxyType(params)) if "min" in params else None
+
+
 def _decided_at_call(rule: Rule) -> bool:
     """Whether the call-time judgement of ``rule`` is all of it: not an attribute rule over an
     attribute set after the call (judged again when the run ends)."""
@@ -131,6 +147,7 @@ class ContractGuard:
         "contract",
         "name",
         "policies",
+        "timed",
     )
 
     def __init__(self, contract: Contract) -> None:
@@ -138,11 +155,13 @@ class ContractGuard:
         self.policies = policies_from_contract(contract)  # the contract's argument-value policies
         # the contract's name and the start of its digest: which reviewed version judged the run
         self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
-        at_call = [(rule, view) for rule in contract.rules if (view := _at_call(rule)) is not None]
+        views = [(rule, _at_call(rule)) for rule in contract.rules]
+        at_call = [(rule, view) for rule, view in views if view is not None]
         self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
-        whole = {rule.id for rule, view in at_call if view is rule and _decided_at_call(rule)}
-        at_end = (r for r in contract.rules if r.id not in whole and r.type not in OFFLINE_ONLY)
+        at_end = (end for rule, view in views if (end := _at_end(rule, view)) is not None)
         self.at_end = replace(contract, rules=tuple(at_end))
+        # judged again on the calls' real times when the run ends (:meth:`RunGuard.judge_run`)
+        self.timed = replace(contract, rules=tuple(r for r, view in at_call if "duration" in view.params))
         self._keep = _mentioned(contract)  # volatile keys a rule of this contract reads after all
         self._dropped: dict[str, bool] = {}  # attribute key -> whether project() leaves it out
         self._memo: dict[tuple, Any] = {}  # judgements of calls and runs alike in what rules read
@@ -382,13 +401,13 @@ class RunGuard:
         only once they have ended."""
         with self._lock:
             calls = tuple(self._projected)
-            timed = tuple(rule for rule, view in self.guard.at_call if "duration" in view.params)
-            run = self._so_far(time.time_ns()) if timed else None
+            timed = self.guard.timed
+            run = self._so_far(time.time_ns()) if timed.rules else None
         verdict = self.guard.judge_whole(calls, root)
         if run is None:
             return verdict
         # a duration budget is judged again on the time the calls took: the last one may overrun it
-        result = evaluate_safely(run, replace(self.guard.contract, rules=timed))
+        result = evaluate_safely(run, timed)
         failed = {rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS}
         statuses = {verdict.status, result.status}
         status = next(s for s in _WORST_FIRST if s in statuses)
