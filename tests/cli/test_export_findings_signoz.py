@@ -4,6 +4,7 @@ back into SigNoz's logs, and the SigNoz logs reader finds each finding and run v
 from __future__ import annotations
 
 import io
+import re
 import time
 
 import pytest
@@ -88,6 +89,8 @@ def test_the_logs_reader_refuses_a_record_that_is_not_an_evaluation(tmp_path):
         with SigNozClient(double.url, api_key=double.api_key) as client, pytest.raises(QueryError) as raised:
             read_evaluations(client, start_ms=now - 60_000, end_ms=now + 60_000)
     assert "not an otel-provenance evaluation" in str(raised.value)
+    named = re.search(r"SigNoz log record (\S+) has no string", str(raised.value))
+    assert named and re.fullmatch(r"\d{20}-00000001", named[1])  # the record, by the id SigNoz gave it
     assert evaluations_filter("ab" * 16) == (
         "resource.service.name = 'otel-provenance-gate' AND trace_id = '" + "ab" * 16 + "'"
     )

@@ -115,6 +115,30 @@ def test_an_asked_call_is_counted_until_it_is_refused(traced):
         assert ToolCall(spec, lambda: {"amount": 100}).decision.asks == ()
 
 
+def test_a_give_back_that_fails_is_logged_and_the_others_still_run(traced, caplog):
+    """Refusing must not fail the host: a check whose give-back raises is named in a warning (the
+    tool, the exception's type, never its message) and the policy's count is given back anyway."""
+
+    def broken_undo(call):
+        def undo():
+            raise RuntimeError("secret-undo-canary")
+
+        call.on_refuse.append(undo)
+        return [Objection("flagged:flag")] if call.arguments.get("flag") else []
+
+    spec = ToolSpec(
+        "refund",
+        side_effect="read",
+        tracer_provider=traced.provider,
+        checks=(broken_undo, *policy_checks((LIMIT,))),
+    )
+    with op.run(), caplog.at_level(logging.WARNING, logger="otel_provenance"):
+        ToolCall(spec, lambda: {"amount": 400, "flag": "yes"}).refuse()
+        assert not ToolCall(spec, lambda: {"amount": 500}).blocked  # the 400 was given back
+    warnings = [r.getMessage() for r in caplog.records if "could not undo" in r.getMessage()]
+    assert warnings == ["refund: could not undo a check's count (RuntimeError)"]
+
+
 def test_refusing_twice_gives_back_once(traced):
     def always(call):
         return [Objection("always:x")]
