@@ -142,22 +142,18 @@ class ContractGuard:
         "_for_any",
         "_keep",
         "_memo",
-        "at_call",
         "at_end",
-        "contract",
         "name",
         "policies",
         "timed",
     )
 
     def __init__(self, contract: Contract) -> None:
-        self.contract = contract
         self.policies = policies_from_contract(contract)  # the contract's argument-value policies
         # the contract's name and the start of its digest: which reviewed version judged the run
         self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
         views = [(rule, _at_call(rule)) for rule in contract.rules]
         at_call = [(rule, view) for rule, view in views if view is not None]
-        self.at_call: tuple[tuple[Rule, Rule], ...] = tuple(at_call)
         at_end = (end for rule, view in views if (end := _at_end(rule, view)) is not None)
         self.at_end = replace(contract, rules=tuple(at_end))
         # judged again on the calls' real times when the run ends (:meth:`RunGuard.judge_run`)
