@@ -1,6 +1,8 @@
 """CLI plumbing: usage errors exit 1 (never 0 or 2), help exits 0."""
 
 import io
+import subprocess
+import sys
 
 import pytest
 
@@ -53,3 +55,30 @@ def test_help_says_what_the_command_does_and_its_exit_codes(argv, says, codes):
     assert "exit codes:" in text
     for code in codes:
         assert code in text
+
+
+def test_a_command_loads_only_its_own_module_and_help_lists_them_all():
+    """Start-up is paid on every gate in CI: ``gate check`` over files loads the gate, not the audit's
+    pages, the mining or SigNoz's HTTP client; ``--help`` and a misspelt command still know all."""
+    probe = (
+        "import io, sys\n"
+        "from otel_provenance.cli import run\n"
+        "run(sys.argv[1:], io.StringIO(), io.StringIO())\n"
+        "loaded = {m.rpartition('.')[2] for m in sys.modules if m.startswith('otel_provenance.cli.')}\n"
+        "commands = {'audit', 'diff', 'fetch', 'fingerprint', 'gate', 'keygen', 'mine', 'routes'}\n"
+        "print(sorted(loaded & commands))\n"
+        "print('httpx' in sys.modules)\n"
+    )
+
+    def loaded(*argv: str) -> list[str]:
+        command = [sys.executable, "-c", probe, *argv]
+        proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.split("\n")[:2]
+
+    assert loaded("gate", "check", "--help") == ["['gate']", "False"]
+    assert loaded("keygen") == ["['keygen']", "False"]
+    every = "['audit', 'diff', 'fetch', 'fingerprint', 'gate', 'keygen', 'mine', 'routes']"
+    assert loaded("--help")[0] == every
+    code, _, err = _run("gaet")
+    assert code == 1 and "did you mean gate?" in err

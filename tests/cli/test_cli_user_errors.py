@@ -73,16 +73,30 @@ def test_unreadable_files_are_named_for_what_they_are(tmp_path):
     assert code == 3 and f"{logs}: a logs file (resourceLogs), not traces (left out)" in err, err
 
 
-@pytest.mark.parametrize("module", ["yaml", "httpx"])
-def test_without_the_cli_extra_the_command_says_what_to_install(module):
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("yaml", ["gate", "check", "--help"]),  # when the command is loaded
+        ("httpx", ["fetch", "--help"]),
+        # when the gate reaches SigNoz: a gate over files loads no HTTP client
+        (
+            "httpx",
+            ["gate", "check", "--contract", "c.yaml", "--release", "v1", "--signoz", "http://127.0.0.1:9"],
+        ),
+    ],
+    ids=["yaml-gate", "httpx-fetch", "httpx-gate-signoz"],
+)
+def test_without_the_cli_extra_the_command_says_what_to_install(module, argv, tmp_path):
     """The base install (for instrumented apps) has no YAML or HTTP client; the CLI names the extra."""
+    rules = "[{id: r, type: required_spans, select: {step: t}}]"
+    (tmp_path / "c.yaml").write_text(f"name: c\nversion: 1\nrules: {rules}\n")
     code = (
         f"import sys; sys.modules[{module!r}] = None\n"  # as if not installed: import raises
         "from otel_provenance.cli import main\n"
         "main()\n"
     )
     proc = subprocess.run(
-        [sys.executable, "-c", code, "gate", "check", "--help"], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert proc.returncode == 1
     assert "pip install 'otel-provenance[cli]'" in proc.stderr
