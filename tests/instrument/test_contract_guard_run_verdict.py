@@ -144,6 +144,56 @@ def test_a_cardinality_maximum_a_person_overruled_is_not_failed_again_when_the_r
     assert _verdicts(traced) == [verdict]
 
 
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "type: cardinality, {select}, max: 1",
+        "type: cardinality, {select}, exact: 1",
+        "type: cardinality, {select}, min: 0, max: 1",
+        "type: forbidden_spans, {select}",
+    ],
+)
+def test_a_count_over_how_calls_ended_is_judged_whole_when_the_run_ends(tmp_path, rule):
+    """A selector over an attribute set after the call (``agent.tool.status: error``) cannot pick
+    the call before it runs, so nothing of the rule was decided then: the run's end judges all of it
+    (found in review: the minimum-only end had let three failed refunds pass ``max: 1``)."""
+    traced, log = Traced(), []
+    _, refund = _tools(traced, log, fail=True)
+    select = "select: {step: payment.refund, attributes: {agent.tool.status: error}}"
+    contract = contract_file(tmp_path, "{id: failed-refunds, " + rule.format(select=select) + "}")
+    with op.run(inputs={"order_id": ORDER}, contract=contract, tracer_provider=traced.provider):
+        for _ in range(3):
+            with pytest.raises(TimeoutError):
+                refund(order_id=ORDER)
+    assert log == [ORDER] * 3  # none blocked: a call's status is not known before it runs
+    assert _verdicts(traced) == [("fail", ("failed-refunds",))]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "{id: one-refund, type: cardinality, select: {step: payment.refund}, max: 1}",
+        "{id: one-refund, type: forbidden_spans, select: {step: payment.refund}}",
+    ],
+)
+def test_a_call_time_rule_no_one_enforced_fails_the_run(tmp_path, rule):
+    """``enforce=False``: the guard only tags, so the calls ran over the rule and nobody decided they
+    could — the run fails, as the offline gate says; an approval (above) is a decision, this is not."""
+    traced, log = Traced(), []
+    _, refund = _tools(traced, log)
+    contract = contract_file(tmp_path, rule)
+    options = {"contract": contract, "tracer_provider": traced.provider}
+    try:
+        op.configure(exporter="none", enforce=False, set_global=False)
+        with op.run(inputs={"order_id": ORDER}, **options):
+            refund(order_id=ORDER)
+            refund(order_id=ORDER)
+    finally:
+        settings_module.reset_settings()
+    assert log == [ORDER] * 2
+    assert _verdicts(traced) == [("fail", ("one-refund",))]
+
+
 def test_each_run_under_a_configured_contract_gets_its_own_verdict(tmp_path):
     traced, log = Traced(), []
     check, refund = _tools(traced, log)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from otel_provenance.instrument.call import guard
+from otel_provenance.instrument.call import rule_views
 from otel_provenance.offline.contracts.rules import REGISTRY
 from otel_provenance.offline.contracts.ruletype import AtCall
 
@@ -30,8 +30,8 @@ def test_every_rule_type_declares_what_the_guard_makes_of_it_and_the_guard_reads
     for name, rule_type in REGISTRY.items():
         assert isinstance(rule_type.at_call, AtCall), name
         decided = rule_type.at_call in (AtCall.STEP, AtCall.RUN)
-        assert (name in guard.AT_CALL) == decided, name
-        assert (name in guard.OFFLINE_ONLY) == (rule_type.at_call is AtCall.OFFLINE), name
+        assert (name in rule_views.AT_CALL) == decided, name
+        assert (name in rule_views.OFFLINE_ONLY) == (rule_type.at_call is AtCall.OFFLINE), name
 
 
 def test_docs_guard_md_says_what_the_rule_types_declare():

@@ -135,7 +135,7 @@ def test_a_sub_agents_calls_end_for_the_enclosing_runs_contract_too(tmp_path):
 def test_the_violations_a_call_ran_with_are_read_when_the_run_ends(tmp_path):
     """Advisory mode: a refund made before any fraud check runs, carrying the contract's objection
     (joined after the call's own checks); a rule reading ``agent.violations`` when the run ends sees
-    it online as offline."""
+    it online as offline, and the rule the call ran over unenforced fails the run online as offline."""
     contract = _contract(
         tmp_path,
         "audit.yaml",
@@ -152,8 +152,9 @@ def test_the_violations_a_call_ran_with_are_read_when_the_run_ends(tmp_path):
         shop.refund(order_id=ORDER)
     assert shop.log == [f"refund {ORDER}"]
     assert traced.span("payment.refund").attributes[sc.VIOLATIONS] == ("contract:fraud-first:FORBIDDEN_PATH",)
-    assert _verdicts(traced) == [("pass", ())]  # fraud-first was decided at the call: advisory
-    assert _offline(traced, contract, tmp_path) == [("fail", ("fraud-first",))]  # flagged passes
+    expected = [("fail", ("fraud-first",))]  # flagged passes
+    assert _verdicts(traced) == expected  # fraud-first objected at the call, and nobody enforced it
+    assert _offline(traced, contract, tmp_path) == expected
 
 
 def test_a_call_the_guard_never_saw_begin_ends_without_disturbing_the_run(monkeypatch, tmp_path):

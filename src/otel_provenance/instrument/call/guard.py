@@ -7,19 +7,8 @@ kept as the span the offline reader will build from its export (the same attribu
 ``agent.tool.status=blocked``); a call still running counts as having happened, so two refunds
 started together are still two.
 
-**Decided before each call** — the rules a prefix of the run can already break, whatever comes after:
-``forbidden_spans``, the maxima of ``cardinality`` (its minimum waits for the end), ``retry_budgets``,
-``forbidden_paths``, ``provenance_budgets``, ``numeric_budgets`` and the attribute rules
-(``allowed_values``, ``attribute_constraints``) over attributes the call carries when it starts
-(idempotency, side effect, data domain, argument kinds). A rule *blocks a call* when judging the
-run so far plus that call fails it with a finding that names that call — so a call is never blocked
-for what an earlier one did. The objection names the rule id and code (``contract:<id>:<CODE>``).
-
-**Decided when the run ends** — everything else (``required_spans``, ``required_edges``,
-``required_ancestry``, ``blocked_calls``, a ``cardinality`` minimum, attribute rules over attributes
-set after the call) is judged on the run's calls and the verdict recorded on the run's span
-(``agent.guard.run.verdict``, ``agent.guard.run.failed``) and as a metric — never a raise after the
-fact. ``approved_routes`` is judged offline only (:data:`OFFLINE_ONLY`).
+Which part of each rule is decided before each call and which when the run ends:
+:mod:`.rule_views` (and docs/guard.md's table).
 
 The run seen here is the run's tool calls under one root, in the order they were decided; spans of
 other instrumentations (model calls, framework spans) are not in it. A rule about them is judged
@@ -31,7 +20,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
@@ -42,8 +31,6 @@ from ...errors import ConfigurationError, ContractError
 from ...offline.contracts.dsl import load_contract
 from ...offline.contracts.evidence import RunEvidence
 from ...offline.contracts.model import Contract, Rule
-from ...offline.contracts.rules import REGISTRY
-from ...offline.contracts.ruletype import AtCall
 from ...offline.contracts.selectors import Selector
 from ...offline.evaluate import evaluate_rule, evaluate_safely
 from ...offline.model import Attributes, Run, Span, Status, StatusCode
@@ -51,85 +38,15 @@ from ...offline.outcome import Outcome
 from ...offline.stepkey import step_key
 from .decision import Objection
 from .policy import policies_from_contract, policy_objections
+from .rule_views import ATTRIBUTE_RULES, SCOPE_STEP, at_call, at_end, selected_step
 
-#: Rule types a prefix of a run can break for good (after any view :func:`_at_call` takes of them),
-#: what each reads, and which are judged offline only — all declared once, on the rule type
-#: (``RuleType.at_call``, ``RuleType.reads_attributes``; ``tests/instrument/test_guard_rule_types.py``).
-AT_CALL = frozenset(name for name, t in REGISTRY.items() if t.at_call in (AtCall.STEP, AtCall.RUN))
-_ATTRIBUTE_RULES = frozenset(name for name, t in REGISTRY.items() if t.reads_attributes)
-OFFLINE_ONLY = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.OFFLINE)
-#: Attributes every call carries when it starts (the rest — status, error type — are set after it).
-CALL_TIME_ATTRIBUTES = frozenset(
-    {
-        sc.SIDE_EFFECT,
-        sc.DATA_DOMAIN,
-        sc.IDEMPOTENCY_PRESENT,
-        sc.RETRY_NUMBER,
-        sc.GEN_AI_TOOL_NAME,
-        sc.GEN_AI_TOOL_TYPE,
-        sc.RUN_ID,
-        sc.BUDGET_ASSUMED,
-        sc.BUDGET_INVENTED,
-    }
-)
-#: What each rule type reads of the run, so that a call is judged on no more of the run than that (the
-#: verdict on the call is the same; ``tests/instrument/test_guard_law.py`` holds it to the offline
-#: evaluator on the whole run): the calls of the same step — a count, or a per-span rule (which reads
-#: the call alone), or every call for one whose selector names no step; or the whole run so far — a path.
-_SCOPE_STEP = frozenset(name for name, t in REGISTRY.items() if t.at_call is AtCall.STEP)
 _TRACE = "0" * 31 + "1"
 _ROOT = "f" * 16
 _RUNNING = 2**63 - 1  # the end of a call still running: it happens before nothing
 REASON_PREFIX = "contract"
+_REASON = REASON_PREFIX + ":"
 #: the run's span when nothing else is known of it: (name, attributes)
 _AGENT: tuple[str, Mapping[str, Any]] = (sc.INVOKE_AGENT, MappingProxyType({}))
-
-
-def _at_call(rule: Rule) -> Rule | None:
-    """The part of ``rule`` a run so far can break, or None when only the whole run decides it."""
-    if rule.type not in AT_CALL:
-        return None
-    if rule.type == "cardinality":
-        params = dict(rule.params)
-        high = params.pop("exact", None)
-        params.pop("min", None)
-        if high is not None:
-            params["max"] = high
-        if "max" not in params:
-            return None
-        return replace(rule, params=MappingProxyType(params))
-    return rule
-
-
-def _at_end(rule: Rule, view: Rule | None) -> Rule | None:
-    """The part of ``rule`` left for the run's end, given its call-time ``view``: none of what is
-    decided before each call — a call a person let through it is not failed again there — so of a
-    ``cardinality`` only its minimum (``exact`` is a minimum too); None when nothing is left."""
-    if rule.type in OFFLINE_ONLY or (view is rule and _decided_at_call(rule)):
-        return None
-    if view is None or rule.type != "cardinality":
-        return rule
-    params = dict(rule.params)
-    low = params.pop("exact", None)
-    params.pop("max", None)
-    if low is not None:
-        params["min"] = low
-    return replace(rule, params=MappingProxyType(params)) if "min" in params else None
-
-
-def _decided_at_call(rule: Rule) -> bool:
-    """Whether the call-time judgement of ``rule`` is all of it: not an attribute rule over an
-    attribute set after the call (judged again when the run ends)."""
-    if rule.type not in _ATTRIBUTE_RULES:
-        return True
-    attribute = rule.params["attribute"]
-    return attribute in CALL_TIME_ATTRIBUTES or attribute.startswith(sc.ARG_PREFIX)
-
-
-def _selected_step(rule: Rule) -> str | None:
-    """The step key a call must have for the rule to name it (None: any call may be)."""
-    selector = rule.params.get("to" if rule.type == "forbidden_paths" else "select")
-    return None if selector is None else selector.step
 
 
 class ContractGuard:
@@ -140,6 +57,7 @@ class ContractGuard:
         "_by_step",
         "_dropped",
         "_for_any",
+        "_ids",
         "_keep",
         "_memo",
         "at_end",
@@ -152,21 +70,28 @@ class ContractGuard:
         self.policies = policies_from_contract(contract)  # the contract's argument-value policies
         # the contract's name and the start of its digest: which reviewed version judged the run
         self.name = f"{contract.name}@{contract.digest.removeprefix('sha256:')[:12]}"
-        views = [(rule, _at_call(rule)) for rule in contract.rules]
-        at_call = [(rule, view) for rule, view in views if view is not None]
-        at_end = (end for rule, view in views if (end := _at_end(rule, view)) is not None)
-        self.at_end = replace(contract, rules=tuple(at_end))
+        self._ids = frozenset(rule.id for rule in contract.rules)
+        views = [(rule, at_call(rule)) for rule in contract.rules]
+        decided = [(rule, view) for rule, view in views if view is not None]
+        ends = (end for rule, view in views if (end := at_end(rule, view)) is not None)
+        self.at_end = replace(contract, rules=tuple(ends))
         # judged again on the calls' real times when the run ends (:meth:`RunGuard.judge_run`)
-        self.timed = replace(contract, rules=tuple(r for r, view in at_call if "duration" in view.params))
+        self.timed = replace(contract, rules=tuple(r for r, view in decided if "duration" in view.params))
         self._keep = _mentioned(contract)  # volatile keys a rule of this contract reads after all
         self._dropped: dict[str, bool] = {}  # attribute key -> whether project() leaves it out
         self._memo: dict[tuple, Any] = {}  # judgements of calls and runs alike in what rules read
         # per step, the pairs that can name a call of it, in contract order: worked out once here
-        self._for_any = tuple(pair for pair in at_call if _selected_step(pair[1]) is None)
-        steps = {step for _, view in at_call if (step := _selected_step(view)) is not None}
+        self._for_any = tuple(pair for pair in decided if selected_step(pair[1]) is None)
+        steps = {step for _, view in decided if (step := selected_step(view)) is not None}
         self._by_step: dict[str, tuple[tuple[Rule, Rule], ...]] = {
-            step: tuple(pair for pair in at_call if _selected_step(pair[1]) in (step, None)) for step in steps
+            step: tuple(pair for pair in decided if selected_step(pair[1]) in (step, None)) for step in steps
         }
+
+    def rule_ids(self, reasons: Iterable[str]) -> set[str]:
+        """The ids of this contract's rules among objections' ``reasons`` (``contract:<id>:<code>``;
+        an id holds no colon): an enclosing run's contract, a policy or a budget names none of them."""
+        named = {r.split(":")[1] for r in reasons if r.startswith(_REASON) and r.count(":") == 2}
+        return named & self._ids
 
     def rules_for(self, step: str | None) -> tuple[tuple[Rule, Rule], ...]:
         """The (rule, call-time view) pairs that can name a call of ``step``, in contract order."""
@@ -265,6 +190,7 @@ class RunGuard:
         "_root",
         "_spans",
         "_steps",
+        "_unenforced",
         "guard",
         "outer",
         "run_id",
@@ -282,6 +208,7 @@ class RunGuard:
         self._ended: set[int] = set()  # indices of the calls that have ended
         self._before: list[frozenset[int]] = []  # per call: the calls that had ended when it began
         self._calls: dict[int, int] = {}  # id(ToolCall) -> index of its span in _spans
+        self._unenforced: set[str] = set()  # ids of the rules a call ran over, advisory only
         root_attributes = {sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT, sc.RUN_ID: run_id}
         self._root = Span(
             _TRACE,
@@ -324,9 +251,9 @@ class RunGuard:
     def _judge(self, candidate: Span, projected: Attributes, step: str) -> list[Objection]:
         counts, paths, timed = [], [], []
         for rule, view in self.guard.rules_for(step):
-            if view.type in _ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
+            if view.type in ATTRIBUTE_RULES and view.params["attribute"] not in candidate.attributes:
                 continue  # an attribute set after the call: judged when the run ends
-            if view.type in _SCOPE_STEP:
+            if view.type in SCOPE_STEP:
                 counts.append((rule, view))
             else:
                 (timed if "duration" in view.params else paths).append((rule, view))
@@ -334,7 +261,7 @@ class RunGuard:
         if counts:
             # the calls a count can select: those of the candidate's step, or every call when a rule
             # selects by attributes alone (``select: {attributes: {agent.side_effect: write}}``)
-            every = any(_selected_step(view) is None for _, view in counts)
+            every = any(selected_step(view) is None for _, view in counts)
             calls = zip(self._steps, self._projected, strict=True)
             same = tuple(a for s, a in calls if every or s == step)
             found.extend(self.guard.judge_counts(step, same, projected, counts))
@@ -379,6 +306,8 @@ class RunGuard:
             violations = call.decision.violations
             if violations:
                 changes[sc.VIOLATIONS] = tuple(violations)
+                if status != sc.TOOL_STATUS_BLOCKED:  # it ran over them: advisory, or nobody enforced them
+                    self._unenforced.update(self.guard.rule_ids(violations))
             code = StatusCode.UNSET if status == sc.TOOL_STATUS_OK else StatusCode.ERROR
             self._spans[index] = Span(
                 span.trace_id, span.span_id, span.parent_span_id, span.name,
@@ -394,18 +323,23 @@ class RunGuard:
         """The rules only the whole run decides, on the run's calls (those still running count as
         running) under ``root``, the run's span (name, attributes): the rest were judged before each
         call, and named on the call's span — but for a duration budget, which the calls' time decides
-        only once they have ended."""
+        only once they have ended. A call-time rule a call ran over without it being enforced
+        (``enforce=False``: the objection was advisory) fails the run: nobody decided otherwise; one
+        a person approved the call past does not."""
         with self._lock:
             calls = tuple(self._projected)
             timed = self.guard.timed
             run = self._so_far(time.time_ns()) if timed.rules else None
+            failed = set(self._unenforced)
         verdict = self.guard.judge_whole(calls, root)
-        if run is None:
+        statuses = {verdict.status, Outcome.FAIL.decision if failed else Outcome.PASS.decision}
+        if run is not None:
+            # a duration budget is judged again on the time the calls took: the last one may overrun it
+            result = evaluate_safely(run, timed)
+            failed.update(rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS)
+            statuses.add(result.status)
+        if not failed:
             return verdict
-        # a duration budget is judged again on the time the calls took: the last one may overrun it
-        result = evaluate_safely(run, timed)
-        failed = {rule.rule_id for rule in result.rules if rule.status is not Outcome.PASS}
-        statuses = {verdict.status, result.status}
         status = next(s for s in _WORST_FIRST if s in statuses)
         return RunVerdict(status, tuple(sorted(failed.union(verdict.failed))))
 
@@ -505,4 +439,4 @@ class RunVerdict(NamedTuple):
         return out
 
 
-__all__ = ["AT_CALL", "ContractGuard", "RunGuard", "RunVerdict"]
+__all__ = ["ContractGuard", "RunGuard", "RunVerdict"]
