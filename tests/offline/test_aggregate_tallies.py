@@ -6,11 +6,16 @@ pure data type that a caller combining results by hand relies on.
 
 from __future__ import annotations
 
+import pickle
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from contract_runs import triage_run
-from otel_provenance.offline.aggregate import Aggregate
+from otel_provenance.offline.aggregate import Aggregate, RunFinding
 from otel_provenance.offline.contracts import parse_contract
+from otel_provenance.offline.contracts.outcomes import Witness
 from otel_provenance.offline.evaluate import evaluate
 from otel_provenance.offline.gate import check_release, decide
 
@@ -53,3 +58,31 @@ def test_results_of_another_contract_cannot_be_decided():
     with pytest.raises(ValueError) as info:
         decide(aggregate, other)
     assert str(info.value) == "the results were produced with a different contract"
+
+
+span_ids = st.one_of(
+    st.text("0123456789abcdef", min_size=16, max_size=16),  # as every reader writes them
+    st.text("0123456789abcdefABCDEF", min_size=16, max_size=16),
+    st.text(max_size=20),
+)
+witnesses = st.lists(
+    st.builds(
+        Witness,
+        st.text(max_size=4),
+        st.lists(span_ids, max_size=5).map(tuple),
+        st.just((("calls", 3), ("retries", 2))),
+    ),
+    max_size=3,
+).map(tuple)
+
+
+@given(witnesses, witnesses)
+def test_a_finding_gives_back_the_witnesses_it_was_made_with(kept, other) -> None:
+    """Findings keep their span ids packed (``RunFinding``); what is read back, compared, hashed and
+    pickled (to and from the ``--jobs`` workers) is what was given, whatever the ids."""
+    finding = RunFinding("r1", ("t",), "fail", "m", kept)
+    assert finding.witnesses == kept
+    assert all(type(i) is str for w in finding.witnesses for i in w.span_ids)
+    again = pickle.loads(pickle.dumps(finding))
+    assert again == finding and hash(again) == hash(finding) and again.witnesses == kept
+    assert (RunFinding("r1", ("t",), "fail", "m", other) == finding) == (other == kept)

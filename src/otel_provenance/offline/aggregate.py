@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -34,19 +35,81 @@ RUN_STATUSES: Final = tuple(o.decision for o in Outcome)  # a run's status, as r
 RULE_STATUSES: Final = tuple(s.value for s in Outcome)
 
 
-@dataclass(frozen=True, slots=True)
+_SPAN_ID_HEX: Final = 16  # every span id the readers give: 16 lowercase hex digits
+_LOWER_HEX: Final = re.compile(r"[0-9a-f]*").fullmatch
+
+PackedWitness = tuple[str, "bytes | tuple[str, ...]", tuple[tuple[str, Any], ...]]
+
+
 class RunFinding:
-    """A finding of one rule on one run, with the ids that prove it."""
+    """A finding of one rule on one run, with the ids that prove it.
+
+    Kept packed: an aggregate holds every finding of a release until the report is written, and a
+    retry or count finding names every call of its step — 16-character span ids, a Python string
+    each. Each witness's span ids are kept as one ``bytes`` (``_pack_ids``), unpacked when
+    ``witnesses`` is read; messages, which repeat from run to run, are interned."""
+
+    __slots__ = ("_packed", "message", "run_id", "status", "trace_ids")
 
     run_id: str
     trace_ids: tuple[str, ...]
     status: str  # fail | insufficient_evidence | error
     message: str
-    witnesses: tuple[Witness, ...]
+    _packed: tuple[PackedWitness, ...]
+
+    def __init__(
+        self,
+        run_id: str,
+        trace_ids: tuple[str, ...],
+        status: str,
+        message: str,
+        witnesses: tuple[Witness, ...],
+    ) -> None:
+        self.run_id, self.trace_ids, self.status = run_id, trace_ids, status
+        self.message = sys.intern(message)  # runs share a message word for word (few counts differ)
+        self._packed = tuple((w.trace_id, _pack_ids(w.span_ids), w.observed) for w in witnesses)
+
+    @property
+    def witnesses(self) -> tuple[Witness, ...]:
+        return tuple(Witness(trace, _unpack_ids(ids), observed) for trace, ids, observed in self._packed)
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.run_id, self.trace_ids, self.status, self.message, self._packed)
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if isinstance(other, RunFinding) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"RunFinding(run_id={self.run_id!r}, trace_ids={self.trace_ids!r}, status={self.status!r}, "
+            f"message={self.message!r}, witnesses={self.witnesses!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RunFinding, (self.run_id, self.trace_ids, self.status, self.message, self.witnesses))
 
     def sort_key(self) -> tuple[str, str, str, str]:
         proof = json.dumps([witness_json(w) for w in self.witnesses], sort_keys=True)
         return (self.run_id, self.status, self.message, proof)
+
+
+def _pack_ids(ids: tuple[str, ...]) -> bytes | tuple[str, ...]:
+    """Span ids as the bytes their hex digits spell (8 a span), when every one is 16 lowercase hex
+    digits — which ``bytes.hex`` gives back exactly; any other ids as they are."""
+    joined = "".join(ids) if all(i.__class__ is str and len(i) == _SPAN_ID_HEX for i in ids) else None
+    if joined is not None and _LOWER_HEX(joined):
+        return bytes.fromhex(joined)
+    return ids
+
+
+def _unpack_ids(ids: bytes | tuple[str, ...]) -> tuple[str, ...]:
+    if ids.__class__ is bytes:
+        text = ids.hex()  # type: ignore[union-attr]
+        return tuple(text[i : i + _SPAN_ID_HEX] for i in range(0, len(text), _SPAN_ID_HEX))
+    return ids  # type: ignore[return-value]
 
 
 @dataclass(frozen=True, slots=True)

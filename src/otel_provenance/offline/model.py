@@ -322,13 +322,12 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     the walk up is bounded and shared (each span's nearest tool ancestor is found once) rather than
     trusting the parents to be acyclic.
     """
-    tools = {  # the echo flag aside
-        id(s): dialects.tool_name(attribute_map(s.attributes)) for s in spans if says_tool(s.attributes)
-    }
-    spans_of_tools = [s for s in spans if id(s) in tools]
+    spans_of_tools = [s for s in spans if says_tool(s.attributes)]  # the echo flag aside
     own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
-    if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, len(tools)):
+    distinct = len({id(s) for s in spans_of_tools})  # runs are validated later: a span may repeat
+    if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, distinct):
         return spans  # no server span, and not both @op.tool's and others' tool spans: no echo
+    tools = {id(s): dialects.tool_name(attribute_map(s.attributes)) for s in spans_of_tools}  # named once
     names = [name for name in tools.values() if name is not None]
     if len(set(names)) == len(names):
         return spans  # an echo and its call name the same tool

@@ -3,8 +3,9 @@
 Each rule's compiled pass test (``RuleType.compile``) may only ever say "pass" where its checker would
 find nothing. Generated runs (blocked calls, retries written as integers, booleans or not at all,
 argument kinds, safeguard values of every type, missing parents) are judged by generated contracts
-(a mined one, with its routes, plus rules of every type) twice: by ``evaluate_safely`` — the compiled
-path — and with :func:`check_rule`, the checkers alone. The results must be equal, findings and all.
+(a mined one, with its routes and prerequisites, plus rules of every type) twice: by
+``evaluate_safely`` — the compiled path — and with :func:`check_rule`, the checkers alone.
+The results must be equal, findings and all.
 """
 
 from __future__ import annotations
@@ -117,6 +118,19 @@ rules = st.one_of(
     rule("attribute_constraints", attribute=DOMAIN, op="!=", value="email"),
     rule("blocked_calls", n("max")),
     st.builds(lambda m: {"type": "blocked_calls", "max": m}, small),
+    st.builds(
+        lambda to, guard, start, one: {
+            "type": "forbidden_paths",
+            "to": to,
+            **({"unless_preceded_by": guard} if guard is not None else {}),
+            **({"from": start} if start is not None or guard is None else {}),
+            **({"one_to_one": one} if one is not None else {}),
+        },
+        selector,
+        st.none() | selector,  # no guard: then a path from ``from`` is forbidden outright
+        st.none() | selector,  # no source: paths from the run's start (the mined prerequisites)
+        st.sampled_from([None, True, False]),
+    ).map(lambda r: r if "from" not in r or r["from"] is not None else {**r, "from": r["to"]}),
 )
 
 

@@ -13,7 +13,7 @@ from ...model import Span
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
-from ..ruletype import Absence, AtCall, RuleType, always
+from ..ruletype import Absence, AtCall, Passes, RuleType, always
 from ..selectors import Match, Selector
 
 
@@ -179,6 +179,31 @@ def _one_to_one(
     )
 
 
+def _compile_forbidden_paths(rule: Rule) -> Passes:
+    """No ``to`` call ran, or — without ``from`` and ``one_to_one`` — each ran after a ``unless_preceded_by``
+    call; nothing undecided. Any other run goes to the checker."""
+    target: Selector = rule.params["to"]
+    guard: Selector | None = rule.params.get("unless_preceded_by")
+    one_to_one = rule.params.get("one_to_one", False)
+    guarded_each = guard is not None and "from" not in rule.params and not one_to_one
+
+    def passes(ev: RunEvidence) -> bool:
+        matched, undecided = ev.selection(target)
+        if any(not s.blocked for s in undecided):
+            return False
+        targets = [s for s in matched if not s.blocked]
+        if not targets:
+            return True
+        if not guarded_each:
+            return False
+        ev.graph  # noqa: B018 -- built (and the run validated) as for the checker's happens_before
+        ends = [g.end_ns for g in ev.selection(guard)[0] if not g.blocked]  # type: ignore[arg-type]
+        # happens_before(g, t) is g.end_ns <= t.start_ns: the earliest guard precedes every target
+        return bool(ends) and min(ends) <= min(t.start_ns for t in targets)
+
+    return passes
+
+
 RULE_TYPES = (
     RuleType("required_edges", check_required_edges, "MISSING_EDGE", always(Absence.IRRELEVANT)),
     RuleType("required_ancestry", check_required_ancestry, "MISPLACED_STEP", always(Absence.IRRELEVANT)),
@@ -187,6 +212,7 @@ RULE_TYPES = (
         check_forbidden_paths,
         "FORBIDDEN_PATH",
         always(Absence.IRRELEVANT),
+        compile=_compile_forbidden_paths,
         at_call=AtCall.RUN,
     ),
 )
