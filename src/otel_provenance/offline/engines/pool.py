@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ... import semconv
 from ...errors import OtelProvenanceError
@@ -45,6 +45,9 @@ from ..sessions import SessionCheck
 from . import ranges
 from .fold import RunFold
 from .source import FileSource
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 P = TypeVar("P")
 
@@ -97,6 +100,9 @@ class PoolSource:
         )
 
     def fold(self, fold: RunFold[P]) -> P:
+        # multiprocessing is loaded for --jobs N only, not by every gate that imports this module
+        from concurrent.futures import ProcessPoolExecutor
+
         pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_leave_interrupts_to_the_parent)
         try:
             planned = ranges.plan_ranges(self.paths, self.jobs)

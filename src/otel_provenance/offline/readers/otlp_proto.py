@@ -15,16 +15,16 @@ Pre-1.0 ``instrumentation_library_spans`` (field 1000, the same layout as ``scop
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import IO, Final
-
-from google.protobuf.message import DecodeError
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
-from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans
-from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
+from typing import IO, TYPE_CHECKING, Final
 
 from ... import semconv
 from ..model import EMPTY_ATTRIBUTES, Attributes, Event, Link, Span, Status, Value, make_span
 from . import _convert as c
+
+if TYPE_CHECKING:
+    from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+    from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span as PbSpan
 
 _Bad = c._Bad
 _RESOURCE_SPANS_TAG: Final = (1 << 3) | 2  # field 1, length-delimited
@@ -183,6 +183,10 @@ def resource_span_records(data: bytes) -> Iterator[tuple[int, memoryview]]:
 def spans_from_record(record: bytes | memoryview, keep: Callable[[str], bool] | None = None) -> list[Span]:
     """Spans of one serialised ``ResourceSpans`` (``keep`` as in ``otlp_json.spans_from_request``)."""
     data = bytes(record)
+    # protobuf is loaded when a protobuf file is read, not by every gate that sniffs a file's format
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans
+
     try:
         rs = ResourceSpans.FromString(data)
     except (DecodeError, RecursionError, ValueError) as exc:
@@ -204,6 +208,9 @@ def spans_from_record(record: bytes | memoryview, keep: Callable[[str], bool] | 
 
 def _legacy_scope_spans(record: bytes | memoryview) -> list[ScopeSpans]:
     """Pre-1.0 ``instrumentation_library_spans`` (field 1000): the same wire layout as ``ScopeSpans``."""
+    from google.protobuf.message import DecodeError
+    from opentelemetry.proto.trace.v1.trace_pb2 import ScopeSpans
+
     try:
         return [
             ScopeSpans.FromString(bytes(payload))

@@ -8,7 +8,6 @@ which subject in which format, and the flag that writes it, is one table: ``form
 from __future__ import annotations
 
 from .formats import FORMATS, DiffReport, ReportContext, ReportFormat, formats_for, render
-from .html import render_html
 from .json_report import render_json, report_data
 from .junit import render_junit
 from .markdown import render_markdown
@@ -30,3 +29,12 @@ __all__ = [
     "render_text",
     "report_data",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``render_html`` is loaded when asked for: the HTML pages stay out of a gate's start-up."""
+    if name == "render_html":
+        from .html import render_html
+
+        return render_html
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

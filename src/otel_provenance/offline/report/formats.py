@@ -13,23 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from ..audit import AuditReport
-from ..diff import RunDiff
 from ..gate import GateResult
 from ..model import Run
 from ..outcome import Outcome
-from .audit_html import render_audit_html
 from .audit_text import render_audit_json, render_audit_text
-from .diff_html import render_diff_html
 from .diff_text import render_diff_json, render_diff_text
-from .html import render_html
 from .json_report import render_json
 from .junit import render_junit
 from .markdown import render_markdown
 from .sarif import render_sarif
 from .text import render_text
+
+if TYPE_CHECKING:
+    from ..diff import RunDiff
 
 GATE: Final = "gate"
 AUDIT: Final = "audit"
@@ -81,9 +80,27 @@ def _audit_text(report: AuditReport, context: ReportContext) -> str:
     return render_audit_text(report, can_pass, capped=capped, verbose=context.verbose)
 
 
+# The HTML pages (drawings, scripts, styles) are loaded when one is written, not by every command
+# that prints a text report: start-up is paid on every gate in CI.
+
+
+def _drawn_gate(result: GateResult, context: ReportContext) -> str:
+    from .html import render_html
+
+    return render_html(result, context.runs)
+
+
+def _drawn_audit(report: AuditReport, context: ReportContext) -> str:
+    from .audit_html import render_audit_html
+
+    return render_audit_html(report, context.runs, context.complete)
+
+
 def _drawn_diff(report: DiffReport, context: ReportContext) -> str:
     if report.run_a is None or report.run_b is None or report.diff is None:
         raise ValueError(f"nothing to draw: {report.nothing}")
+    from .diff_html import render_diff_html
+
     return render_diff_html(report.run_a, report.run_b, report.diff, report.source_a, report.source_b)
 
 
@@ -131,8 +148,8 @@ FORMATS: Final[tuple[ReportFormat, ...]] = (
         "write a self-contained HTML report that draws failing runs (gate: beside their approved route; "
         "diff: B beside A)",
         {
-            GATE: lambda result, context: render_html(result, context.runs),
-            AUDIT: lambda report, context: render_audit_html(report, context.runs, context.complete),
+            GATE: _drawn_gate,
+            AUDIT: _drawn_audit,
             DIFF: _drawn_diff,
         },
     ),
