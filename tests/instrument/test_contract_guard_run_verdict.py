@@ -194,6 +194,37 @@ def test_a_call_time_rule_no_one_enforced_fails_the_run(tmp_path, rule):
     assert _verdicts(traced) == [("fail", ("one-refund",))]
 
 
+def test_an_unenforced_objection_of_a_policy_is_not_a_contract_rule_of_the_same_name(tmp_path):
+    """``policy:amount:run_sum`` names an argument, not a rule: a contract rule that happens to be
+    called ``amount`` (and passes) does not fail the run for it."""
+    traced, log = Traced(), []
+
+    @op.tool(
+        name="payment.refund",
+        side_effect="write",
+        policy=op.Policy(arguments={"amount": {"run_sum": 100}}),
+        tracer_provider=traced.provider,
+    )
+    def refund(order_id: str, amount: int) -> dict:
+        log.append(order_id)
+        return {"refunded": True}
+
+    contract = contract_file(
+        tmp_path, "{id: amount, type: cardinality, select: {step: payment.refund}, max: 5}"
+    )
+    try:
+        op.configure(exporter="none", enforce=False, set_global=False)
+        with op.run(
+            inputs={"order_id": ORDER, "amount": 500}, contract=contract, tracer_provider=traced.provider
+        ):
+            refund(order_id=ORDER, amount=500)
+    finally:
+        settings_module.reset_settings()
+    assert log == [ORDER]
+    assert traced.span("payment.refund").attributes[sc.VIOLATIONS] == ("policy:amount:run_sum",)
+    assert _verdicts(traced) == [("pass", None)]
+
+
 def test_each_run_under_a_configured_contract_gets_its_own_verdict(tmp_path):
     traced, log = Traced(), []
     check, refund = _tools(traced, log)

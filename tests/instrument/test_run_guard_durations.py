@@ -188,3 +188,27 @@ def test_beside_a_duration_budget_the_runs_verdict_names_only_what_the_run_end_d
         "contract:no-delete:FORBIDDEN_STEP",
     )
     assert _run_verdict(traced) == ("pass", ())
+
+
+def test_a_budget_over_how_calls_ended_is_undecided_while_one_still_runs_at_the_runs_end(traced, tmp_path):
+    """A report still running when the run ends has no status yet: a budget over the reports that
+    ended ``ok`` cannot tell whether it counts — insufficient data, not a failure (a missing piece of
+    evidence is never a pass, nor a proof of a violation)."""
+    select = "select: {step: report.build, attributes: {agent.tool.status: ok}}"
+    contract = _contract(tmp_path, f"{select}, duration: s, aggregate: sum, max: 10")
+    reports = Reports(traced)
+    started, release = threading.Event(), threading.Event()
+    running: threading.Thread | None = None
+    try:
+        with op.run(contract=contract, tracer_provider=traced.provider):
+            assert reports.attempt(0) is None
+            reports.held = started, release  # the next report waits until released
+            running = threading.Thread(target=contextvars.copy_context().run, args=(reports.attempt, 0))
+            running.start()
+            assert started.wait(10)
+    finally:
+        release.set()
+        if running is not None:
+            running.join()
+    assert reports.built == [0, 0]
+    assert _run_verdict(traced) == ("insufficient_data", ("slow-reports",))
