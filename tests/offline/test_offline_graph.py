@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 
 import pytest
@@ -160,6 +161,23 @@ def test_canonical_form_escapes_names() -> None:
     run = make_run("r", [span(1, None, 'a"\nb', 0, 1)])
     assert canonical_form(run) == '"a\\"\\nb"\n'
     assert fingerprint(make_run("r", [span(1, None, "\ud800", 0, 1)])).startswith("v1:")  # lone surrogate
+
+
+def test_fingerprint_is_its_canonical_form_hash_for_runs_of_one_step_sequence() -> None:
+    """Runs are fingerprinted once per shape (steps and parent positions): runs with the same steps
+    in the same span order but another tree must not share a fingerprint, runs of one tree must."""
+    chain = [span(1, None, "a", 0, 9), span(2, 1, "b", 1, 8), span(3, 2, "b", 2, 7)]
+    fan = [span(1, None, "a", 0, 9), span(2, 1, "b", 1, 8), span(3, 1, "b", 2, 7)]
+    orphan = [span(1, None, "a", 0, 9), span(2, 1, "b", 1, 8), span(3, 99, "b", 2, 7)]
+    again = [span(11, None, "a", 50, 59), span(12, 11, "b", 51, 58), span(13, 12, "b", 52, 57)]
+    prints = []
+    for spans in (chain, fan, orphan, again, chain):
+        run = make_run("r", spans)
+        print_ = fingerprint(run)
+        assert print_ == "v1:" + hashlib.sha256(canonical_form(run).encode()).hexdigest()
+        prints.append(print_)
+    assert len(set(prints[:3])) == 3
+    assert prints[0] == prints[3] == prints[4]
 
 
 @settings(max_examples=300, deadline=None)

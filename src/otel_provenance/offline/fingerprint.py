@@ -68,10 +68,15 @@ def _step_tree(run: Run) -> tuple[CausalGraph, dict[str, str], dict[str, bytes]]
     return graph, steps, digests
 
 
-def _top(graph: CausalGraph, steps: dict[str, str], digests: dict[str, bytes]) -> tuple:
-    """The run's top level as (step, subtree digest) groups with their counts: all the canonical form
-    depends on, since each digest stands for its whole subtree."""
-    return tuple(sorted(Counter((steps[m], digests[m]) for m in graph.roots).items()))
+def _shape(run: Run) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Each span's step and its parent's position in ``run.spans`` (-1 for a root or an orphan), in
+    span order. It determines the step tree, so the canonical form, exactly; it is cheap to build
+    (the graph and the steps are the rule evidence's), and a route's runs repeat it."""
+    parent = CausalGraph.of(run).parent  # validates the run first, as _step_tree does
+    steps = run_steps(run)
+    spans = run.spans
+    position = {s.span_id: i for i, s in enumerate(spans)}
+    return tuple([steps[i] for i in position]), tuple([position.get(parent(i), -1) for i in position])
 
 
 def _rows(graph: CausalGraph, steps: dict[str, str], digests: dict[str, bytes]) -> Iterator[tuple[int, str]]:
@@ -104,31 +109,32 @@ def canonical_form(run: Run) -> str:
     return "".join(f"{'  ' * depth}{text}\n" for depth, text in _rows(*_step_tree(run)))
 
 
-_PRINTS: dict[tuple, str] = {}  # the top level of a run -> its fingerprint (routes repeat)
+_PRINTS: dict[tuple, str] = {}  # a run's shape -> its fingerprint (a route's runs repeat it)
 _PRINTS_KEPT = 4096
+_PRINTS_LARGEST = 1024  # spans: a shape's key grows with its run, so the cache holds small runs only
 
 
 def fingerprint(run: Run) -> str:
     """``"v1:" + sha256 hex`` of ``canonical_form(run)``, hashed row by row with the indent fed from
-    one growing buffer of spaces, so memory stays linear in the run however deep it is. Runs alike
-    at the top level (same steps, same subtree digests) have the same form: it is hashed once."""
-    tree = _step_tree(run)
-    top = _top(*tree)
-    found = _PRINTS.get(top)
+    one growing buffer of spaces, so memory stays linear in the run however deep it is. Runs of one
+    shape (same steps, same parent positions) have the same form: it is hashed once."""
+    shape = _shape(run)
+    found = _PRINTS.get(shape)
     if found is not None:
         return found
     h = hashlib.sha256()
     spaces = bytearray()
-    for depth, text in _rows(*tree):
+    for depth, text in _rows(*_step_tree(run)):
         if 2 * depth > len(spaces):
             spaces.extend(b" " * max(2 * depth - len(spaces), len(spaces)))
         h.update(memoryview(spaces)[: 2 * depth])
         h.update(text.encode("utf-8", "surrogatepass"))
         h.update(b"\n")
     found = f"{VERSION}:{h.hexdigest()}"
-    if len(_PRINTS) >= _PRINTS_KEPT:
-        _PRINTS.clear()
-    _PRINTS[top] = found
+    if len(shape[0]) <= _PRINTS_LARGEST:
+        if len(_PRINTS) >= _PRINTS_KEPT:
+            _PRINTS.clear()
+        _PRINTS[shape] = found
     return found
 
 

@@ -136,6 +136,8 @@ def test_sdk_written_lines_take_the_fast_path(tmp_path: Path, monkeypatch) -> No
         '{"key":"a","key":"b","value":{"stringValue":"x"}}',
         '{"key":"a","value":{"arrayValue":{"values":[{"stringValue":"x","boolValue":true}]}}}',
         '{"key":"a","value":{"arrayValue":{"values":[{}]}}}',
+        # a dropped member's colon made up for by an escaped one: the colon counts alone would agree
+        '{"key":"a\\u003a","value":{"stringValue":"x","stringValue":"y"}}',
     ],
 )
 def test_what_only_the_strict_reader_can_word_is_left_to_it(attribute: str) -> None:
@@ -146,4 +148,18 @@ def test_what_only_the_strict_reader_can_word_is_left_to_it(attribute: str) -> N
     )
     msgspec.json.decode(raw)  # valid JSON
     assert _msgspec.spans(raw) is None
+    assert _msgspec.spans(raw + b"\n") is None  # as a file line
     assert _strict(raw) == "error"
+
+
+def test_a_line_msgspec_writes_back_byte_for_byte_is_read_fast_with_or_without_its_newline() -> None:
+    raw = _line(
+        [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "s"}],
+        False,
+        False,
+    )
+    assert msgspec.json.encode(msgspec.json.decode(raw)) == raw  # written as msgspec writes it
+    strict = _strict(raw)
+    assert repr(_msgspec.spans(raw)) == repr(_msgspec.spans(raw + b"\n")) == strict != "error"
+    duplicate = raw.replace(b'"name":"s"', b'"name":"s","name":"t"')
+    assert _msgspec.spans(duplicate) is None and _msgspec.spans(duplicate + b"\n") is None

@@ -6,14 +6,18 @@ pass. The result is used only when it is provably the one the strict reader (``_
 ``otlp_json.spans_from_request``) gives; otherwise :func:`spans` returns None and the caller reads
 the line strictly, which words any error. What is proved, and how, all in C over the line's bytes:
 
-- *No member was dropped.* msgspec keeps the last of two equal member names, as orjson does; as in
-  ``_json.loads_fast``, the line and msgspec's re-encoding of what it decoded hold as many colons —
-  one per member, and those inside strings, which neither changes — if and only if none was
-  dropped (a colon escaped as ``\\u003a`` is not counted, so such lines are read strictly).
+- *No member was dropped.* msgspec keeps the last of two equal member names, as orjson does. When
+  msgspec's re-encoding of what it decoded is the line itself (what compact writers in the usual
+  member order give), nothing was dropped: the encoding never writes a name twice in one object.
+  Otherwise, as in ``_json.loads_fast``, the line and the re-encoding hold as many colons — one per
+  member, and those inside strings, which neither changes — if and only if none was dropped (a
+  colon escaped as ``\\u003a`` is not counted, so such lines are read strictly).
 - *Every attribute value has one type.* The re-encoding is canonical: a type member (``stringValue``,
   ``intValue`` …) is written once per value object, so their count equals the count of non-empty
   value objects (``"value":{"``) plus the elements of arrays, counted while converting (and each
   checked by the strict reader's own ``otlp_json._value``, which converts every array).
+  ``stringValueStrindex`` (profiling dictionaries only) is not a member here: such lines are read
+  strictly, and every type member ends in ``Value":``.
 
 Other differences go to the strict reader too: snake_case member names and the pre-1.0 names
 (unknown here), lone surrogates and ``NaN`` tokens (msgspec refuses them), other signals' requests.
@@ -55,7 +59,6 @@ if msgspec is not None:
         arrayValue: _Values | UnsetType | None = UNSET
         kvlistValue: _KeyValues | UnsetType | None = UNSET
         bytesValue: str | UnsetType = UNSET
-        stringValueStrindex: int | UnsetType = UNSET
 
     class _KeyValue(Struct, **_OPTIONS):
         key: str
@@ -137,23 +140,29 @@ class _Unvouched(Exception):
 def spans(raw: bytes, keep: Callable[[str], bool] | None = None) -> list[Span] | None:
     """The spans of one OTLP JSON request line, as the strict reader gives them; None when msgspec
     is not installed or the line needs the strict reader (see the module docstring)."""
-    if msgspec is None or b"\\u003" in raw:
+    if msgspec is None:
         return None
     unknown = c.unknown_values
     try:
         request = _DECODE(raw)
         encoded = _ENCODE(request)
-        if encoded.count(b":") != raw.count(b":"):
+        if not _is_line_of(encoded, raw) and (b"\\u003" in raw or encoded.count(b":") != raw.count(b":")):
             return None  # a member was dropped: a duplicate name (the strict reader words the error)
         converted = _Converter()
         out = converted.request(request, keep)
-        members = encoded.count(b'Value":') + encoded.count(b'Strindex":')
-        if members != encoded.count(b'"value":{"') + converted.elements:
+        if encoded.count(b'Value":') != encoded.count(b'"value":{"') + converted.elements:
             raise _Unvouched  # a value object with two type members
     except (_Unvouched, c._Bad, *_NOT_OURS):
         c.unknown_values = unknown  # counted again when read strictly
         return None
     return out
+
+
+def _is_line_of(encoded: bytes, raw: bytes) -> bool:
+    """``raw`` is ``encoded``, or ``encoded`` and a newline (file lines come with theirs): compared in
+    place, no copy of a line made."""
+    extra = len(raw) - len(encoded)
+    return (extra == 0 or (extra == 1 and raw[-1] == 0x0A)) and raw.startswith(encoded)
 
 
 _last_resource: tuple[Any, Attributes] = (None, EMPTY_ATTRIBUTES)
