@@ -13,6 +13,7 @@ import json
 import random
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -148,12 +149,16 @@ def test_input_without_links_reads_as_before(tmp_path: Path) -> None:
     assert len(runs) == 3 and report.links is None
 
 
-def test_every_engine_joins_alike(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["jsonl", "proto"])  # split by byte ranges, or read whole by one worker
+def test_every_engine_joins_alike(tmp_path: Path, kind: str) -> None:
     """``--jobs 2`` and one process print the same runs and the same note."""
     rec = Recorder()
     for i in range(4):
         team_run(rec, ["lookup_order", "check_fraud", "issue_refund"][: i + 1])
-    path = write_jsonl(rec.spans(), tmp_path / "t.jsonl", batch=2)
+    if kind == "jsonl":
+        path = write_jsonl(rec.spans(), tmp_path / "t.jsonl", batch=2)
+    else:
+        path = write_proto(rec.spans(), tmp_path / "t.pb")
     outputs = []
     for extra in ([], ["--jobs", "2"]):
         out, err = io.StringIO(), io.StringIO()

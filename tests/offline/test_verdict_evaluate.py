@@ -170,3 +170,16 @@ def test_required_spans_counts_up_to_its_own_minimum(minimum: int, status: str):
     contract = _contract(f"type: required_spans\n    select: {{step: permissions.check}}\n    min: {minimum}")
     (rule,) = evaluate(run, contract).rules
     assert (rule.rule_id, rule.code, rule.status.value) == ("r", "MISSING_PREREQUISITE", status)
+
+
+def test_required_spans_counts_first_attempts_not_their_retries():
+    """``min: 2`` asks for two checks, not one check and its retry: a retried call is still one call
+    (``agent.retry.number`` above 0 marks the retry)."""
+    b = RunBuilder("retried", release="v1")
+    b.add("permissions.check", attrs={**READ, "agent.retry.number": 0})
+    b.add("permissions.check", attrs={**READ, "agent.retry.number": 1})
+    contract = _contract("type: required_spans\n    select: {step: permissions.check}\n    min: 2")
+    (rule,) = evaluate(b.run(), contract).rules
+    assert (rule.code, rule.status.value) == ("MISSING_PREREQUISITE", "fail")
+    message = "permissions.check is required at least 2 time(s) but occurred 1 time(s)."
+    assert rule.findings[0].message == message
