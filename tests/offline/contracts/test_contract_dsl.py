@@ -105,6 +105,9 @@ def test_good_contract_parses_with_exact_thresholds() -> None:
         ),
         (GOOD.replace('"1/20"', '"1/0"'), 5, 30, "an exact number"),
         ("version: 1\nname: [unclosed\n", 3, 1, "not valid YAML"),
+        # the words name what is wrong, as PyYAML says it whichever composer (libyaml's or its own) ran
+        ("version: 1\nname: &n x\ndescription: *m\n", 3, 14, "found undefined alias 'm'"),
+        ("version: 1\nrules:\n\t- x\n", 3, 1, "found character '\\t' that cannot start any token"),
         ("", 1, 1, "empty"),
     ],
 )
