@@ -12,7 +12,6 @@ versions read from what is installed (#48).
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Final
 
 #: The distributions whose installed versions the command repeats: the SDK (which pins its semantic
@@ -23,6 +22,8 @@ KEPT: Final = ("opentelemetry-api", "opentelemetry-sdk")
 def install_command(extra: str) -> str:
     """``pip install 'otel-provenance[EXTRA]' 'opentelemetry-api==V' 'opentelemetry-sdk==V'``, with the
     installed versions (module doc); just the extra where no OpenTelemetry is installed."""
+    from importlib import metadata  # loaded when a message needs it (its import costs a gate 0.01 s)
+
     words = [f"pip install 'otel-provenance[{extra}]'"]
     for name in KEPT:
         try:

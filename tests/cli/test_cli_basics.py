@@ -1,6 +1,7 @@
 """CLI plumbing: usage errors exit 1 (never 0 or 2), help exits 0."""
 
 import io
+import json
 import subprocess
 import sys
 
@@ -84,3 +85,37 @@ def test_a_command_loads_only_its_own_module_and_help_lists_them_all():
     assert code == 0 and all(f"\n    {name}" in out for name in every)
     code, _, err = _run("gaet")
     assert code == 1 and "did you mean gate?" in err
+
+
+def test_a_gate_check_loads_only_what_its_flags_use(tmp_path):
+    """What a gate imports is paid on every CI run: a plain ``gate check`` over a JSON Lines file
+    loads no JUnit writer, no process pool, no package metadata, no protobuf, no spelling helper —
+    each comes with the flag or the input that needs it (``--junit`` here)."""
+    contract = tmp_path / "c.yaml"
+    contract.write_text(
+        "version: 1\nname: t\nrules:\n  - {id: r, type: forbidden_spans, select: {step: a}}\n"
+    )
+    span = {"traceId": "0" * 31 + "1", "spanId": "0" * 15 + "1", "name": "a", "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2"}  # fmt: skip
+    line = {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [span]}]}]}
+    traces = tmp_path / "t.jsonl"
+    traces.write_text(json.dumps(line) + "\n")
+    lazy = ["xml.etree.ElementTree", "concurrent.futures", "multiprocessing", "importlib.metadata",
+            "google.protobuf", "difflib"]  # fmt: skip
+    probe = (
+        "import io, sys\n"
+        "from otel_provenance.cli import run\n"
+        "code = run(sys.argv[1:], io.StringIO(), io.StringIO())\n"
+        f"print(code, sorted(m for m in {lazy!r} if m in sys.modules))\n"
+    )
+
+    def loaded(*extra: str) -> str:
+        argv = ["gate", "check", "--contract", str(contract), "--release", "v1", str(traces), *extra]
+        proc = subprocess.run(
+            [sys.executable, "-c", probe, *argv], capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert loaded() == "3 []"  # one run of no release: insufficient data, and nothing extra loaded
+    assert loaded("--junit", str(tmp_path / "j.xml")) == "3 ['xml.etree.ElementTree']"

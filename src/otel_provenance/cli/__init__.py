@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import difflib
 import gc
 import importlib
 import os
@@ -81,7 +80,7 @@ class _Parser(argparse.ArgumentParser):
                 message = self._unknown_message(unknown)
         choice = _INVALID_CHOICE.match(message)
         if choice is not None:  # a misspelt command or action: name the closest one
-            close = difflib.get_close_matches(choice["given"], re.findall(r"'([^']*)'", choice["known"]), n=1)
+            close = _close_matches(choice["given"], re.findall(r"'([^']*)'", choice["known"]), n=1)
             message += f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(f"{self.prog}: {message}")
 
@@ -104,7 +103,7 @@ class _Parser(argparse.ArgumentParser):
         # Compared without the leading dashes, which every option shares: with them, --bogus was
         # "close" to --jobs. 0.75 still names --contract for --contrat and --jobs for --jbos.
         options = {option[2:]: option for option in self._option_string_actions if option.startswith("--")}
-        close = difflib.get_close_matches(name.lstrip("-"), options, n=1, cutoff=0.75)
+        close = _close_matches(name.lstrip("-"), options, n=1, cutoff=0.75)
         return f"unknown option {name}" + (f" (did you mean {options[close[0]]}?)" if close else "")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
@@ -211,3 +210,10 @@ def main() -> None:
         IO(sys.stdout, sys.stderr).error("interrupted")
         code = EXIT_ERROR
     sys.exit(code)
+
+
+def _close_matches(word: str, candidates: list[str], n: int, cutoff: float = 0.6) -> list[str]:
+    """``difflib.get_close_matches``, loaded only when a command line is mistyped."""
+    import difflib
+
+    return difflib.get_close_matches(word, candidates, n=n, cutoff=cutoff)

@@ -45,7 +45,6 @@ from ..offline.engines.fold import RunFold
 from ..offline.model import Run
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ..offline.report.evaluations import Evaluation, RunRef, run_ref
-from ..otlp_encoding import json_line
 from ._common import EXIT_ERROR, EXIT_FAIL, IO
 from ._writefile import write_text
 
@@ -295,6 +294,8 @@ class _FileExporter:
     def export(self, batch: Sequence[Any]) -> Any:
         from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
         from opentelemetry.sdk._logs.export import LogRecordExportResult
+
+        from ..otlp_encoding import json_line  # protobuf, with the SDK: only when records are written
 
         self.lines.append(json_line(encode_logs(batch)))
         return LogRecordExportResult.SUCCESS

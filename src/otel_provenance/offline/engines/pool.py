@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_EXCEPTION, Future, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -47,7 +46,7 @@ from .fold import RunFold
 from .source import FileSource
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 P = TypeVar("P")
 
@@ -100,7 +99,8 @@ class PoolSource:
         )
 
     def fold(self, fold: RunFold[P]) -> P:
-        # multiprocessing is loaded for --jobs N only, not by every gate that imports this module
+        # concurrent.futures (and logging, and multiprocessing) is loaded for --jobs N only, not by
+        # every gate that imports this module
         from concurrent.futures import ProcessPoolExecutor
 
         pool = ProcessPoolExecutor(max_workers=self.jobs, initializer=_leave_interrupts_to_the_parent)
@@ -129,6 +129,8 @@ class PoolSource:
     def _gather(self, futures: list[Future[Any]]) -> list[Any]:
         """The futures' results in order; the progress callback hears from the parent a few times a
         second meanwhile (the CLI's callback is also where a swallowed Ctrl-C stops the command)."""
+        from concurrent.futures import FIRST_EXCEPTION, wait  # with the pool: for --jobs N only
+
         while True:
             done, waiting = wait(futures, timeout=_HEARTBEAT_S, return_when=FIRST_EXCEPTION)
             if self.report.progress is not None:

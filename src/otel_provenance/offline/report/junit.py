@@ -5,13 +5,13 @@ could decide it) first."""
 
 from __future__ import annotations
 
-import xml.etree.ElementTree as ET
-
 from ..gate import GateResult
 from .text import listed, proof_lines
 
 
 def render_junit(result: GateResult) -> str:
+    import xml.etree.ElementTree as ET  # loaded when a JUnit file is written, not by every gate
+
     verdicts = result.verdicts
     suite_name = f"otel-provenance gate: {result.contract.name} @ {result.aggregate.release}"
     counts = {s: sum(1 for v in verdicts if v.status == s) for s in ("fail", "error", "insufficient_data")}
