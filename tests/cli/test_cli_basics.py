@@ -101,7 +101,7 @@ def test_a_gate_check_loads_only_what_its_flags_use(tmp_path):
     traces = tmp_path / "t.jsonl"
     traces.write_text(json.dumps(line) + "\n")
     lazy = ["xml.etree.ElementTree", "concurrent.futures", "multiprocessing", "importlib.metadata",
-            "google.protobuf", "difflib"]  # fmt: skip
+            "google.protobuf", "difflib", "logging"]  # fmt: skip
     probe = (
         "import io, sys\n"
         "from otel_provenance.cli import run\n"

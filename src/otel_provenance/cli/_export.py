@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -246,6 +245,8 @@ def _send(exporter: Any, records: Sequence[Evaluation], sent_at: int) -> None:
 def _exporter_messages() -> Iterator[list[str]]:
     """What the official exporters log while they send (they report a refusal by logging it, and
     return FAILURE): kept for the one error line the command prints, instead of loose log lines."""
+    import logging  # with the exporters, which load it anyway: not by every gate
+
     said: list[str] = []
 
     class Keep(logging.Handler):
