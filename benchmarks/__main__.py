@@ -16,7 +16,6 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 
 from .harness import Result, print_comparison, print_table, write_json
@@ -84,27 +83,20 @@ def run_case(case: str, quick: bool, workdir: Path) -> list[Result]:
     return case_scaling.run(quick, log=_log)
 
 
-def _compiled(prefix: Path, cases: list[str]) -> Iterator[str]:
+def _compile_package() -> None:
     """Measured subprocesses run this package from compiled bytecode, as an install from a wheel does
     (pip compiles every module when it installs). A checkout installed in editable mode under
     ``PYTHONDONTWRITEBYTECODE`` — how CI and these machines run it — would otherwise compile some 200
-    modules in every measured process (0.05–0.1 s of each ``gate check``): a cost of the checkout, not
-    of the tool. The bytecode goes to ``prefix`` (``PYTHONPYCACHEPREFIX``, inherited by every process
-    a case starts) while the cases run, never into the source tree."""
+    modules in every measured process (~0.1 s of each ``gate check``): a cost of the checkout, not of
+    the tool. The bytecode goes where Python looks for it, the package's ``__pycache__`` folders
+    (``compileall`` writes them whatever that variable says; git ignores them). Not
+    ``PYTHONPYCACHEPREFIX``: under it every module — the standard library's too — is looked for there
+    alone, and the rest would be compiled in every process instead. A package that cannot be written
+    to (installed read-only) is measured as it is."""
     import otel_provenance
 
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
     package = str(Path(otel_provenance.__file__).resolve().parent)
-    subprocess.run([sys.executable, "-m", "compileall", "-q", package], env=env, check=True)
-    before = os.environ.get("PYTHONPYCACHEPREFIX")
-    os.environ["PYTHONPYCACHEPREFIX"] = str(prefix)
-    try:
-        yield from cases
-    finally:
-        if before is None:
-            del os.environ["PYTHONPYCACHEPREFIX"]
-        else:
-            os.environ["PYTHONPYCACHEPREFIX"] = before
+    subprocess.run([sys.executable, "-m", "compileall", "-q", package], check=False, capture_output=True)
 
 
 def _commit() -> str:
@@ -143,7 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="otel-provenance-bench-") as tmp:
         workdir = Path(args.keep_data) if args.keep_data else Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        for case in _compiled(workdir / "pycache", args.cases):
+        _compile_package()
+        for case in args.cases:
             _log(f"case {case}: {CASES[case]} ...")
             t0 = time.perf_counter()
             try:
