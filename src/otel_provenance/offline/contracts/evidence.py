@@ -17,12 +17,14 @@ from functools import cached_property
 from ... import semconv
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
-from ..model import ABSENT, Run, Span, attribute_map
+from ..model import ABSENT, Run, Span, attribute_map, says_tool
 from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
 
 _BLOCKED = semconv.TOOL_STATUS_BLOCKED
+_STATUS = semconv.TOOL_STATUS
+_RETRY = semconv.RETRY_NUMBER
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +148,11 @@ class RunEvidence:
         occurred = first = blocked_tools = silent_tools = retry_missing = 0
         retry_max = -1
         for span in matched:
-            attributes = attribute_map(span.attributes)
-            status = attributes.get(semconv.TOOL_STATUS, ABSENT)
-            retry = attributes.get(semconv.RETRY_NUMBER)
-            counted = isinstance(retry, int) and not isinstance(retry, bool)  # a boolean counts nothing
+            attributes = span.attributes
+            values = attribute_map(attributes)
+            status = values.get(_STATUS, ABSENT)
+            retry = values.get(_RETRY)
+            counted = isinstance(retry, int) and retry.__class__ is not bool  # a boolean counts nothing
             if counted:
                 if retry > retry_max:
                     retry_max = retry
@@ -159,7 +162,7 @@ class RunEvidence:
                 occurred += 1
                 if not (counted and retry > 0):
                     first += 1
-            if span.is_tool:
+            if not span.echo and says_tool(attributes):  # Span.is_tool
                 if status == _BLOCKED:
                     blocked_tools += 1
                 elif status is ABSENT:

@@ -247,6 +247,7 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         compile=_compile_retries,
         at_call=AtCall.STEP,
+        passes_without_step="select",
     ),
     RuleType(
         "numeric_budgets",
@@ -263,5 +264,6 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         compile=_compile_provenance,
         at_call=AtCall.STEP,
+        passes_without_step="select",
     ),
 )
