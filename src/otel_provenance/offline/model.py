@@ -295,6 +295,10 @@ def make_span(
     return span
 
 
+_SIDE_EFFECT: Final = semconv.SIDE_EFFECT
+_SERVER: Final = SpanKind.SERVER
+
+
 def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     """``spans`` with each echo marked (``Span.echo``); the same tuple when there is none.
 
@@ -322,10 +326,19 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     the walk up is bounded and shared (each span's nearest tool ancestor is found once) rather than
     trusting the parents to be acyclic.
     """
-    spans_of_tools = [s for s in spans if says_tool(s.attributes)]  # the echo flag aside
-    own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
-    distinct = len({id(s) for s in spans_of_tools})  # runs are validated later: a span may repeat
-    if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, distinct):
+    spans_of_tools: list[Span] = []  # the echo flag aside
+    own = 0  # of them, @op.tool's
+    server = False
+    for s in spans:
+        attributes = s.attributes
+        if says_tool(attributes):
+            spans_of_tools.append(s)
+            if _SIDE_EFFECT in attribute_map(attributes):
+                own += 1
+            if s.kind == _SERVER:
+                server = True
+    # runs are validated later: a span may repeat, so @op.tool's are compared with the distinct spans
+    if not server and (not own or own == len({id(s) for s in spans_of_tools})):
         return spans  # no server span, and not both @op.tool's and others' tool spans: no echo
     tools = {id(s): dialects.tool_name(attribute_map(s.attributes)) for s in spans_of_tools}  # named once
     names = [name for name in tools.values() if name is not None]
