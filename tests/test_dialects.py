@@ -97,6 +97,9 @@ def _first_said(attributes: dict, says: str) -> bool:
 def test_asking_only_the_rows_that_can_speak_decides_as_the_whole_table(attributes: dict) -> None:
     assert dialects.is_tool_span(attributes) is _first_said(attributes, "says_tool")
     assert dialects.is_agent_span(attributes) is _first_said(attributes, "says_agent")
+    # the tool answer is a function of TOOL_SPAN_KEYS' values alone (the offline model keeps it by them)
+    deciding = {k: v for k, v in attributes.items() if k in dialects.TOOL_SPAN_KEYS}
+    assert dialects.is_tool_span(deciding) is dialects.is_tool_span(attributes)
 
 
 def test_a_producers_own_kind_key_puts_its_record_first() -> None:

@@ -90,6 +90,11 @@ _RECORDERS: Final = tuple(d for d in DIALECTS if d.calls is not None)
 _DECISIVE: Final = tuple(d for d in DIALECTS if d.decisive and d.kind_key is not None)
 _TOOL_SPEAKERS: Final = tuple(d for d in DIALECTS if d.tool_marks or d in _DECISIVE)
 _AGENT_SPEAKERS: Final = tuple(d for d in DIALECTS if d.agent_marks or d in _DECISIVE)
+#: Every key :func:`is_tool_span` reads (the decisive rows' kind keys, the tool marks' keys): its answer
+#: is a function of these keys' values, so a reader of many spans may keep it by them.
+TOOL_SPAN_KEYS: Final = _unique(
+    (*(d.kind_key for d in _DECISIVE), *(key for d in _TOOL_SPEAKERS for key, _ in d.tool_marks))
+)
 
 
 def is_tool_span(attributes: Mapping[str, Any]) -> bool:
@@ -167,6 +172,7 @@ __all__ = [
     "SCOPE_NAMES",
     "SCOPE_WORDS",
     "TOOL_NAME_KEYS",
+    "TOOL_SPAN_KEYS",
     "Dialect",
     "Mark",
     "ToolCallRecord",

@@ -120,13 +120,32 @@ EMPTY_ATTRIBUTES: Final = Attributes()
 def says_tool(attributes: Mapping[str, Value]) -> bool:
     """``dialects.is_tool_span`` of a span's attributes, decided once per ``Attributes`` (they never
     change): the reader, the run's echoes, the tallies, the selectors and the fingerprint each ask
-    of every span, and the dialect rows are read in turn until one speaks."""
-    if attributes.__class__ is Attributes:
-        tool = attributes._tool  # type: ignore[attr-defined]
+    of every span, and the dialect rows are read in turn until one speaks. The answer depends only on
+    the values of ``dialects.TOOL_SPAN_KEYS``, which the spans of a trace file repeat: it is kept by
+    them (bounded), so most spans are decided by one look-up."""
+    if attributes.__class__ is not Attributes:
+        return dialects.is_tool_span(attributes)
+    tool = attributes._tool  # type: ignore[attr-defined]
+    if tool is None:
+        values = attributes._map  # type: ignore[attr-defined]
+        case: tuple | None = tuple([values.get(key, ABSENT) for key in _TOOL_SPAN_KEYS])
+        try:
+            tool = _TOOL_CASES.get(case)
+        except TypeError:  # an unhashable value: decided afresh
+            case = None
         if tool is None:
-            tool = attributes._tool = dialects.is_tool_span(attributes._map)  # type: ignore[attr-defined]
-        return tool
-    return dialects.is_tool_span(attributes)
+            tool = dialects.is_tool_span(values)
+            if case is not None:
+                if len(_TOOL_CASES) >= _TOOL_CASES_KEPT:
+                    _TOOL_CASES.clear()
+                _TOOL_CASES[case] = tool
+        attributes._tool = tool  # type: ignore[attr-defined]
+    return tool
+
+
+_TOOL_SPAN_KEYS: Final = dialects.TOOL_SPAN_KEYS
+_TOOL_CASES: Final[dict[tuple, bool]] = {}  # the values of TOOL_SPAN_KEYS -> is_tool_span
+_TOOL_CASES_KEPT: Final = 4096
 
 
 def attribute_map(attributes: Mapping[str, Value]) -> Mapping[str, Value]:

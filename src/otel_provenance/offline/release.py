@@ -74,9 +74,14 @@ def attribute_release(spans: tuple[Span, ...], key: str = DEFAULT_RELEASE_ATTRIB
     """The release of a run made of ``spans``, by the precedence in the module docstring."""
     for group in _groups(spans):
         values: set[str] = set()
+        resource, said = None, None  # the spans of a resource share its object: read once in a row
         for span in group:  # a span's release: its resource's ``key``, else its own; non-empty strings
-            value = span.resource.get(key)
-            if not (isinstance(value, str) and value):
+            if span.resource is not resource:
+                resource = span.resource
+                said = resource.get(key)
+                said = said if isinstance(said, str) and said else None
+            value = said
+            if value is None:
                 value = span.attributes.get(key)
                 if not (isinstance(value, str) and value):
                     continue

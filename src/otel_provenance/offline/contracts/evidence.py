@@ -135,7 +135,7 @@ class RunEvidence:
     def tally(self, selector: Selector | None) -> Tally:
         """The counts of :class:`Tally` for the spans ``selector`` picks (all spans when None), walked
         once per run and selector whichever rules ask."""
-        key = _key(selector)
+        key = selector if selector is None or selector.attributes else selector.step  # _key, inlined
         found = self._tallies.get(key)
         if found is None:
             if key is None:  # every span: the sum of its steps' tallies, which the step rules share
