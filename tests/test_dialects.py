@@ -19,6 +19,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import otel_provenance
 from otel_provenance import dialects
@@ -73,6 +75,31 @@ def test_the_rows_decide_in_table_order(attributes: dict, tool: bool, agent: boo
     assert dialects.is_tool_span(attributes) is tool
     assert dialects.is_agent_span(attributes) is agent
     assert dialects.tool_name(attributes) == name
+
+
+_MARK_KEYS = sorted(
+    {k for d in dialects.DIALECTS for k, _ in (*d.tool_marks, *d.agent_marks)}
+    | {d.kind_key for d in dialects.DIALECTS if d.kind_key is not None}
+)
+_MARK_VALUES = sorted({v for d in dialects.DIALECTS for _, v in (*d.tool_marks, *d.agent_marks) if v})
+
+
+def _first_said(attributes: dict, says: str) -> bool:
+    """The table read row by row, every row asked: what the module docstring promises."""
+    for d in dialects.DIALECTS:
+        said = getattr(d, says)(attributes)
+        if said is not None:
+            return said
+    return False
+
+
+@given(st.dictionaries(st.sampled_from(_MARK_KEYS), st.sampled_from([*_MARK_VALUES, "other", 7])))
+def test_asking_only_the_rows_that_can_speak_decides_as_the_whole_table(attributes: dict) -> None:
+    assert dialects.is_tool_span(attributes) is _first_said(attributes, "says_tool")
+    assert dialects.is_agent_span(attributes) is _first_said(attributes, "says_agent")
+    # the tool answer is a function of TOOL_SPAN_KEYS' values alone (the offline model keeps it by them)
+    deciding = {k: v for k, v in attributes.items() if k in dialects.TOOL_SPAN_KEYS}
+    assert dialects.is_tool_span(deciding) is dialects.is_tool_span(attributes)
 
 
 def test_a_producers_own_kind_key_puts_its_record_first() -> None:

@@ -84,13 +84,24 @@ TOOL_NAME_KEYS: Final = _unique(k for d in DIALECTS for k in d.tool_name_keys)
 _MARKED_NAMES: Final = tuple(d for d in DIALECTS if d.marked_tool_name_keys)
 _IDENTITIES: Final = tuple(d for d in DIALECTS if d.identity_keys)
 _RECORDERS: Final = tuple(d for d in DIALECTS if d.calls is not None)
+# The rows that can say anything about a span's being a tool call or an agent run, in table order: a
+# row without marks of that sort, and not decisive, is silent on every span (``Dialect._says``). Both
+# halves ask of every span, so the silent rows are left out of the asking once, here.
+_DECISIVE: Final = tuple(d for d in DIALECTS if d.decisive and d.kind_key is not None)
+_TOOL_SPEAKERS: Final = tuple(d for d in DIALECTS if d.tool_marks or d in _DECISIVE)
+_AGENT_SPEAKERS: Final = tuple(d for d in DIALECTS if d.agent_marks or d in _DECISIVE)
+#: Every key :func:`is_tool_span` reads (the decisive rows' kind keys, the tool marks' keys): its answer
+#: is a function of these keys' values, so a reader of many spans may keep it by them.
+TOOL_SPAN_KEYS: Final = _unique(
+    (*(d.kind_key for d in _DECISIVE), *(key for d in _TOOL_SPEAKERS for key, _ in d.tool_marks))
+)
 
 
 def is_tool_span(attributes: Mapping[str, Any]) -> bool:
     """A tool call's span, as both halves read it: the first row with something to say decides
     (``gen_ai.operation.name = execute_tool``; without an operation name, a span OpenInference,
     OpenLLMetry or logfire marks as a tool call)."""
-    for dialect in DIALECTS:
+    for dialect in _TOOL_SPEAKERS:
         said = dialect.says_tool(attributes)
         if said is not None:
             return said
@@ -101,7 +112,7 @@ def is_agent_span(attributes: Mapping[str, Any]) -> bool:
     """An agent invocation's span: ``op.run``'s marks (``agent.run.id``), ``gen_ai.operation.name =
     invoke_agent``, or — without an operation name — a producer's agent mark. Building an agent
     (``create_agent``) is not invoking it."""
-    for dialect in DIALECTS:
+    for dialect in _AGENT_SPEAKERS:
         said = dialect.says_agent(attributes)
         if said is not None:
             return said
@@ -161,6 +172,7 @@ __all__ = [
     "SCOPE_NAMES",
     "SCOPE_WORDS",
     "TOOL_NAME_KEYS",
+    "TOOL_SPAN_KEYS",
     "Dialect",
     "Mark",
     "ToolCallRecord",

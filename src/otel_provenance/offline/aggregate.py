@@ -20,8 +20,10 @@ import itertools
 import json
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from typing import Any, Final
 
 from ..errors import TraceReadError
@@ -33,6 +35,9 @@ PARTIAL_FORMAT: Final = "otel-provenance/gate-partial/v3"
 _UNSHARDED_FORMATS: Final = ("otel-provenance/gate-partial/v2",)  # partials that did not record their shard
 RUN_STATUSES: Final = tuple(o.decision for o in Outcome)  # a run's status, as reports spell it
 RULE_STATUSES: Final = tuple(s.value for s in Outcome)
+_PASS: Final = Outcome.PASS.value
+_PASSED: Final = Outcome.PASS.decision  # a run's status when every rule passed it (``evaluate._result``)
+_RULE_ID: Final = attrgetter("rule_id")
 
 
 _SPAN_ID_HEX: Final = 16  # every span id the readers give: 16 lowercase hex digits
@@ -160,17 +165,30 @@ class Aggregate:
         run_counts = dict(self.run_counts)
         tallies = {rid: (dict(t.counts), list(t.findings)) for rid, t in self.rules.items()}
         run_ids = list(self.run_ids)
+        passed: Counter[tuple[str, ...]] = Counter()  # runs that passed every rule, by their rule ids
         for result in results:
             run_ids.append(result.run_id)
             run_counts[result.status] += 1
+            if result.status == _PASSED:  # most runs: every rule passed, nothing to keep but a count
+                passed[tuple(map(_RULE_ID, result.rules))] += 1
+                continue
             for r in result.rules:
-                counts, findings = tallies.setdefault(r.rule_id, (_empty_counts(RULE_STATUSES), []))
-                counts[r.status.value] += 1
+                tally = tallies.get(r.rule_id)
+                if tally is None:
+                    tally = tallies[r.rule_id] = (_empty_counts(RULE_STATUSES), [])
+                counts, findings = tally
+                counts[r.status._value_] += 1
                 if r.findings:  # most rules pass most runs
                     findings.extend(
-                        RunFinding(result.run_id, result.trace_ids, f.status.value, f.message, f.witnesses)
+                        RunFinding(result.run_id, result.trace_ids, f.status._value_, f.message, f.witnesses)
                         for f in r.findings
                     )
+        for rule_ids, runs in passed.items():
+            for rule_id in rule_ids:
+                tally = tallies.get(rule_id)
+                if tally is None:
+                    tally = tallies[rule_id] = (_empty_counts(RULE_STATUSES), [])
+                tally[0][_PASS] += runs
         run_ids.sort()  # neighbours once sorted: no set of every run id beside the list (peak memory)
         if any(a == b for a, b in itertools.pairwise(run_ids)):
             raise ValueError("a run id occurs twice among the results")

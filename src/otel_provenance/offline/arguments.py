@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from .. import semconv
-from .model import Span
+from .model import Span, attribute_map
 
 _KIND_SUFFIX: Final = semconv.ARG_KIND_SUFFIX
 _SHORTEST: Final = len(semconv.ARG_PREFIX) + len(_KIND_SUFFIX)  # a name of at least one character
@@ -22,19 +22,46 @@ def argument_kinds(span: Span) -> dict[str, str] | None:
     """``{argument name: kind}`` from the span's ``agent.arg.*.kind`` attributes (in the order of
     their keys); None when the span carries no provenance at all (no kind and no
     ``agent.budget.assumed`` counter) or a kind this package does not write (evidence that cannot be
-    read is never read as a pass)."""
-    found: list[tuple[str, str]] = []
+    read is never read as a pass).
+
+    Which keys are kinds depends only on the span's keys, and the spans of one tool carry the same
+    keys run after run: so the keys are sorted out once per *layout* (the tuple of a span's keys, in
+    arrival order; :func:`_layout`), and each span only reads its kinds' values."""
+    attributes = attribute_map(span.attributes)
+    keys = tuple(attributes)
+    layout = _LAYOUTS.get(keys)
+    if layout is None:
+        layout = _layout(keys)
+    kind_keys, names, counted = layout
+    if not kind_keys:
+        return {} if counted else None
+    values = [attributes[key] for key in kind_keys]
+    for value in values:
+        if value not in _KINDS:
+            return None
+    return dict(zip(names, values, strict=True))
+
+
+_Layout = tuple[tuple[str, ...], tuple[str, ...], bool]
+_LAYOUTS: Final[dict[tuple[str, ...], _Layout]] = {}
+_LAYOUTS_KEPT: Final = 4096  # layouts remembered (a bound: keys may vary span to span)
+_KINDS: Final = semconv.ARG_KINDS
+
+
+def _layout(keys: tuple[str, ...]) -> _Layout:
+    """(the kind keys among ``keys``, sorted; the argument names they carry; whether ``keys`` holds the
+    ``agent.budget.assumed`` counter), remembered for the next span with the same keys."""
     prefix = semconv.ARG_PREFIX
-    for key, value in span.attributes.items_unordered():
-        # semconv.split_arg_attr tries ".kind" first: a key ending in it is a kind, whatever its name
-        if len(key) > _SHORTEST and key.endswith(_KIND_SUFFIX) and key.startswith(prefix):
-            if value not in semconv.ARG_KINDS:
-                return None
-            found.append((key, value))
-    if not found and semconv.BUDGET_ASSUMED not in span.attributes:
-        return None
-    found.sort()
-    return {key[len(prefix) : -len(_KIND_SUFFIX)]: value for key, value in found}
+    # semconv.split_arg_attr tries ".kind" first: a key ending in it is a kind, whatever its name
+    kind_keys = tuple(
+        sorted(k for k in keys if len(k) > _SHORTEST and k.endswith(_KIND_SUFFIX) and k.startswith(prefix))
+    )
+    names = tuple(key[len(prefix) : -len(_KIND_SUFFIX)] for key in kind_keys)
+    layout = (kind_keys, names, semconv.BUDGET_ASSUMED in keys)
+    if len(_LAYOUTS) >= _LAYOUTS_KEPT:
+        _LAYOUTS.clear()
+    _LAYOUTS[keys] = layout
+    return layout
 
 
 COUNTERS: Final = (

@@ -12,6 +12,7 @@ stage can turn into a pass.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -102,6 +103,9 @@ def evaluate_safely(
         evidence = RunEvidence(run)
     except Exception as exc:  # evidence that cannot be indexed makes every rule an error
         return _result(run, [_error(rule, exc) for rule in contract.rules])
+    plan = _plan(contract) if rule_evaluator is evaluate_rule else None
+    if plan is not None:
+        return _evaluate_planned(run, evidence, plan)
     results = []
     for rule in contract.rules:
         try:
@@ -109,6 +113,56 @@ def evaluate_safely(
         except Exception as exc:
             results.append(_error(rule, exc))
     return _result(run, results)
+
+
+_Step = tuple[Rule, "Passes | None", RuleResult, "str | None"]
+
+
+class _Plan(threading.local):
+    """The last contract evaluated (on this thread) and its rules as :func:`_evaluate_planned` walks
+    them: sorted by id, each with its compiled test, its ``pass`` result and the step whose absence
+    passes it (``RuleType.passes_without_step``) — found once per contract, not per run."""
+
+    contract: Contract | None = None
+    steps: tuple[_Step, ...] | None = None
+
+
+_PLAN = _Plan()
+
+
+def _plan(contract: Contract) -> tuple[_Step, ...] | None:
+    """The contract's plan; None when a rule does not compile (each run then asks ``evaluate_rule``,
+    which makes that rule's exception the rule's ``error``)."""
+    plan = _PLAN
+    if plan.contract is not contract:
+        steps: list[_Step] | None = []
+        for rule in sorted(contract.rules, key=lambda r: r.id):
+            try:
+                passes, passed = compiled(rule)
+            except Exception:
+                steps = None
+                break
+            without = REGISTRY[rule.type].passes_without_step
+            select = rule.params.get(without) if without is not None else None
+            steps.append((rule, passes, passed, getattr(select, "step", None)))
+        plan.contract, plan.steps = contract, None if steps is None else tuple(steps)
+    return plan.steps
+
+
+def _evaluate_planned(run: Run, evidence: RunEvidence, plan: tuple[_Step, ...]) -> RunResult:
+    """``evaluate_safely`` with ``evaluate_rule``, over the contract's plan: the same results, without
+    asking a rule whose selected step the run does not take, and with the rules already in order."""
+    present = evidence.by_step
+    results = []
+    for rule, passes, passed, step in plan:
+        if step is not None and step not in present:
+            results.append(passed)
+            continue
+        try:
+            results.append(passed if passes is not None and passes(evidence) else check_rule(rule, evidence))
+        except Exception as exc:
+            results.append(_error(rule, exc))
+    return _result(run, results, ordered=True)
 
 
 def release_conflict_result(run: Run, contract: Contract, key: str, found: tuple[str, ...]) -> RunResult:
@@ -132,8 +186,9 @@ def _error(rule: Rule, exc: BaseException) -> RuleResult:
     return RuleResult(rule.id, rule.code, Outcome.ERROR, (Finding(Outcome.ERROR, message, ()),))
 
 
-def _result(run: Run, results: list[RuleResult]) -> RunResult:
-    ordered = tuple(sorted(results, key=lambda r: r.rule_id))
+def _result(run: Run, results: list[RuleResult], ordered: bool = False) -> RunResult:
+    """The run's result: its rules' results sorted by rule id (``ordered``: they already are)."""
+    ordered = tuple(results) if ordered else tuple(sorted(results, key=lambda r: r.rule_id))
     statuses = {r.status for r in ordered}
     if Outcome.ERROR in statuses:
         status = Outcome.ERROR.decision

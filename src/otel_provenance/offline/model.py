@@ -120,13 +120,32 @@ EMPTY_ATTRIBUTES: Final = Attributes()
 def says_tool(attributes: Mapping[str, Value]) -> bool:
     """``dialects.is_tool_span`` of a span's attributes, decided once per ``Attributes`` (they never
     change): the reader, the run's echoes, the tallies, the selectors and the fingerprint each ask
-    of every span, and the dialect rows are read in turn until one speaks."""
-    if attributes.__class__ is Attributes:
-        tool = attributes._tool  # type: ignore[attr-defined]
+    of every span, and the dialect rows are read in turn until one speaks. The answer depends only on
+    the values of ``dialects.TOOL_SPAN_KEYS``, which the spans of a trace file repeat: it is kept by
+    them (bounded), so most spans are decided by one look-up."""
+    if attributes.__class__ is not Attributes:
+        return dialects.is_tool_span(attributes)
+    tool = attributes._tool  # type: ignore[attr-defined]
+    if tool is None:
+        values = attributes._map  # type: ignore[attr-defined]
+        case: tuple | None = tuple([values.get(key, ABSENT) for key in _TOOL_SPAN_KEYS])
+        try:
+            tool = _TOOL_CASES.get(case)
+        except TypeError:  # an unhashable value: decided afresh
+            case = None
         if tool is None:
-            tool = attributes._tool = dialects.is_tool_span(attributes._map)  # type: ignore[attr-defined]
-        return tool
-    return dialects.is_tool_span(attributes)
+            tool = dialects.is_tool_span(values)
+            if case is not None:
+                if len(_TOOL_CASES) >= _TOOL_CASES_KEPT:
+                    _TOOL_CASES.clear()
+                _TOOL_CASES[case] = tool
+        attributes._tool = tool  # type: ignore[attr-defined]
+    return tool
+
+
+_TOOL_SPAN_KEYS: Final = dialects.TOOL_SPAN_KEYS
+_TOOL_CASES: Final[dict[tuple, bool]] = {}  # the values of TOOL_SPAN_KEYS -> is_tool_span
+_TOOL_CASES_KEPT: Final = 4096
 
 
 def attribute_map(attributes: Mapping[str, Value]) -> Mapping[str, Value]:
@@ -295,6 +314,10 @@ def make_span(
     return span
 
 
+_SIDE_EFFECT: Final = semconv.SIDE_EFFECT
+_SERVER: Final = SpanKind.SERVER
+
+
 def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     """``spans`` with each echo marked (``Span.echo``); the same tuple when there is none.
 
@@ -322,10 +345,19 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
     the walk up is bounded and shared (each span's nearest tool ancestor is found once) rather than
     trusting the parents to be acyclic.
     """
-    spans_of_tools = [s for s in spans if says_tool(s.attributes)]  # the echo flag aside
-    own = sum(1 for s in spans_of_tools if semconv.SIDE_EFFECT in s.attributes)
-    distinct = len({id(s) for s in spans_of_tools})  # runs are validated later: a span may repeat
-    if not any(s.kind == SpanKind.SERVER for s in spans_of_tools) and own in (0, distinct):
+    spans_of_tools: list[Span] = []  # the echo flag aside
+    own = 0  # of them, @op.tool's
+    server = False
+    for s in spans:
+        attributes = s.attributes
+        if says_tool(attributes):
+            spans_of_tools.append(s)
+            if _SIDE_EFFECT in attribute_map(attributes):
+                own += 1
+            if s.kind == _SERVER:
+                server = True
+    # runs are validated later: a span may repeat, so @op.tool's are compared with the distinct spans
+    if not server and (not own or own == len({id(s) for s in spans_of_tools})):
         return spans  # no server span, and not both @op.tool's and others' tool spans: no echo
     tools = {id(s): dialects.tool_name(attribute_map(s.attributes)) for s in spans_of_tools}  # named once
     names = [name for name in tools.values() if name is not None]

@@ -64,15 +64,6 @@ class Attribution:
 NO_RELEASE: Final = Attribution(None, ())
 
 
-def release_value(span: Span, key: str = DEFAULT_RELEASE_ATTRIBUTE) -> str | None:
-    """The span's release: its resource's ``key``, else its own attribute ``key``; non-empty strings only."""
-    for attrs in (span.resource, span.attributes):
-        value = attrs.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
 def _groups(spans: tuple[Span, ...]) -> Iterable[Iterable[Span]]:
     yield (s for s in spans if semconv.RUN_ID in s.attributes)
     yield (s for s in spans if semconv.GEN_AI_OPERATION_NAME in s.attributes and not s.echo)
@@ -82,7 +73,19 @@ def _groups(spans: tuple[Span, ...]) -> Iterable[Iterable[Span]]:
 def attribute_release(spans: tuple[Span, ...], key: str = DEFAULT_RELEASE_ATTRIBUTE) -> Attribution:
     """The release of a run made of ``spans``, by the precedence in the module docstring."""
     for group in _groups(spans):
-        values = {v for v in (release_value(s, key) for s in group) if v is not None}
+        values: set[str] = set()
+        resource, said = None, None  # the spans of a resource share its object: read once in a row
+        for span in group:  # a span's release: its resource's ``key``, else its own; non-empty strings
+            if span.resource is not resource:
+                resource = span.resource
+                said = resource.get(key)
+                said = said if isinstance(said, str) and said else None
+            value = said
+            if value is None:
+                value = span.attributes.get(key)
+                if not (isinstance(value, str) and value):
+                    continue
+            values.add(value)
         if values:
             found = tuple(sorted(values))
             return Attribution(found[0] if len(found) == 1 else None, found)

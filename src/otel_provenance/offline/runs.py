@@ -155,16 +155,20 @@ def validate_run(run: Run, source: str | None = None) -> None:
 def _check(run: Run, source: str | None) -> None:
     where = source or f"run {run.run_id}"
     by_id: dict[str, Span] = {}
+    ahead: list[str] = []  # parent ids not among the spans before theirs (later, or not in the run)
     for span in run.spans:
-        other = by_id.get(span.span_id)
+        span_id, parent_id = span.span_id, span.parent_span_id
+        other = by_id.get(span_id)
         if other is not None:
             traces = "" if other.trace_id == span.trace_id else f" (traces {other.trace_id}, {span.trace_id})"
-            raise InvalidEvidenceError(
-                where, f"run {run.run_id}: span id {span.span_id} occurs twice{traces}"
-            )
-        if span.parent_span_id == span.span_id:
-            raise InvalidEvidenceError(where, f"run {run.run_id}: span {span.span_id} is its own parent")
-        by_id[span.span_id] = span
+            raise InvalidEvidenceError(where, f"run {run.run_id}: span id {span_id} occurs twice{traces}")
+        if parent_id == span_id:
+            raise InvalidEvidenceError(where, f"run {run.run_id}: span {span_id} is its own parent")
+        if parent_id and parent_id not in by_id:
+            ahead.append(parent_id)
+        by_id[span_id] = span
+    if not any(parent_id in by_id for parent_id in ahead):
+        return  # every parent link points to a span before: following them never comes back
     # A cycle: following parents (within the trace) returns to a span already on the current path.
     state: dict[str, int] = {}  # 1 = on the path being walked, 2 = known to reach a root
     for span in run.spans:

@@ -17,12 +17,14 @@ from functools import cached_property
 from ... import semconv
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
-from ..model import ABSENT, Run, Span, attribute_map
+from ..model import ABSENT, Run, Span, attribute_map, says_tool
 from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
 
 _BLOCKED = semconv.TOOL_STATUS_BLOCKED
+_STATUS = semconv.TOOL_STATUS
+_RETRY = semconv.RETRY_NUMBER
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +50,8 @@ class RunEvidence:
     steps: dict[str, str] = field(init=False)
     by_id: dict[str, Span] = field(init=False)
     by_step: dict[str, list[Span]] = field(init=False)
-    _selected: dict[Selector, tuple[list[Span], list[Span]]] = field(init=False)
-    _tallies: dict[Selector | None, Tally] = field(init=False)
+    _selected: dict[Selector | str | None, tuple[list[Span], list[Span]]] = field(init=False)
+    _tallies: dict[Selector | str | None, Tally] = field(init=False)
     _kinds: dict[str, dict[str, str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -112,10 +114,11 @@ class RunEvidence:
 
     def selection(self, selector: Selector) -> tuple[list[Span], list[Span]]:
         """``select``'s two lists as kept for every rule that asks: read them, never change them."""
-        cached = self._selected.get(selector)
-        if cached is None and not selector.attributes:  # a step alone: every span of that step matches
-            matched = list(self.run.spans) if selector.step is None else self.by_step.get(selector.step, [])
-            cached = self._selected[selector] = (matched, [])
+        key = _key(selector)
+        cached = self._selected.get(key)
+        if cached is None and key is not selector:  # a step alone: every span of that step matches
+            matched = list(self.run.spans) if key is None else self.by_step.get(key, [])
+            cached = self._selected[key] = (matched, [])
         if cached is None:  # many rules share a selector; candidates are indexed by step key
             candidates = self.run.spans if selector.step is None else self.by_step.get(selector.step, ())
             matched: list[Span] = []
@@ -126,62 +129,21 @@ class RunEvidence:
                     matched.append(span)
                 elif verdict is Match.UNKNOWN:
                     unknown.append(span)
-            cached = self._selected[selector] = (matched, unknown)
+            cached = self._selected[key] = (matched, unknown)
         return cached
 
     def tally(self, selector: Selector | None) -> Tally:
         """The counts of :class:`Tally` for the spans ``selector`` picks (all spans when None), walked
         once per run and selector whichever rules ask."""
-        found = self._tallies.get(selector)
+        key = selector if selector is None or selector.attributes else selector.step  # _key, inlined
+        found = self._tallies.get(key)
         if found is None:
-            found = self._tallies[selector] = self._count(selector)
-        return found
-
-    def _count(self, selector: Selector | None) -> Tally:
-        if selector is None:
-            matched: list[Span] | tuple[Span, ...] = self.run.spans
-            unknown: list[Span] = []
-        else:
-            matched, unknown = self.selection(selector)
-        occurred = first = blocked_tools = silent_tools = retry_missing = 0
-        retry_max = -1
-        for span in matched:
-            attributes = attribute_map(span.attributes)
-            status = attributes.get(semconv.TOOL_STATUS, ABSENT)
-            retry = attributes.get(semconv.RETRY_NUMBER)
-            counted = isinstance(retry, int) and not isinstance(retry, bool)  # a boolean counts nothing
-            if counted:
-                if retry > retry_max:
-                    retry_max = retry
+            if key is None:  # every span: the sum of its steps' tallies, which the step rules share
+                found = _sum_tallies([self.tally(Selector(step)) for step in self.by_step])
             else:
-                retry_missing += 1
-            if status != _BLOCKED:
-                occurred += 1
-                if not (counted and retry > 0):
-                    first += 1
-            if span.is_tool:
-                if status == _BLOCKED:
-                    blocked_tools += 1
-                elif status is ABSENT:
-                    silent_tools += 1
-        occurred_unknown = unknown_tools = 0
-        for span in unknown:
-            if span.attributes.get(semconv.TOOL_STATUS) != _BLOCKED:
-                occurred_unknown += 1
-            if span.is_tool:
-                unknown_tools += 1
-        return Tally(
-            len(matched),
-            len(unknown),
-            occurred,
-            occurred_unknown,
-            first,
-            retry_max,
-            retry_missing,
-            blocked_tools,
-            silent_tools,
-            unknown_tools,
-        )
+                found = _count(*self.selection(selector))  # type: ignore[arg-type]
+            self._tallies[key] = found
+        return found
 
     def occurred(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
         """Like ``select``, without blocked calls (``agent.tool.status = blocked``): a call its budget
@@ -192,3 +154,86 @@ class RunEvidence:
     def witnesses(self, **observed: object) -> tuple[Witness, ...]:
         """Run-level witnesses (one per trace, no spans) for findings about something absent."""
         return run_witnesses(self.run, **observed)
+
+
+def _key(selector: Selector | None) -> Selector | str | None:
+    """How the evidence keeps what a selector picks: by its step when it tests no attribute (so that
+    the rules selecting one step share it without hashing selectors), None for every span."""
+    if selector is None or selector.attributes:
+        return selector
+    return selector.step
+
+
+def _count(matched: list[Span], unknown: list[Span]) -> Tally:
+    """The :class:`Tally` of a selection (``RunEvidence.selection``'s two lists)."""
+    occurred = first = blocked_tools = silent_tools = retry_missing = 0
+    retry_max = -1
+    for span in matched:
+        attributes = span.attributes
+        values = attribute_map(attributes)
+        status = values.get(_STATUS, ABSENT)
+        retry = values.get(_RETRY)
+        counted = isinstance(retry, int) and retry.__class__ is not bool  # a boolean counts nothing
+        if counted:
+            if retry > retry_max:
+                retry_max = retry
+        else:
+            retry_missing += 1
+        if status != _BLOCKED:
+            occurred += 1
+            if not (counted and retry > 0):
+                first += 1
+        if not span.echo and says_tool(attributes):  # Span.is_tool
+            if status == _BLOCKED:
+                blocked_tools += 1
+            elif status is ABSENT:
+                silent_tools += 1
+    occurred_unknown = unknown_tools = 0
+    for span in unknown:
+        if span.attributes.get(semconv.TOOL_STATUS) != _BLOCKED:
+            occurred_unknown += 1
+        if span.is_tool:
+            unknown_tools += 1
+    return Tally(
+        len(matched),
+        len(unknown),
+        occurred,
+        occurred_unknown,
+        first,
+        retry_max,
+        retry_missing,
+        blocked_tools,
+        silent_tools,
+        unknown_tools,
+    )
+
+
+def _sum_tallies(tallies: list[Tally]) -> Tally:
+    """The tally of the spans of ``tallies`` together (each span counted in one of them): the counts
+    add up, the highest retry number is the highest of theirs."""
+    matched = unknown = occurred = occurred_unknown = first = retry_missing = 0
+    blocked_tools = silent_tools = unknown_tools = 0
+    retry_max = -1
+    for t in tallies:
+        matched += t.matched
+        unknown += t.unknown
+        occurred += t.occurred
+        occurred_unknown += t.occurred_unknown
+        first += t.first
+        retry_max = max(retry_max, t.retry_max)
+        retry_missing += t.retry_missing
+        blocked_tools += t.blocked_tools
+        silent_tools += t.silent_tools
+        unknown_tools += t.unknown_tools
+    return Tally(
+        matched,
+        unknown,
+        occurred,
+        occurred_unknown,
+        first,
+        retry_max,
+        retry_missing,
+        blocked_tools,
+        silent_tools,
+        unknown_tools,
+    )

@@ -58,6 +58,10 @@ class RuleType:
     at_call: AtCall = AtCall.END
     #: the type judges span attributes: at call time, only those a call starts with
     reads_attributes: bool = False
+    #: the parameter (``select``, ``to``) whose selector's step, when a run does not take it, leaves the
+    #: checker nothing to find (no call to judge, nothing undecided): the evaluator passes such a run
+    #: without asking the rule
+    passes_without_step: str | None = None
 
 
 def always(absence: Absence) -> Callable[[Rule], Absence]:

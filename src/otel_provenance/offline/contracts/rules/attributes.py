@@ -192,6 +192,7 @@ RULE_TYPES = (
         _compile_values,
         at_call=AtCall.STEP,
         reads_attributes=True,
+        passes_without_step="select",
     ),
     RuleType(
         "allowed_values",
@@ -202,5 +203,6 @@ RULE_TYPES = (
         _compile_values,
         at_call=AtCall.STEP,
         reads_attributes=True,
+        passes_without_step="select",
     ),
 )

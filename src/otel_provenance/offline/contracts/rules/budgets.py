@@ -9,7 +9,7 @@ from typing import Any
 from .... import semconv
 from ....budget_law import COUNTED_KINDS, Limits, allowed_on_span, count_arguments, over_budget
 from ...arguments import COUNTERS, lost_kinds
-from ...model import ABSENT, Span
+from ...model import ABSENT, Span, attribute_map
 from ..evidence import RunEvidence
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
@@ -18,6 +18,7 @@ from ..ruletype import Absence, AtCall, Fail, Passes, RuleType, always
 
 _DURATION_SCALE = {"ns": 1, "ms": 10**6, "s": 10**9}
 _DECIDED = 4096  # cases a compiled provenance rule keeps decided
+_CASE_KEYS = (semconv.BUDGET_ALLOWED, *(key for _, key in COUNTERS))  # what a call's verdict reads
 
 
 def check_retry_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
@@ -198,20 +199,26 @@ def _compile_provenance(rule: Rule) -> Passes:
     decided: dict[tuple, bool] = {}
 
     def within(span: Span, kinds: dict[str, str]) -> bool:
-        attributes = span.attributes
-        vetted = allowed_on_span(attributes)
-        counters = tuple(_count(attributes.get(key)) for _, key in COUNTERS)
-        key = (tuple(kinds.items()), vetted, counters)
-        verdict = decided.get(key)
+        attributes = attribute_map(span.attributes)
+        # the case as read (the allow-list and the counters' raw values, with their types: ``True``
+        # and ``1`` are equal keys to a dict but not to the budget), decided from them once
+        raw = tuple([attributes.get(key) for key in _CASE_KEYS])
+        key = (tuple(kinds.items()), raw, tuple([value.__class__ for value in raw]))
+        try:
+            verdict = decided.get(key)
+        except TypeError:  # an unhashable value: decided afresh
+            verdict = key = None
         if verdict is None:
             if lost_kinds(span, kinds.values()) is not None:
                 verdict = False  # a count over the names kept: the checker words it
             else:
+                vetted = allowed_on_span(attributes)
                 allow = rule_allow if rule_allow is not None else vetted
                 verdict = not over_budget(count_arguments(kinds.items(), allow, vetted=vetted), law)
-            if len(decided) >= _DECIDED:
-                decided.clear()
-            decided[key] = verdict
+            if key is not None:
+                if len(decided) >= _DECIDED:
+                    decided.clear()
+                decided[key] = verdict
         return verdict
 
     def passes(ev: RunEvidence) -> bool:
@@ -227,10 +234,6 @@ def _compile_provenance(rule: Rule) -> Passes:
     return passes
 
 
-def _count(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def _validate_numeric(params: dict[str, Any], fail: Fail) -> None:
     if "attribute" in params and "duration" in params:
         raise fail("duration", "use either attribute or duration, not both")
@@ -244,6 +247,7 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         compile=_compile_retries,
         at_call=AtCall.STEP,
+        passes_without_step="select",
     ),
     RuleType(
         "numeric_budgets",
@@ -260,5 +264,6 @@ RULE_TYPES = (
         always(Absence.VACUOUS),
         compile=_compile_provenance,
         at_call=AtCall.STEP,
+        passes_without_step="select",
     ),
 )

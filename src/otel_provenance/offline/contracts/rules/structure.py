@@ -189,9 +189,9 @@ def _compile_forbidden_paths(rule: Rule) -> Passes:
 
     def passes(ev: RunEvidence) -> bool:
         matched, undecided = ev.selection(target)
-        if any(not s.blocked for s in undecided):
+        if undecided and any(not s.blocked for s in undecided):
             return False
-        targets = [s for s in matched if not s.blocked]
+        targets = [s for s in matched if not s.blocked] if matched else matched
         if not targets:
             return True
         if not guarded_each:
@@ -214,5 +214,6 @@ RULE_TYPES = (
         always(Absence.IRRELEVANT),
         compile=_compile_forbidden_paths,
         at_call=AtCall.RUN,
+        passes_without_step="to",
     ),
 )
