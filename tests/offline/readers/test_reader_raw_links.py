@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 
-from otel_provenance.offline.readers.otlp_json import raw_links
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_provenance.offline.readers.otlp_json import _MENTIONS, _links_by_position, raw_links
 
 T1 = "5b8efff798038103d269b633813fc60c"
 T2 = "0af7651916cd43dd8448eb211c80319c"
@@ -73,3 +76,56 @@ def test_a_run_id_that_cannot_be_decoded_is_left_out_and_the_rest_is_kept() -> N
     line = _line(_span(T1, _attr("agent.run.id", "PLACEHOLDER")), _span(T2, good))
     for raw in (rb"r\q", b"r\xff"):  # an invalid escape; a byte that is not UTF-8
         assert raw_links(line.replace(b"PLACEHOLDER", raw)) == {(T1, None), (T2, None), (T2, "r2")}
+
+
+# #46: one scan finds trace ids and key-first run ids in order, paired in C when they alternate and by a
+# walk otherwise; a run id key written any other way sends the line to the scan by position. All three
+# must give what pairing each run id with the nearest trace id before it gives.
+_ids = st.sampled_from([T1, T2, T1.upper(), "zz", ""])
+_runs = st.sampled_from(["r1", "r2", 'run "7"', "caf\u00e9", ""])
+_run_attr = st.builds(_attr, st.just("agent.run.id"), _runs)  # key first, as every writer has it
+_attrs = st.lists(
+    st.one_of(
+        _run_attr,
+        _run_attr,
+        st.builds(_attr, st.sampled_from(["tool", "agent.run.id.x"]), _runs),
+        st.sampled_from(  # now and then written otherwise: the line is scanned by position
+            [
+                _attr("agent.run.id", "r3", value_first=True),
+                {"key": "agent.run.id", "value": {"intValue": "7"}},
+            ],
+        ),
+    ),
+    max_size=3,
+)
+_spans = st.lists(
+    st.builds(
+        lambda trace_id, attributes, links: {
+            **_span(trace_id, *attributes),
+            **({"links": [{"traceId": T2, "spanId": "eee19b7ec3c1b174"}]} if links else {}),
+        },
+        _ids,
+        _attrs,
+        st.booleans(),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_spans, st.lists(_run_attr, max_size=1), st.booleans())
+def test_the_one_scan_pairs_as_the_scan_by_position(
+    spans: list[dict], resource: list[dict], compact: bool
+) -> None:
+    request = {"resourceSpans": [{"resource": {"attributes": resource}, "scopeSpans": [{"spans": spans}]}]}
+    line = json.dumps(request, separators=(",", ":") if compact else None).encode()
+    assert raw_links(line) == _links_by_position(line)
+
+
+def test_a_line_of_spans_each_with_its_run_id_is_paired_in_one_step() -> None:
+    """The usual line — trace id, run id, trace id, run id ... — takes the pairing in C; the walk and the
+    scan by position agree with it."""
+    line = _line(_span(T1, _attr("agent.run.id", "r1")), _span(T2, _attr("agent.run.id", "r2")))
+    found = _MENTIONS.findall(line)
+    assert [bool(trace) for trace, _ in found] == [True, False, True, False]
+    assert raw_links(line) == _links_by_position(line) == {(T1, None), (T2, None), (T1, "r1"), (T2, "r2")}
