@@ -14,10 +14,13 @@ the line strictly, which words any error. What is proved, and how, all in C over
   colon escaped as ``\\u003a`` is not counted, so such lines are read strictly).
 - *Every attribute value has one type.* The re-encoding is canonical: a type member (``stringValue``,
   ``intValue`` …) is written once per value object, so their count equals the count of non-empty
-  value objects (``"value":{"``) plus the elements of arrays, counted while converting (and each
-  checked by the strict reader's own ``otlp_json._value``, which converts every array).
-  ``stringValueStrindex`` (profiling dictionaries only) is not a member here: such lines are read
-  strictly, and every type member ends in ``Value":``.
+  value objects plus the elements of arrays, counted while converting (and each element checked by
+  the strict reader's own ``otlp_json._value``, which converts every array that is not one of
+  strings). The values are counted while converting too — one per key of each converted mapping,
+  the spans other shards read included — unless some sit in plain dicts (events, links, entity
+  refs), scope attributes or key-value lists: then the non-empty value objects are counted in the
+  re-encoding (``"value":{"``). ``stringValueStrindex`` (profiling dictionaries only) is not a member
+  here: such lines are read strictly, and every type member ends in ``Value":``.
 
 Other differences go to the strict reader too: snake_case member names and the pre-1.0 names
 (unknown here), lone surrogates and ``NaN`` tokens (msgspec refuses them), other signals' requests.
@@ -153,7 +156,8 @@ def spans(raw: bytes, keep: Callable[[str], bool] | None = None) -> list[Span] |
             return None  # a member was dropped: a duplicate name (the strict reader words the error)
         converted = _Converter()
         out = converted.request(request, keep)
-        if encoded.count(b'Value":') != encoded.count(b'"value":{"') + converted.elements:
+        values = encoded.count(b'"value":{"') if converted.untyped else converted.values
+        if encoded.count(b'Value":') != values + converted.elements:
             raise _Unvouched  # a value object with two type members
     except (_Unvouched, c._Bad, *_NOT_OURS):
         c.unknown_values = unknown  # counted again when read strictly
@@ -174,10 +178,12 @@ _last_resource: tuple[Any, Attributes] = (None, EMPTY_ATTRIBUTES)
 class _Converter:
     """One line's structs → spans; ``elements`` counts the array elements it met (see above)."""
 
-    __slots__ = ("elements", "parents", "traces")
+    __slots__ = ("elements", "parents", "traces", "untyped", "values")
 
     def __init__(self) -> None:
         self.elements = 0
+        self.values = 0  # attribute values that are not empty, in the structs above
+        self.untyped = False  # values in plain dicts (events, links, entity refs) or not counted
         # ids as written -> as read: a line holds few traces and parents, each many times
         self.traces: dict[str, str] = {}
         self.parents: dict[str, str | None] = {}
@@ -190,6 +196,8 @@ class _Converter:
         for rs in resource_spans:
             resource = rs.resource
             res_attrs = self._resource(resource.attributes) if resource else EMPTY_ATTRIBUTES
+            if resource and resource.entityRefs:
+                self.untyped = True
             scope_spans = rs.scopeSpans
             if scope_spans is UNSET or scope_spans is None:
                 raise _Unvouched
@@ -199,6 +207,7 @@ class _Converter:
                 if scope:  # its attributes are not read (nor checked) by the strict reader either
                     name = "" if scope.name is UNSET else scope.name
                     version = "" if scope.version is UNSET else scope.version
+                    self.untyped = self.untyped or bool(scope.attributes)
                     for kv in scope.attributes or ():  # their values count in the proof of one type each
                         if kv.value and (kv.value.arrayValue or kv.value.kvlistValue):
                             raise _Unvouched  # elements no conversion here checks one by one
@@ -214,6 +223,7 @@ class _Converter:
         global _last_resource
         raw, converted = _last_resource
         if raw is not None and kvs == raw:
+            self.values += len(converted)
             return converted
         converted = self._attributes(kvs)
         if kvs.__class__ is list and all(v.__class__ is str for v in converted.values()):
@@ -247,9 +257,11 @@ class _Converter:
         traces, parents = self.traces, self.parents
         for sp in spans:
             if keep is not None and not keep(self._run_key(sp)):
+                self._check_skipped(sp)
                 continue
             if sp.events or sp.links:  # the strict reader's own conversion, from the decoded data
                 out.append(otlp_json._span(msgspec.to_builtins(sp), resource, scope_name, scope_version))
+                self.untyped = True
                 continue
             status = sp.status
             if not status or (status.code is UNSET and status.message is UNSET):  # none, or {}
@@ -328,7 +340,16 @@ class _Converter:
                 data[kv.key] = raw
         if len(data) != len(kvs) and len({kv.key for kv in kvs}) != len(kvs):
             raise _Unvouched  # a duplicate attribute key (an empty value may also explain the count)
+        self.values += len(data)  # no key twice: one for each value that is not empty
         return Attributes.adopt(data)
+
+    def _check_skipped(self, sp: Any) -> None:
+        """A span another shard reads: not kept, yet its values are converted and counted for the
+        proof of one type each (or the whole line would go to the strict reader)."""
+        self._attributes(sp.attributes)
+        if sp.events or sp.links:  # their values are in plain dicts: the strict reader checks them
+            otlp_json._span(msgspec.to_builtins(sp), EMPTY_ATTRIBUTES, "", "")
+            self.untyped = True
 
     def _value(self, value: Any, key: str) -> Any:
         """A value that is not a string, a decimal intValue or a boolean; ``_ABSENT`` when it carries
@@ -344,6 +365,7 @@ class _Converter:
             return _ABSENT  # {}: an empty AnyValue carries nothing
         if array or value.kvlistValue:
             self.elements += _elements(value)
+            self.untyped = self.untyped or bool(value.kvlistValue)  # values inside: not counted
         converted = otlp_json._value(plain, key)
         return _ABSENT if converted is otlp_json.UNKNOWN else converted
 
