@@ -37,12 +37,13 @@ _RUN_ID_THEN_VALUE: Final = re.compile(
 _VALUE_THEN_RUN_ID: Final = re.compile(
     rb'"stringValue"\s*:\s*' + _STR + rb'\s*\}\s*,\s*"key"\s*:\s*' + re.escape(_RUN_ID_KEY)
 )
-# Both in one scan, in order: a trace id (group 1), a run id written key first (group 2) — each with
-# its closing quote, so never empty — or a mention of the run id key written otherwise (both empty).
+LINKS_MEMBER: Final = b'"links"'  # a span's links, in OTLP/JSON and proto3 JSON alike
+# All in one scan, in order: a trace id (group 1), a run id written key first (group 2) — each with
+# its closing quote, so never empty — or (both empty) the run id key written otherwise or "links".
 _MENTIONS: Final = re.compile(
     rb'"(?:trace(?:Id|_id)"\s*:\s*"([^"\\]*")|'
     + re.escape(_RUN_ID_KEY[1:])
-    + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?)'
+    + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?|links")'
 )
 _KINDS: Final = tuple(SpanKind)
 _N_KINDS: Final = len(_KINDS)
@@ -51,36 +52,45 @@ _ZERO16: Final = c.ZERO_SPAN_ID
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
-def raw_links(line: bytes) -> set[tuple[str, str | None]]:
-    """``(trace id, agent.run.id or None)`` pairs a raw JSON line mentions, found without parsing it.
+def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
+    """``(trace id, agent.run.id or None)`` pairs a raw JSON line mentions, found without parsing it,
+    and whether the line may hold span links (it names the member ``"links"``).
 
     A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
     ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
     index built from this is checked against the parsed spans (see ``readers.iter_runs``).
 
-    One scan finds the mentions of both in order (``_MENTIONS``). When they alternate — a trace id,
-    its span's run id, the next span's trace id ... (what every writer gives for spans that each carry
-    a run id, the usual case) — they are paired in C; otherwise one walk pairs each run id with the
-    trace id last seen. A run id written value first is found by :func:`_links_by_position`."""
+    One scan finds the mentions of all three in order (``_MENTIONS``). When trace ids and run ids
+    alternate — a trace id, its span's run id, the next span's trace id ... (what every writer gives
+    for spans that each carry a run id, the usual case) — they are paired in C; otherwise one walk
+    pairs each run id with the trace id last seen. A run id key written otherwise (value first) sends
+    the line to :func:`_links_by_position`."""
     found = _MENTIONS.findall(line)
     if not found:
-        return set()
+        return set(), False
     raw_ids, raw_runs = zip(*found, strict=True)  # a trace id, else a run id, else neither
     if len(found) % 2 == 0 and all(raw_ids[0::2]) and all(raw_runs[1::2]):
         pairs = set(zip(raw_ids[0::2], raw_runs[1::2], strict=True))
         traces = set(raw_ids[0::2])
+        linked = False
     else:
         pairs = set()
         traces = set()
         current = None
+        runs = others = 0
         for raw_id, raw_run in found:
             if raw_id:
                 current = raw_id
                 traces.add(raw_id)
-            elif not raw_run:
-                return _links_by_position(line)  # a run id key not followed by its value
-            elif current is not None:
-                pairs.add((current, raw_run))
+            elif raw_run:
+                runs += 1
+                if current is not None:
+                    pairs.add((current, raw_run))
+            else:
+                others += 1  # "links", or the run id key not followed by its value
+        if others and line.count(_RUN_ID_KEY) != runs:
+            return _links_by_position(line), LINKS_MEMBER in line
+        linked = others > 0
     ids = {raw_id: _indexed_trace_id(raw_id[:-1]) for raw_id in traces}
     links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
     for raw_id, raw_run in pairs:
@@ -89,11 +99,11 @@ def raw_links(line: bytes) -> set[tuple[str, str | None]]:
             run_id = _indexed_run_id(raw_run[:-1])
             if run_id:
                 links.add((trace_id, run_id))
-    return links
+    return links, linked
 
 
 def _links_by_position(line: bytes) -> set[tuple[str, str | None]]:
-    """:func:`raw_links` for a line that mentions the run id key other than as ``{"key": ..., "value":
+    """:func:`raw_index`'s pairs for a line that mentions the run id key other than as ``{"key": ..., "value":
     {"stringValue": ...}}``: run ids written value first are found too, and paired by position."""
     traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
     ids = {raw_id: _indexed_trace_id(raw_id) for raw_id in {raw for _, raw in traces}}
