@@ -275,9 +275,9 @@ class TraceFile:
     def index(
         self, unit: Unit, run_attribute: str = semconv.RUN_ID
     ) -> tuple[set[tuple[str, str | None]], bool]:
-        """:meth:`links`, and whether the unit may hold span links (a byte search on a raw line: a
-        line without the member name ``"links"`` holds none), which the run index then follows
-        (``offline.linked_runs``)."""
+        """:meth:`links`, and whether the unit may hold span links (on a raw line, the index scan
+        looks for the member name ``"links"`` too: a line without it holds none), which the run
+        index then follows (``offline.linked_runs``)."""
         if unit.signal != _TRACES:
             return set(), False
         if unit.kind == JSON_RAW:
