@@ -69,7 +69,9 @@ span = st.fixed_dictionaries(
         "status": mostly({}, {"code": 2, "message": "m"}, {"code": "STATUS_CODE_OK"}, {"code": 7}),
     },
     optional={
-        "events": st.just([{"name": "e", "timeUnixNano": "1", "attributes": [{"key": "k", "value": {}}]}]),
+        "events": st.sampled_from([{}, {"foo": 1}, {"stringValue": "a", "intValue": "1"}]).map(
+            lambda v: [{"name": "e", "timeUnixNano": "1", "attributes": [{"key": "k", "value": v}]}]
+        ),
         "flags": st.just(256),
     },
 ).map(lambda sp: {k: v for k, v in sp.items() if v is not None})
@@ -94,21 +96,27 @@ def _line(spans: list[dict], snake: bool, duplicate: bool) -> bytes:
     return text.encode()
 
 
-def _strict(raw: bytes):
+def _strict(raw: bytes, keep=None):
     try:
-        return repr(otlp_json.spans_from_request(_json.loads(raw)))
+        return repr(otlp_json.spans_from_request(_json.loads(raw), keep))
     except _convert._Bad:
         return "error"
 
 
+def _odd(run_key: str) -> bool:
+    """A shard's share: the spans whose run key has an odd length (the others are another's)."""
+    return len(run_key) % 2 == 1
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.lists(span, min_size=1, max_size=3), mostly(False, True), mostly(False, True))
-def test_the_fast_path_is_the_strict_reader_or_none(spans, snake: bool, duplicate: bool) -> None:
+@given(st.lists(span, min_size=1, max_size=3), mostly(False, True), mostly(False, True), mostly(False, True))
+def test_the_fast_path_is_the_strict_reader_or_none(spans, snake: bool, duplicate: bool, shard: bool) -> None:
     raw = _line(spans, snake, duplicate)
+    keep = _odd if shard else None
     unknown = _convert.unknown_values
-    strict = _strict(raw)
+    strict = _strict(raw, keep)
     _convert.unknown_values = unknown
-    fast = _msgspec.spans(raw)
+    fast = _msgspec.spans(raw, keep)
     if fast is None:
         assert _convert.unknown_values == unknown  # left for the strict reader to count
         return
@@ -163,3 +171,44 @@ def test_a_line_msgspec_writes_back_byte_for_byte_is_read_fast_with_or_without_i
     assert repr(_msgspec.spans(raw)) == repr(_msgspec.spans(raw + b"\n")) == strict != "error"
     duplicate = raw.replace(b'"name":"s"', b'"name":"s","name":"t"')
     assert _msgspec.spans(duplicate) is None and _msgspec.spans(duplicate + b"\n") is None
+
+
+def _shard_line(kept_value: dict, skipped: dict) -> bytes:
+    """Two spans: one of run ``run`` (a run key of odd length: kept) holding ``kept_value``, and one of
+    run ``run2``, another shard's, with the members ``skipped`` besides."""
+    kept = {
+        "traceId": "0af7651916cd43dd8448eb211c80319c",
+        "spanId": "b7ad6b7169203331",
+        "attributes": [
+            {"key": "agent.run.id", "value": {"stringValue": "run"}},
+            {"key": "a", "value": kept_value},
+        ],
+    }
+    other = {
+        "traceId": "5b8efff798038103d269b633813fc60c",
+        "spanId": "eee19b7ec3c1b174",
+        "attributes": [{"key": "agent.run.id", "value": {"stringValue": "run2"}}],
+        **skipped,
+    }
+    return _line([kept, other], False, False)
+
+
+def test_a_shard_reads_fast_the_lines_it_shares_with_others() -> None:
+    """#46: spans another shard reads (``keep`` rejects them) are not converted, yet their values —
+    arrays included — are counted for the proof of one type each: the line is read fast, as the
+    strict reader reads it."""
+    tags = {"arrayValue": {"values": [{"stringValue": "x"}, {"stringValue": "y"}]}}
+    raw = _shard_line({"intValue": "7"}, {"attributes": [{"key": "tags", "value": tags}]})
+    fast = _msgspec.spans(raw, _odd)
+    assert fast is not None and [span.attributes["a"] for span in fast] == [7]
+    assert repr(fast) == _strict(raw, _odd)
+
+
+def test_a_skipped_spans_event_never_makes_up_for_a_kept_value_of_two_types() -> None:
+    """A value of two types in a kept span, and in another shard's span an event value of none: the
+    counts in the line agree, but the skipped span's event is checked too, so the line is left to
+    the strict reader, which refuses it."""
+    event = {"name": "e", "attributes": [{"key": "k", "value": {"foo": 1}}]}
+    raw = _shard_line({"stringValue": "x", "intValue": "1"}, {"events": [event]})
+    assert _msgspec.spans(raw, _odd) is None
+    assert _strict(raw, _odd) == "error"

@@ -1,4 +1,4 @@
-"""``otlp_json.raw_links``: the (trace id, agent.run.id) pairs a JSON line mentions, found by scanning
+"""``otlp_json.raw_index``: the (trace id, agent.run.id) pairs a JSON line mentions, found by scanning
 its bytes instead of parsing it — the index that groups spans into runs before any line is converted
 (and, on a Dask cluster, the only thing a worker sends back for a partition). A run id belongs to the
 nearest ``traceId`` before it; ids that cannot be read give no pair and never stop the scan."""
@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import json
 
-from otel_provenance.offline.readers.otlp_json import raw_links
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from otel_provenance.offline.readers.otlp_json import _MENTIONS, _links_by_position, raw_index
 
 T1 = "5b8efff798038103d269b633813fc60c"
 T2 = "0af7651916cd43dd8448eb211c80319c"
+
+
+def _pairs(line: bytes) -> set[tuple[str, str | None]]:
+    return raw_index(line)[0]
 
 
 def _attr(key: str, value: str, value_first: bool = False) -> dict:
@@ -34,29 +41,29 @@ def test_a_run_id_is_paired_with_its_spans_trace_in_either_member_order() -> Non
         _span(T1, _attr("tool", "x"), _attr("agent.run.id", "r1")),
         _span(T2, _attr("agent.run.id", "r2", value_first=True)),
     )
-    assert raw_links(line) == {(T1, None), (T2, None), (T1, "r1"), (T2, "r2")}
+    assert _pairs(line) == {(T1, None), (T2, None), (T1, "r1"), (T2, "r2")}
 
 
 def test_a_run_id_before_any_trace_id_is_not_paired_and_the_scan_goes_on() -> None:
     """A run id in the resource comes before every span's traceId: no span to pair it with (the
     parsed spans decide). The span's own run id after it is still found."""
     line = _line(_span(T1, _attr("agent.run.id", "r1")), resource=(_attr("agent.run.id", "r0"),))
-    assert raw_links(line) == {(T1, None), (T1, "r1")}
+    assert _pairs(line) == {(T1, None), (T1, "r1")}
 
 
 def test_trace_ids_that_are_not_ids_give_no_pair() -> None:
     for bad in ("zz", "caf\u00e9" * 8, ""):
         line = _line(_span(bad, _attr("agent.run.id", "r1")))
-        assert raw_links(line) == set(), bad
+        assert _pairs(line) == set(), bad
     line = _line(_span("not-hex", _attr("agent.run.id", "r1")), _span(T2, _attr("agent.run.id", "r2")))
-    assert raw_links(line) == {(T2, None), (T2, "r2")}
+    assert _pairs(line) == {(T2, None), (T2, "r2")}
 
 
 def test_a_non_ascii_byte_in_a_trace_id_gives_no_pair_and_no_error() -> None:
     line = _line(_span(T1, _attr("agent.run.id", "r1"))).replace(T1.encode(), b"\xff" * 32)
-    assert raw_links(line) == set()
+    assert _pairs(line) == set()
     line = _line(_span(T1)).replace(T1.encode(), "\u00e9".encode() * 16)  # no run id: the short path
-    assert raw_links(line) == set()
+    assert _pairs(line) == set()
 
 
 def test_escaped_run_ids_are_read_as_json_reads_them() -> None:
@@ -65,11 +72,83 @@ def test_escaped_run_ids_are_read_as_json_reads_them() -> None:
         _span(T2, _attr("agent.run.id", "r\\2", value_first=True)),
     )
     assert b"\\" in line  # json.dumps escaped the quotes, the backslash and the accent
-    assert raw_links(line) == {(T1, None), (T2, None), (T1, 'run "7" caf\u00e9'), (T2, "r\\2")}
+    assert _pairs(line) == {(T1, None), (T2, None), (T1, 'run "7" caf\u00e9'), (T2, "r\\2")}
 
 
 def test_a_run_id_that_cannot_be_decoded_is_left_out_and_the_rest_is_kept() -> None:
     good = _attr("agent.run.id", "r2")
     line = _line(_span(T1, _attr("agent.run.id", "PLACEHOLDER")), _span(T2, good))
     for raw in (rb"r\q", b"r\xff"):  # an invalid escape; a byte that is not UTF-8
-        assert raw_links(line.replace(b"PLACEHOLDER", raw)) == {(T1, None), (T2, None), (T2, "r2")}
+        assert _pairs(line.replace(b"PLACEHOLDER", raw)) == {(T1, None), (T2, None), (T2, "r2")}
+
+
+# #46: one scan finds trace ids and key-first run ids in order, paired in C when they alternate and by a
+# walk otherwise; a run id key written any other way sends the line to the scan by position. All three
+# must give what pairing each run id with the nearest trace id before it gives, and say whether the line
+# names the member "links".
+_ids = st.sampled_from([T1, T2, T1.upper(), "zz", ""])
+_runs = st.sampled_from(["r1", "r2", 'run "7"', "caf\u00e9", ""])
+_run_attr = st.builds(_attr, st.just("agent.run.id"), _runs)  # key first, as every writer has it
+_attrs = st.lists(
+    st.one_of(
+        _run_attr,
+        _run_attr,
+        st.builds(_attr, st.sampled_from(["tool", "agent.run.id.x"]), _runs),
+        st.sampled_from(  # now and then written otherwise: the line is scanned by position
+            [
+                _attr("agent.run.id", "r3", value_first=True),
+                {"key": "agent.run.id", "value": {"intValue": "7"}},
+            ],
+        ),
+    ),
+    max_size=3,
+)
+_spans = st.lists(
+    st.builds(
+        lambda trace_id, attributes, links: {
+            **_span(trace_id, *attributes),
+            **({"links": [{"traceId": T2, "spanId": "eee19b7ec3c1b174"}]} if links else {}),
+        },
+        _ids,
+        _attrs,
+        st.booleans(),
+    ),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_spans, st.lists(_run_attr, max_size=1), st.booleans())
+def test_the_one_scan_pairs_as_the_scan_by_position(
+    spans: list[dict], resource: list[dict], compact: bool
+) -> None:
+    request = {"resourceSpans": [{"resource": {"attributes": resource}, "scopeSpans": [{"spans": spans}]}]}
+    line = json.dumps(request, separators=(",", ":") if compact else None).encode()
+    assert raw_index(line) == (_links_by_position(line), b'"links"' in line)
+
+
+def test_a_line_of_spans_each_with_its_run_id_is_paired_in_one_step() -> None:
+    """The usual line — trace id, run id, trace id, run id ... — takes the pairing in C; the walk and the
+    scan by position agree with it."""
+    line = _line(_span(T1, _attr("agent.run.id", "r1")), _span(T2, _attr("agent.run.id", "r2")))
+    found = _MENTIONS.findall(line)
+    assert [bool(trace) for trace, _ in found] == [True, False, True, False]
+    assert _pairs(line) == _links_by_position(line) == {(T1, None), (T2, None), (T1, "r1"), (T2, "r2")}
+
+
+def test_a_line_says_whether_it_may_hold_span_links() -> None:
+    """The same scan finds the member ``"links"``: a line without it holds no span links (the run
+    index follows links only when some line may hold them)."""
+    plain = _line(_span(T1, _attr("agent.run.id", "r1")))
+    linked = json.loads(plain)
+    linked["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["links"] = [
+        {"traceId": T2, "spanId": "eee19b7ec3c1b174"}
+    ]
+    assert raw_index(plain) == ({(T1, None), (T1, "r1")}, False)
+    assert raw_index(json.dumps(linked).encode()) == ({(T1, None), (T2, None), (T1, "r1")}, True)
+    value_first = _line(_span(T1, _attr("agent.run.id", "r1", value_first=True)))
+    assert raw_index(value_first) == ({(T1, None), (T1, "r1")}, False)
+    linked["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"] = [
+        _attr("agent.run.id", "r1", True)
+    ]
+    assert raw_index(json.dumps(linked).encode()) == ({(T1, None), (T2, None), (T1, "r1")}, True)

@@ -128,6 +128,48 @@ def _late_link(
     return joined
 
 
+def _hold(
+    spans: list[Span],
+    keys: RunKeys,
+    run_attribute: str,
+    pending: dict[str, list[Span]],
+    last_mention: dict[str, int],
+    ends_at: dict[int, list[str]],
+    source: str,
+    line: int | None,
+) -> None:
+    """One unit's spans, each onto the list of its run in ``pending``. A run is looked up once per
+    trace and run value in the unit: the spans of a trace sit in few units, many to a unit."""
+    held: dict[tuple[str, str | None], list[Span]] = {}  # (trace, run value) -> its run's list
+    for span in spans:
+        own = run_value(span, run_attribute)
+        members = held.get((span.trace_id, own))
+        if members is not None:
+            members.append(span)
+            continue
+        key = keys.run_of(span.trace_id)
+        if own and keys.resolve(own) != key:
+            # The byte scan missed this link (an unusual key order): join the two runs now.
+            key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at)
+            if key is None:
+                raise TraceReadError(
+                    source,
+                    f"span {span.span_id}: agent.run.id joins trace {span.trace_id} to a run "
+                    "that was already emitted",
+                    line,
+                )
+            held.clear()  # the joined runs' lists are one new list
+        if last_mention.get(key) == _EMITTED:
+            problem = f"run {key} has spans after the point where the index saw it end"
+            raise TraceReadError(source, problem, line)
+        members = pending.get(key)
+        if members is None:
+            members = pending[key] = [span]
+        else:
+            members.append(span)
+        held[(span.trace_id, own)] = members
+
+
 def _trace_links(files: list[TraceFile], unit_counts: list[int], report: ReadReport | None) -> TraceLinks:
     """The link graph of the input (a read of its own, made only when some unit holds span links)."""
     links = TraceLinks()
@@ -201,30 +243,7 @@ def iter_runs(
         for unit in tf.units(report, f"reading {tf.source}", limit=count):
             ordinal += 1
             spans = _convert_unit(tf, unit, report, shard_keep)
-            for span in spans:
-                key = keys.run_of(span.trace_id)
-                own = run_value(span, run_attribute)
-                if own and keys.resolve(own) != key:
-                    # The byte scan missed this link (an unusual key order): join the two runs now.
-                    key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at)
-                    if key is None:
-                        raise TraceReadError(
-                            tf.source,
-                            f"span {span.span_id}: agent.run.id joins trace {span.trace_id} to a run "
-                            "that was already emitted",
-                            unit.line,
-                        )
-                if last_mention.get(key) == _EMITTED:
-                    raise TraceReadError(
-                        tf.source,
-                        f"run {key} has spans after the point where the index saw it end",
-                        unit.line,
-                    )
-                members = pending.get(key)
-                if members is None:
-                    pending[key] = [span]
-                else:
-                    members.append(span)
+            _hold(spans, keys, run_attribute, pending, last_mention, ends_at, tf.source, unit.line)
             for key in sorted(ends_at.pop(ordinal, ())):
                 last_mention[key] = _EMITTED
                 members = pending.pop(key, None)

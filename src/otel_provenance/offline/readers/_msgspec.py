@@ -14,10 +14,13 @@ the line strictly, which words any error. What is proved, and how, all in C over
   colon escaped as ``\\u003a`` is not counted, so such lines are read strictly).
 - *Every attribute value has one type.* The re-encoding is canonical: a type member (``stringValue``,
   ``intValue`` …) is written once per value object, so their count equals the count of non-empty
-  value objects (``"value":{"``) plus the elements of arrays, counted while converting (and each
-  checked by the strict reader's own ``otlp_json._value``, which converts every array).
-  ``stringValueStrindex`` (profiling dictionaries only) is not a member here: such lines are read
-  strictly, and every type member ends in ``Value":``.
+  value objects plus the elements of arrays, counted while converting (and each element checked by
+  the strict reader's own ``otlp_json._value``, which converts every array that is not one of
+  strings). The values are counted while converting too — one per key of each converted mapping,
+  the spans other shards read included — unless some sit in plain dicts (events, links, entity
+  refs), scope attributes or key-value lists: then the non-empty value objects are counted in the
+  re-encoding (``"value":{"``). ``stringValueStrindex`` (profiling dictionaries only) is not a member
+  here: such lines are read strictly, and every type member ends in ``Value":``.
 
 Other differences go to the strict reader too: snake_case member names and the pre-1.0 names
 (unknown here), lone surrogates and ``NaN`` tokens (msgspec refuses them), other signals' requests.
@@ -47,6 +50,9 @@ _LOWER_HEX16: Final = re.compile(r"[0-9a-f]{16}").fullmatch
 _ZERO16: Final = c.ZERO_SPAN_ID
 _KINDS: Final = tuple(SpanKind)
 _RUN_ID: Final = semconv.RUN_ID
+_KIND_OF: Final[dict[object, SpanKind]] = dict(enumerate(_KINDS))  # a kind given as its number
+_SMALL_INTS: Final = {str(n): n for n in range(1024)}  # intValue "0", "1" ... as the strict reader reads them
+_ABSENT: Final = object()  # an attribute value that leaves the attribute out
 
 if msgspec is not None:
     _OPTIONS: Final = dict(omit_defaults=True, forbid_unknown_fields=True, gc=False)
@@ -150,7 +156,8 @@ def spans(raw: bytes, keep: Callable[[str], bool] | None = None) -> list[Span] |
             return None  # a member was dropped: a duplicate name (the strict reader words the error)
         converted = _Converter()
         out = converted.request(request, keep)
-        if encoded.count(b'Value":') != encoded.count(b'"value":{"') + converted.elements:
+        values = encoded.count(b'"value":{"') if converted.untyped else converted.values
+        if encoded.count(b'Value":') != values + converted.elements:
             raise _Unvouched  # a value object with two type members
     except (_Unvouched, c._Bad, *_NOT_OURS):
         c.unknown_values = unknown  # counted again when read strictly
@@ -171,11 +178,15 @@ _last_resource: tuple[Any, Attributes] = (None, EMPTY_ATTRIBUTES)
 class _Converter:
     """One line's structs → spans; ``elements`` counts the array elements it met (see above)."""
 
-    __slots__ = ("elements", "last_trace")
+    __slots__ = ("elements", "parents", "traces", "untyped", "values")
 
     def __init__(self) -> None:
         self.elements = 0
-        self.last_trace: tuple[object, str] = (None, "")
+        self.values = 0  # attribute values that are not empty, in the structs above
+        self.untyped = False  # values in plain dicts (events, links, entity refs) or not counted
+        # ids as written -> as read: a line holds few traces and parents, each many times
+        self.traces: dict[str, str] = {}
+        self.parents: dict[str, str | None] = {}
 
     def request(self, request: Any, keep: Callable[[str], bool] | None) -> list[Span]:
         resource_spans = request.resourceSpans
@@ -185,6 +196,8 @@ class _Converter:
         for rs in resource_spans:
             resource = rs.resource
             res_attrs = self._resource(resource.attributes) if resource else EMPTY_ATTRIBUTES
+            if resource and resource.entityRefs:
+                self.untyped = True
             scope_spans = rs.scopeSpans
             if scope_spans is UNSET or scope_spans is None:
                 raise _Unvouched
@@ -194,14 +207,14 @@ class _Converter:
                 if scope:  # its attributes are not read (nor checked) by the strict reader either
                     name = "" if scope.name is UNSET else scope.name
                     version = "" if scope.version is UNSET else scope.version
+                    self.untyped = self.untyped or bool(scope.attributes)
                     for kv in scope.attributes or ():  # their values count in the proof of one type each
                         if kv.value and (kv.value.arrayValue or kv.value.kvlistValue):
                             raise _Unvouched  # elements no conversion here checks one by one
                 if ss.spans is None:
                     raise _Unvouched  # "spans": null is malformed: the strict reader says so
-                for sp in ss.spans or ():
-                    if keep is None or keep(self._run_key(sp)):
-                        out.append(self._span(sp, res_attrs, name, version))
+                if ss.spans:
+                    self._spans(ss.spans, keep, res_attrs, name, version, out)
         return out
 
     def _resource(self, kvs: Any) -> Attributes:
@@ -210,6 +223,7 @@ class _Converter:
         global _last_resource
         raw, converted = _last_resource
         if raw is not None and kvs == raw:
+            self.values += len(converted)
             return converted
         converted = self._attributes(kvs)
         if kvs.__class__ is list and all(v.__class__ is str for v in converted.values()):
@@ -228,50 +242,73 @@ class _Converter:
                 break
         return otlp_json._trace_id(sp.traceId)
 
-    def _span(self, sp: Any, resource: Attributes, scope_name: str, scope_version: str) -> Span:
-        if sp.events or sp.links:  # the strict reader's own conversion, from the decoded data
-            return otlp_json._span(msgspec.to_builtins(sp), resource, scope_name, scope_version)
-        status = sp.status
-        if status:
-            code, message = status.code, status.message
-            message = "" if message is UNSET else message
-            code = c.status_code(0 if code is UNSET else code)
-            status = Status(code, message) if (code or message) else c.UNSET_STATUS
-        else:
-            status = c.UNSET_STATUS
-        kind, start, end = sp.kind, sp.startTimeUnixNano, sp.endTimeUnixNano
-        span_id, parent = sp.spanId, sp.parentSpanId
-        if not (span_id.__class__ is str and _LOWER_HEX16(span_id) and span_id != _ZERO16):
-            span_id = c.span_id_from_text(None if span_id is UNSET else span_id)
-        if parent is UNSET:
-            parent = None
-        elif not (parent.__class__ is str and _LOWER_HEX16(parent) and parent != _ZERO16):
-            parent = c.parent_id_from_text(parent)
-        name, trace_id = sp.name, sp.traceId
-        if trace_id.__class__ is not str or trace_id != self.last_trace[0]:  # spans of a trace sit together
-            self.last_trace = (trace_id, otlp_json._trace_id(None if trace_id is UNSET else trace_id))
-        return make_span(  # positional: this runs once per span
-            self.last_trace[1],
-            span_id,
-            parent,
-            "" if name is UNSET else name,
-            _KINDS[kind]
-            if kind.__class__ is int and 0 <= kind < 6
-            else c.span_kind(0 if kind is UNSET else kind),
-            int(start)
-            if start.__class__ is str and start.isascii() and start.isdigit() and len(start) < 20
-            else _time(start, "startTimeUnixNano"),
-            int(end)
-            if end.__class__ is str and end.isascii() and end.isdigit() and len(end) < 20
-            else _time(end, "endTimeUnixNano"),
-            status,
-            self._attributes(sp.attributes),
-            (),
-            (),
-            resource,
-            scope_name,
-            scope_version,
-        )
+    def _spans(
+        self,
+        spans: list[Any],
+        keep: Callable[[str], bool] | None,
+        resource: Attributes,
+        scope_name: str,
+        scope_version: str,
+        out: list[Span],
+    ) -> None:
+        """The spans of one scope, converted onto ``out``: one loop, no call per span but the
+        span's own (this runs once per span; the checks are the strict reader's, inline)."""
+        attributes = self._attributes
+        traces, parents = self.traces, self.parents
+        for sp in spans:
+            if keep is not None and not keep(self._run_key(sp)):
+                self._check_skipped(sp)
+                continue
+            if sp.events or sp.links:  # the strict reader's own conversion, from the decoded data
+                out.append(otlp_json._span(msgspec.to_builtins(sp), resource, scope_name, scope_version))
+                self.untyped = True
+                continue
+            status = sp.status
+            if not status or (status.code is UNSET and status.message is UNSET):  # none, or {}
+                status = c.UNSET_STATUS
+            else:
+                code, message = status.code, status.message
+                message = "" if message is UNSET else message
+                code = c.status_code(0 if code is UNSET else code)
+                status = Status(code, message) if (code or message) else c.UNSET_STATUS
+            span_id, parent, raw_trace = sp.spanId, sp.parentSpanId, sp.traceId
+            if not (span_id.__class__ is str and _LOWER_HEX16(span_id) and span_id != _ZERO16):
+                span_id = c.span_id_from_text(None if span_id is UNSET else span_id)
+            if parent is UNSET:
+                parent = None
+            elif parent in parents:
+                parent = parents[parent]
+            elif _LOWER_HEX16(parent) and parent != _ZERO16:
+                parents[parent] = parent
+            else:
+                parent = parents[parent] = c.parent_id_from_text(parent)
+            trace_id = traces.get(raw_trace)
+            if trace_id is None:
+                trace_id = traces[raw_trace] = c.trace_id_from_text(None if raw_trace is UNSET else raw_trace)
+            kind, start, end, name = sp.kind, sp.startTimeUnixNano, sp.endTimeUnixNano, sp.name
+            span_kind = _KIND_OF.get(kind)
+            out.append(
+                make_span(  # positional: this runs once per span
+                    trace_id,
+                    span_id,
+                    parent,
+                    "" if name is UNSET else name,
+                    c.span_kind(0 if kind is UNSET else kind) if span_kind is None else span_kind,
+                    int(start)
+                    if start.__class__ is str and len(start) < 20 and start.isdigit() and start.isascii()
+                    else _time(start, "startTimeUnixNano"),
+                    int(end)
+                    if end.__class__ is str and len(end) < 20 and end.isdigit() and end.isascii()
+                    else _time(end, "endTimeUnixNano"),
+                    status,
+                    attributes(sp.attributes),
+                    (),
+                    (),
+                    resource,
+                    scope_name,
+                    scope_version,
+                )
+            )
 
     def _attributes(self, kvs: Any) -> Attributes:
         if not kvs:
@@ -286,24 +323,51 @@ class _Converter:
                 data[kv.key] = raw
                 continue
             raw = value.intValue
-            if raw.__class__ is str and 0 < len(raw) < 19 and raw.isdigit() and raw.isascii():
-                data[kv.key] = int(raw)
-                continue
+            if raw.__class__ is str:
+                number = _SMALL_INTS.get(raw)
+                if number is not None:
+                    data[kv.key] = number
+                    continue
+                if 0 < len(raw) < 19 and raw.isdigit() and raw.isascii():
+                    data[kv.key] = int(raw)
+                    continue
             raw = value.boolValue
             if raw is not UNSET:
                 data[kv.key] = raw
                 continue
-            plain = msgspec.to_builtins(value)
-            if not plain:
-                continue  # {}: an empty AnyValue carries nothing
-            if value.arrayValue or value.kvlistValue:
-                self.elements += _elements(value)
-            converted = otlp_json._value(plain, kv.key)
-            if converted is not otlp_json.UNKNOWN:
-                data[kv.key] = converted
+            raw = self._value(value, kv.key)
+            if raw is not _ABSENT:
+                data[kv.key] = raw
         if len(data) != len(kvs) and len({kv.key for kv in kvs}) != len(kvs):
             raise _Unvouched  # a duplicate attribute key (an empty value may also explain the count)
+        self.values += len(data)  # no key twice: one for each value that is not empty
         return Attributes.adopt(data)
+
+    def _check_skipped(self, sp: Any) -> None:
+        """A span another shard reads: not kept, yet its values are converted and counted for the
+        proof of one type each (or the whole line would go to the strict reader)."""
+        self._attributes(sp.attributes)
+        if sp.events or sp.links:  # their values are in plain dicts: the strict reader checks them
+            otlp_json._span(msgspec.to_builtins(sp), EMPTY_ATTRIBUTES, "", "")
+            self.untyped = True
+
+    def _value(self, value: Any, key: str) -> Any:
+        """A value that is not a string, a decimal intValue or a boolean; ``_ABSENT`` when it carries
+        nothing (``{}``) or is of a kind the readers count and leave out."""
+        array = value.arrayValue
+        if array and array.values.__class__ is list:  # an array of strings, read here
+            strings = tuple([item.stringValue for item in array.values])
+            if UNSET not in strings:
+                self.elements += len(strings)
+                return strings
+        plain = msgspec.to_builtins(value)  # the rest: the strict reader's own conversion
+        if not plain:
+            return _ABSENT  # {}: an empty AnyValue carries nothing
+        if array or value.kvlistValue:
+            self.elements += _elements(value)
+            self.untyped = self.untyped or bool(value.kvlistValue)  # values inside: not counted
+        converted = otlp_json._value(plain, key)
+        return _ABSENT if converted is otlp_json.UNKNOWN else converted
 
 
 def _time(value: Any, field: str) -> int:

@@ -43,7 +43,6 @@ FORMAT_TEXT: Final = "text"  # not readable: text that is not OTLP JSON
 
 _TRACES: Final = otlp_json.SIGNAL_TRACES
 _EMPTY: Final = otlp_json.SIGNAL_EMPTY
-_LINKS_MEMBER: Final = b'"links"'  # a span's links, in OTLP/JSON and proto3 JSON alike
 # How a unit's payload is held
 JSON_RAW: Final = "json-raw"  # bytes of one JSON request
 JSON_DOC: Final = "json-doc"  # a parsed JSON request
@@ -276,15 +275,15 @@ class TraceFile:
     def index(
         self, unit: Unit, run_attribute: str = semconv.RUN_ID
     ) -> tuple[set[tuple[str, str | None]], bool]:
-        """:meth:`links`, and whether the unit may hold span links (a byte search on a raw line: a
-        line without the member name ``"links"`` holds none), which the run index then follows
-        (``offline.linked_runs``)."""
+        """:meth:`links`, and whether the unit may hold span links (on a raw line, the index scan
+        looks for the member name ``"links"`` too: a line without it holds none), which the run
+        index then follows (``offline.linked_runs``)."""
         if unit.signal != _TRACES:
             return set(), False
         if unit.kind == JSON_RAW:
-            linked = _LINKS_MEMBER in unit.payload
             if run_attribute == semconv.RUN_ID:
-                return otlp_json.raw_links(unit.payload), linked
+                return otlp_json.raw_index(unit.payload)
+            linked = otlp_json.LINKS_MEMBER in unit.payload
             spans = self.spans(unit)
         else:
             spans = self.spans(unit)
