@@ -139,3 +139,20 @@ def test_required_edges_minimum_and_root_placement() -> None:
     assert _status(body, triage_run(update_under_check=True))[0] == "pass"
     assert _status(body, triage_run(writes=0))[0] == "pass"  # min 0: no update, nothing to place
     assert _status(body.replace("min: 0", "min: 1"), triage_run(writes=0))[0] == "fail"
+
+
+def test_selectors_differing_only_in_a_value_type_pick_their_own_spans() -> None:
+    """``1`` and ``true`` are different attribute values (``values_equal``) though equal in Python: a
+    rule selecting ``custom.flag: true`` judges the same run whether or not another rule of the
+    contract selects ``custom.flag: 1`` — the run's evidence keeps their selections apart."""
+    b = RunBuilder("typed")
+    b.add("refund", attrs={**WRITE, "custom.flag": 1})
+    run = b.run()
+    as_true = (
+        "  - {id: b_true, type: forbidden_spans, select: {step: refund, attributes: {custom.flag: true}}}\n"
+    )
+    as_one = "  - {id: a_one, type: forbidden_spans, select: {step: refund, attributes: {custom.flag: 1}}}\n"
+    alone = evaluate(run, parse_contract("version: 1\nname: t\nrules:\n" + as_true))
+    both = evaluate(run, parse_contract("version: 1\nname: t\nrules:\n" + as_one + as_true))
+    assert {r.rule_id: r.status.value for r in alone.rules} == {"b_true": "pass"}
+    assert {r.rule_id: r.status.value for r in both.rules} == {"a_one": "fail", "b_true": "pass"}

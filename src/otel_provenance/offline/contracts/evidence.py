@@ -50,8 +50,8 @@ class RunEvidence:
     steps: dict[str, str] = field(init=False)
     by_id: dict[str, Span] = field(init=False)
     by_step: dict[str, list[Span]] = field(init=False)
-    _selected: dict[Selector | str | None, tuple[list[Span], list[Span]]] = field(init=False)
-    _tallies: dict[Selector | str | None, Tally] = field(init=False)
+    _selected: dict[tuple | str | None, tuple[list[Span], list[Span]]] = field(init=False)
+    _tallies: dict[tuple | str | None, Tally] = field(init=False)
     _kinds: dict[str, dict[str, str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -116,7 +116,7 @@ class RunEvidence:
         """``select``'s two lists as kept for every rule that asks: read them, never change them."""
         key = _key(selector)
         cached = self._selected.get(key)
-        if cached is None and key is not selector:  # a step alone: every span of that step matches
+        if cached is None and key.__class__ is not tuple:  # a step alone: its every span matches
             matched = list(self.run.spans) if key is None else self.by_step.get(key, [])
             cached = self._selected[key] = (matched, [])
         if cached is None:  # many rules share a selector; candidates are indexed by step key
@@ -135,7 +135,7 @@ class RunEvidence:
     def tally(self, selector: Selector | None) -> Tally:
         """The counts of :class:`Tally` for the spans ``selector`` picks (all spans when None), walked
         once per run and selector whichever rules ask."""
-        key = selector if selector is None or selector.attributes else selector.step  # _key, inlined
+        key = _key(selector)
         found = self._tallies.get(key)
         if found is None:
             if key is None:  # every span: the sum of its steps' tallies, which the step rules share
@@ -156,12 +156,17 @@ class RunEvidence:
         return run_witnesses(self.run, **observed)
 
 
-def _key(selector: Selector | None) -> Selector | str | None:
+def _key(selector: Selector | None) -> tuple | str | None:
     """How the evidence keeps what a selector picks: by its step when it tests no attribute (so that
-    the rules selecting one step share it without hashing selectors), None for every span."""
-    if selector is None or selector.attributes:
-        return selector
-    return selector.step
+    the rules selecting one step share it without hashing selectors), None for every span; else by
+    its step and each tested value *with its type* — ``1`` and ``true`` test different spans
+    (``values_equal``), but are equal in Python, so two rules differing only there would share one
+    selection under the selector itself."""
+    if selector is None:
+        return None
+    if not selector.attributes:
+        return selector.step
+    return selector.step, tuple([(key, value.__class__, value) for key, value in selector.attributes])
 
 
 def _count(matched: list[Span], unknown: list[Span]) -> Tally:
