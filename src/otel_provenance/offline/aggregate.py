@@ -166,6 +166,13 @@ class Aggregate:
         tallies = {rid: (dict(t.counts), list(t.findings)) for rid, t in self.rules.items()}
         run_ids = list(self.run_ids)
         passed: Counter[tuple[str, ...]] = Counter()  # runs that passed every rule, by their rule ids
+
+        def tally_of(rule_id: str) -> tuple[dict[str, int], list[RunFinding]]:
+            tally = tallies.get(rule_id)
+            if tally is None:
+                tally = tallies[rule_id] = (_empty_counts(RULE_STATUSES), [])
+            return tally
+
         for result in results:
             run_ids.append(result.run_id)
             run_counts[result.status] += 1
@@ -173,10 +180,7 @@ class Aggregate:
                 passed[tuple(map(_RULE_ID, result.rules))] += 1
                 continue
             for r in result.rules:
-                tally = tallies.get(r.rule_id)
-                if tally is None:
-                    tally = tallies[r.rule_id] = (_empty_counts(RULE_STATUSES), [])
-                counts, findings = tally
+                counts, findings = tally_of(r.rule_id)
                 counts[r.status._value_] += 1
                 if r.findings:  # most rules pass most runs
                     findings.extend(
@@ -185,10 +189,7 @@ class Aggregate:
                     )
         for rule_ids, runs in passed.items():
             for rule_id in rule_ids:
-                tally = tallies.get(rule_id)
-                if tally is None:
-                    tally = tallies[rule_id] = (_empty_counts(RULE_STATUSES), [])
-                tally[0][_PASS] += runs
+                tally_of(rule_id)[0][_PASS] += runs
         run_ids.sort()  # neighbours once sorted: no set of every run id beside the list (peak memory)
         if any(a == b for a, b in itertools.pairwise(run_ids)):
             raise ValueError("a run id occurs twice among the results")

@@ -11,8 +11,9 @@ step instead of each walking the run again (``RuleType.compile``).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
+from typing import Final
 
 from ... import semconv
 from ..arguments import argument_kinds
@@ -195,7 +196,7 @@ def _count(matched: list[Span], unknown: list[Span]) -> Tally:
                 silent_tools += 1
     occurred_unknown = unknown_tools = 0
     for span in unknown:
-        if span.attributes.get(semconv.TOOL_STATUS) != _BLOCKED:
+        if span.attributes.get(_STATUS) != _BLOCKED:
             occurred_unknown += 1
         if span.is_tool:
             unknown_tools += 1
@@ -216,29 +217,9 @@ def _count(matched: list[Span], unknown: list[Span]) -> Tally:
 def _sum_tallies(tallies: list[Tally]) -> Tally:
     """The tally of the spans of ``tallies`` together (each span counted in one of them): the counts
     add up, the highest retry number is the highest of theirs."""
-    matched = unknown = occurred = occurred_unknown = first = retry_missing = 0
-    blocked_tools = silent_tools = unknown_tools = 0
-    retry_max = -1
-    for t in tallies:
-        matched += t.matched
-        unknown += t.unknown
-        occurred += t.occurred
-        occurred_unknown += t.occurred_unknown
-        first += t.first
-        retry_max = max(retry_max, t.retry_max)
-        retry_missing += t.retry_missing
-        blocked_tools += t.blocked_tools
-        silent_tools += t.silent_tools
-        unknown_tools += t.unknown_tools
-    return Tally(
-        matched,
-        unknown,
-        occurred,
-        occurred_unknown,
-        first,
-        retry_max,
-        retry_missing,
-        blocked_tools,
-        silent_tools,
-        unknown_tools,
-    )
+    total = {name: sum(getattr(t, name) for t in tallies) for name in _TALLY_FIELDS}
+    total["retry_max"] = max((t.retry_max for t in tallies), default=-1)
+    return Tally(**total)
+
+
+_TALLY_FIELDS: Final = tuple(f.name for f in fields(Tally))
