@@ -97,6 +97,7 @@ def test_server_chosen_key_names_are_filtered_and_never_show_the_key(
                 (f"split.{KEY.upper().replace('-', '_')}", "attribute", "bytes"),
                 ("evil\x1b]0;pwned\x07\x1b[2J.name", "attribute", "bytes"),
                 ("plain.name", "attribute", f"type-{KEY}"),
+                ("long." + "n" * 300, "attribute", "bytes"),  # a name is cut at 120 characters
             }
         )
     argv = [
@@ -112,6 +113,7 @@ def test_server_chosen_key_names_are_filtered_and_never_show_the_key(
     assert KEY not in err and KEY.upper() not in err and KEY[-12:] not in err
     assert "\x1b" not in err and "\x07" not in err
     assert "evil\\x1b]0;pwned\\x07\\x1b[2J.name" in err  # shown, escaped
+    assert "long." + "n" * 114 + "…" in err and "n" * 115 not in err
     assert err.count("(withheld: it echoed the credential)") == 3
 
 
