@@ -171,7 +171,6 @@ def wants_export(args: argparse.Namespace) -> bool:
 class Target:
     """A destination made ready before any trace is read: a bad endpoint stops the command at once."""
 
-    row: FindingsExporter
     where: str
     exporter: Any
 
@@ -191,7 +190,7 @@ def prepare(args: argparse.Namespace, command: str) -> list[Target]:
         chosen.append((exporter_named(protocol), args.findings_endpoint))
     if args.findings_file is not None:  # "" (an unset variable in a CI line) is refused, not ignored
         chosen.append((exporter_named(FILE), args.findings_file))
-    return [Target(row, row.describe(target), row.build(target)) for row, target in chosen]
+    return [Target(row.describe(target), row.build(target)) for row, target in chosen]
 
 
 def export(targets: Sequence[Target], io: IO, records: Sequence[Evaluation], code: int) -> int:
