@@ -128,7 +128,7 @@ def says_tool(attributes: Mapping[str, Value]) -> bool:
     tool = attributes._tool  # type: ignore[attr-defined]
     if tool is None:
         values = attributes._map  # type: ignore[attr-defined]
-        case: tuple | None = tuple([values.get(key, ABSENT) for key in _TOOL_SPAN_KEYS])
+        case: tuple | None = tuple(map(values.get, _TOOL_SPAN_KEYS, _ABSENTS))  # get(key, ABSENT) each
         try:
             tool = _TOOL_CASES.get(case)
         except TypeError:  # an unhashable value: decided afresh
@@ -144,6 +144,7 @@ def says_tool(attributes: Mapping[str, Value]) -> bool:
 
 
 _TOOL_SPAN_KEYS: Final = dialects.TOOL_SPAN_KEYS
+_ABSENTS: Final = (ABSENT,) * len(_TOOL_SPAN_KEYS)
 _TOOL_CASES: Final[dict[tuple, bool]] = {}  # the values of TOOL_SPAN_KEYS -> is_tool_span
 _TOOL_CASES_KEPT: Final = 4096
 
@@ -222,7 +223,11 @@ class Span:
     def is_tool(self) -> bool:
         """A tool call (``dialects.is_tool_span``: the spans the processor classifies online), unless it
         is an echo."""
-        return not self.echo and says_tool(self.attributes)
+        if self.echo:
+            return False
+        attributes = self.attributes
+        tool = attributes._tool if attributes.__class__ is Attributes else None  # type: ignore[attr-defined]
+        return says_tool(attributes) if tool is None else tool  # decided: no call (this runs per span)
 
     @property
     def tool_name(self) -> str | None:
@@ -352,7 +357,7 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
         attributes = s.attributes
         if says_tool(attributes):
             spans_of_tools.append(s)
-            if _SIDE_EFFECT in attribute_map(attributes):
+            if _SIDE_EFFECT in attributes:
                 own += 1
             if s.kind == _SERVER:
                 server = True

@@ -18,7 +18,8 @@ import threading
 from functools import lru_cache
 from typing import Final
 
-from .model import Run, Span
+from ..dialects import tool_name
+from .model import Run, Span, attribute_map
 
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _TIMESTAMP: Final = re.compile(
@@ -43,8 +44,11 @@ def normalise(name: str) -> str:
 
 def step_key(span: Span) -> str:
     """The span's step: its tool name for tool spans, else its name; normalised; never empty."""
-    tool = span.tool_name if span.is_tool else None
-    return normalise(tool if tool else span.name)
+    if span.is_tool:
+        tool = tool_name(attribute_map(span.attributes))  # Span.tool_name, without its property call
+        if tool:
+            return normalise(tool)
+    return normalise(span.name)
 
 
 class _Last(threading.local):
