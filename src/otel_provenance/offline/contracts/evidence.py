@@ -60,7 +60,12 @@ class RunEvidence:
         steps = run_steps(self.run)
         by_step: dict[str, list[Span]] = {}
         for span in self.run.spans:
-            by_step.setdefault(steps[span.span_id], []).append(span)
+            step = steps[span.span_id]
+            spans = by_step.get(step)
+            if spans is None:
+                by_step[step] = [span]
+            else:
+                spans.append(span)
         object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)
