@@ -97,7 +97,6 @@ TOOL_SPAN_KEYS: Final = _unique(
 )
 
 
-
 def _deciding_tool_key() -> str | None:
     first = _TOOL_SPEAKERS[0] if _TOOL_SPEAKERS else None
     if first is None or not first.decisive or first.kind_key is None:
@@ -180,6 +179,7 @@ __all__ = [
     "BARE_KEYS",
     "CONTENT_EVENTS",
     "CONTENT_KEYS",
+    "DECIDING_TOOL_KEY",
     "DIALECTS",
     "KEY_PREFIXES",
     "KIND_KEYS",
@@ -187,7 +187,6 @@ __all__ = [
     "SCOPE_WORDS",
     "TOOL_NAME_KEYS",
     "TOOL_SPAN_KEYS",
-    "DECIDING_TOOL_KEY",
     "Dialect",
     "Mark",
     "ToolCallRecord",

@@ -11,9 +11,9 @@ step instead of each walking the run again (``RuleType.compile``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from operator import attrgetter
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from operator import attrgetter
 from typing import Final
 
 from ... import semconv
@@ -145,10 +145,8 @@ class RunEvidence:
         key = _key(selector)
         found = self._tallies.get(key)
         if found is None:
-            if key is None:  # every span: the sum of its steps' tallies, which the step rules share
-                found = self._tally_steps()
-            else:
-                found = _count(*self.selection(selector))  # type: ignore[arg-type]
+            # every span (None): the sum of its steps' tallies, which the step rules share
+            found = self._tally_steps() if key is None else _count(*self.selection(selector))  # type: ignore[arg-type]
             self._tallies[key] = found
         return found
 
