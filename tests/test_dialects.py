@@ -100,6 +100,10 @@ def test_asking_only_the_rows_that_can_speak_decides_as_the_whole_table(attribut
     # the tool answer is a function of TOOL_SPAN_KEYS' values alone (the offline model keeps it by them)
     deciding = {k: v for k, v in attributes.items() if k in dialects.TOOL_SPAN_KEYS}
     assert dialects.is_tool_span(deciding) is dialects.is_tool_span(attributes)
+    # ... and, on a span carrying DECIDING_TOOL_KEY, of that key's value alone
+    key = dialects.DECIDING_TOOL_KEY
+    if key in attributes:
+        assert dialects.is_tool_span({key: attributes[key]}) is dialects.is_tool_span(attributes)
 
 
 def test_a_producers_own_kind_key_puts_its_record_first() -> None:

@@ -97,6 +97,19 @@ TOOL_SPAN_KEYS: Final = _unique(
 )
 
 
+def _deciding_tool_key() -> str | None:
+    first = _TOOL_SPEAKERS[0] if _TOOL_SPEAKERS else None
+    if first is None or not first.decisive or first.kind_key is None:
+        return None
+    return first.kind_key if all(key == first.kind_key for key, _ in first.tool_marks) else None
+
+
+#: The key that alone decides :func:`is_tool_span` on a span carrying it (the GenAI operation name: the
+#: first row that speaks of tool calls is decisive and reads only it), or None: for such a span,
+#: ``is_tool_span(attributes) == is_tool_span({DECIDING_TOOL_KEY: attributes[DECIDING_TOOL_KEY]})``.
+DECIDING_TOOL_KEY: Final = _deciding_tool_key()
+
+
 def is_tool_span(attributes: Mapping[str, Any]) -> bool:
     """A tool call's span, as both halves read it: the first row with something to say decides
     (``gen_ai.operation.name = execute_tool``; without an operation name, a span OpenInference,
@@ -166,6 +179,7 @@ __all__ = [
     "BARE_KEYS",
     "CONTENT_EVENTS",
     "CONTENT_KEYS",
+    "DECIDING_TOOL_KEY",
     "DIALECTS",
     "KEY_PREFIXES",
     "KIND_KEYS",

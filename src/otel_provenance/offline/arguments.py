@@ -8,8 +8,8 @@ read provenance through these two, so they agree on what a span's provenance is.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from typing import Final
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 from .. import semconv
 from .model import Span, attribute_map
@@ -27,19 +27,26 @@ def argument_kinds(span: Span) -> dict[str, str] | None:
     Which keys are kinds depends only on the span's keys, and the spans of one tool carry the same
     keys run after run: so the keys are sorted out once per *layout* (the tuple of a span's keys, in
     arrival order; :func:`_layout`), and each span only reads its kinds' values."""
-    attributes = attribute_map(span.attributes)
+    case = argument_case(attribute_map(span.attributes))
+    return None if case is None else dict(zip(*case, strict=True))
+
+
+def argument_case(attributes: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[Any, ...]] | None:
+    """:func:`argument_kinds` of a span's attribute mapping as (argument names, their kinds), two
+    tuples, without building the dict: what a check that keeps its verdicts by case reads (the
+    names tuple is shared by every span of one key layout)."""
     keys = tuple(attributes)
     layout = _LAYOUTS.get(keys)
     if layout is None:
         layout = _layout(keys)
     kind_keys, names, counted = layout
     if not kind_keys:
-        return {} if counted else None
-    values = [attributes[key] for key in kind_keys]
+        return ((), ()) if counted else None
+    values = tuple([attributes[key] for key in kind_keys])
     for value in values:
         if value not in _KINDS:
             return None
-    return dict(zip(names, values, strict=True))
+    return names, values
 
 
 _Layout = tuple[tuple[str, ...], tuple[str, ...], bool]

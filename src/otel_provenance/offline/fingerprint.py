@@ -72,11 +72,11 @@ def _shape(run: Run) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """Each span's step and its parent's position in ``run.spans`` (-1 for a root or an orphan), in
     span order. It determines the step tree, so the canonical form, exactly; it is cheap to build
     (the graph and the steps are the rule evidence's), and a route's runs repeat it."""
-    parent = CausalGraph.of(run).parent  # validates the run first, as _step_tree does
+    parents = CausalGraph.of(run).parents  # validates the run first, as _step_tree does
     steps = run_steps(run)
     spans = run.spans
     position = {s.span_id: i for i, s in enumerate(spans)}
-    return tuple([steps[i] for i in position]), tuple([position.get(parent(i), -1) for i in position])
+    return tuple([steps[i] for i in position]), tuple([position.get(parents[i], -1) for i in position])
 
 
 def _rows(graph: CausalGraph, steps: dict[str, str], digests: dict[str, bytes]) -> Iterator[tuple[int, str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
@@ -59,25 +60,37 @@ _LAST = _Last()
 class CausalGraph:
     """Immutable view of one run's structure. Build with ``CausalGraph.of(run)``."""
 
-    __slots__ = ("_by_id", "_children", "_flow", "_parent", "roots", "run")
+    __slots__ = ("_by_id", "_children", "_flow", "_parent", "orphans", "roots", "run")
 
     def __init__(self, run: Run) -> None:
         validate_run(run)
         self.run = run
         self._by_id: dict[str, Span] = {s.span_id: s for s in run.spans}
+        by_id = self._by_id
         self._parent: dict[str, str | None] = {}
+        parents = self._parent
         children: dict[str, list[str]] = {}
         roots: list[str] = []
+        orphans: list[Span] = []
         for span in run.spans:  # already in (start_ns, span_id) order
-            parent = self._by_id.get(span.parent_span_id) if span.parent_span_id else None
+            span_id, parent_id = span.span_id, span.parent_span_id
+            parent = by_id.get(parent_id) if parent_id else None
             if parent is not None and parent.trace_id == span.trace_id:
-                self._parent[span.span_id] = parent.span_id
-                children.setdefault(parent.span_id, []).append(span.span_id)
+                parents[span_id] = parent_id
+                kids = children.get(parent_id)
+                if kids is None:
+                    children[parent_id] = [span_id]
+                else:
+                    kids.append(span_id)
             else:
-                self._parent[span.span_id] = None
-                roots.append(span.span_id)
+                parents[span_id] = None
+                roots.append(span_id)
+                if parent_id is not None:
+                    orphans.append(span)
         self._children = {k: tuple(v) for k, v in children.items()}
         self.roots: tuple[str, ...] = tuple(roots)
+        # the spans naming a parent that is not in the run (``is_orphan``), in span order
+        self.orphans: tuple[Span, ...] = tuple(orphans)
         self._flow: tuple[tuple[DataEdge, ...], tuple[DanglingSource, ...]] | None = None
 
     @classmethod
@@ -141,6 +154,11 @@ class CausalGraph:
     def parent(self, span_id: str) -> str | None:
         """The parent's span id; None for a root or an orphan."""
         return self._parent[span_id]
+
+    @property
+    def parents(self) -> Mapping[str, str | None]:
+        """``parent`` of every span id at once (for walks over every span): read it, never change it."""
+        return self._parent
 
     def is_orphan(self, span_id: str) -> bool:
         """The span names a parent that is not in the run."""

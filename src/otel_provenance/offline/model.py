@@ -121,20 +121,23 @@ def says_tool(attributes: Mapping[str, Value]) -> bool:
     """``dialects.is_tool_span`` of a span's attributes, decided once per ``Attributes`` (they never
     change): the reader, the run's echoes, the tallies, the selectors and the fingerprint each ask
     of every span, and the dialect rows are read in turn until one speaks. The answer depends only on
-    the values of ``dialects.TOOL_SPAN_KEYS``, which the spans of a trace file repeat: it is kept by
-    them (bounded), so most spans are decided by one look-up."""
+    the values of ``dialects.TOOL_SPAN_KEYS`` — on a span holding a string under
+    ``dialects.DECIDING_TOOL_KEY``, on that value alone —, which the spans of a trace file repeat: it
+    is kept by them (bounded), so most spans are decided by one look-up."""
     if attributes.__class__ is not Attributes:
         return dialects.is_tool_span(attributes)
     tool = attributes._tool  # type: ignore[attr-defined]
     if tool is None:
         values = attributes._map  # type: ignore[attr-defined]
-        case: tuple | None = tuple([values.get(key, ABSENT) for key in _TOOL_SPAN_KEYS])
+        case: tuple | str | None = values.get(_DECIDING_KEY) if _DECIDING_KEY is not None else None
+        if case.__class__ is not str:
+            case = tuple(map(values.get, _TOOL_SPAN_KEYS, _ABSENTS))  # values.get(key, ABSENT) each
         try:
             tool = _TOOL_CASES.get(case)
         except TypeError:  # an unhashable value: decided afresh
             case = None
-        if tool is None:
-            tool = dialects.is_tool_span(values)
+        if tool is None:  # a deciding value is all the dialect rows then read
+            tool = dialects.is_tool_span({_DECIDING_KEY: case} if case.__class__ is str else values)
             if case is not None:
                 if len(_TOOL_CASES) >= _TOOL_CASES_KEPT:
                     _TOOL_CASES.clear()
@@ -144,7 +147,9 @@ def says_tool(attributes: Mapping[str, Value]) -> bool:
 
 
 _TOOL_SPAN_KEYS: Final = dialects.TOOL_SPAN_KEYS
-_TOOL_CASES: Final[dict[tuple, bool]] = {}  # the values of TOOL_SPAN_KEYS -> is_tool_span
+_ABSENTS: Final = (ABSENT,) * len(_TOOL_SPAN_KEYS)
+_DECIDING_KEY: Final = dialects.DECIDING_TOOL_KEY
+_TOOL_CASES: Final[dict[tuple | str, bool]] = {}  # the deciding value, or TOOL_SPAN_KEYS' -> is_tool_span
 _TOOL_CASES_KEPT: Final = 4096
 
 
@@ -222,7 +227,11 @@ class Span:
     def is_tool(self) -> bool:
         """A tool call (``dialects.is_tool_span``: the spans the processor classifies online), unless it
         is an echo."""
-        return not self.echo and says_tool(self.attributes)
+        if self.echo:
+            return False
+        attributes = self.attributes
+        tool = attributes._tool if attributes.__class__ is Attributes else None  # type: ignore[attr-defined]
+        return says_tool(attributes) if tool is None else tool  # decided: no call (this runs per span)
 
     @property
     def tool_name(self) -> str | None:
@@ -352,7 +361,7 @@ def mark_echoes(spans: tuple[Span, ...]) -> tuple[Span, ...]:
         attributes = s.attributes
         if says_tool(attributes):
             spans_of_tools.append(s)
-            if _SIDE_EFFECT in attribute_map(attributes):
+            if _SIDE_EFFECT in attributes:
                 own += 1
             if s.kind == _SERVER:
                 server = True

@@ -64,9 +64,13 @@ class Attribution:
 NO_RELEASE: Final = Attribution(None, ())
 
 
+_RUN_ID: Final = semconv.RUN_ID
+_OPERATION: Final = semconv.GEN_AI_OPERATION_NAME
+
+
 def _groups(spans: tuple[Span, ...]) -> Iterable[Iterable[Span]]:
-    yield (s for s in spans if semconv.RUN_ID in s.attributes)
-    yield (s for s in spans if semconv.GEN_AI_OPERATION_NAME in s.attributes and not s.echo)
+    yield [s for s in spans if _RUN_ID in s.attributes]
+    yield (s for s in spans if _OPERATION in s.attributes and not s.echo)
     yield (s for s in spans if s.parent_span_id is None)
 
 
@@ -80,12 +84,12 @@ def attribute_release(spans: tuple[Span, ...], key: str = DEFAULT_RELEASE_ATTRIB
                 resource = span.resource
                 said = resource.get(key)
                 said = said if isinstance(said, str) and said else None
-            value = said
-            if value is None:
+                if said is not None:
+                    values.add(said)  # once for the spans of this resource in a row
+            if said is None:
                 value = span.attributes.get(key)
-                if not (isinstance(value, str) and value):
-                    continue
-            values.add(value)
+                if isinstance(value, str) and value:
+                    values.add(value)
         if values:
             found = tuple(sorted(values))
             return Attribution(found[0] if len(found) == 1 else None, found)

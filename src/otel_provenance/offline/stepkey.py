@@ -18,7 +18,8 @@ import threading
 from functools import lru_cache
 from typing import Final
 
-from .model import Run, Span
+from ..dialects import tool_name
+from .model import Run, Span, attribute_map
 
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _TIMESTAMP: Final = re.compile(
@@ -43,8 +44,11 @@ def normalise(name: str) -> str:
 
 def step_key(span: Span) -> str:
     """The span's step: its tool name for tool spans, else its name; normalised; never empty."""
-    tool = span.tool_name if span.is_tool else None
-    return normalise(tool if tool else span.name)
+    if span.is_tool:
+        tool = tool_name(attribute_map(span.attributes))  # Span.tool_name, without its property call
+        if tool:
+            return normalise(tool)
+    return normalise(span.name)
 
 
 class _Last(threading.local):
@@ -60,6 +64,10 @@ def run_steps(run: Run) -> dict[str, str]:
     rule evidence and the fingerprint ask for the same run in a row); the caller must not mutate it."""
     last = _LAST
     if last.run is not run:
-        last.steps = {s.span_id: step_key(s) for s in run.spans}
+        steps: dict[str, str] = {}
+        for span in run.spans:  # step_key, inline: this runs once per span
+            tool = tool_name(attribute_map(span.attributes)) if span.is_tool else None
+            steps[span.span_id] = normalise(tool) if tool else normalise(span.name)
+        last.steps = steps
         last.run = run
     return last.steps

@@ -127,3 +127,15 @@ def test_an_impossible_threshold_or_a_repeated_family_is_refused(similarity, fam
         parse_contract(_routes(similarity, *(_family(f, USUAL) for f in families)))
     assert str(info.value).endswith(message)
     assert _rule(_routes("0", _family("usual", USUAL)), FAR).status.value == "pass"  # 0 is allowed
+
+
+def test_each_contract_names_its_own_closest_family_for_a_route_judged_before():
+    """A route's closest family is kept by fingerprint for the families of the contract in use: the
+    same run judged by another contract, and by the first again, gets each contract's own answer."""
+    near = parse_contract(_routes("1", _family("usual", USUAL)))
+    far = parse_contract(_routes("1", _family("far", FAR)))
+    for contract, closest in ((near, "usual"), (far, "far"), (near, "usual"), (far, "far")):
+        for run in (SKIPPED, triage_run("skipped-again", skip_check=True)):  # one route, two runs
+            (rule,) = evaluate(run, contract).rules
+            assert rule.status.value == "fail"
+            assert f"the closest approved family, {closest}, is" in rule.findings[0].message

@@ -10,15 +10,16 @@ step instead of each walking the run again (``RuleType.compile``).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from operator import attrgetter
 from typing import Final
 
 from ... import semconv
 from ..arguments import argument_kinds
 from ..graph import CausalGraph
-from ..model import ABSENT, Run, Span, attribute_map, says_tool
+from ..model import ABSENT, Attributes, Run, Span, says_tool
 from ..stepkey import run_steps
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
@@ -59,7 +60,12 @@ class RunEvidence:
         steps = run_steps(self.run)
         by_step: dict[str, list[Span]] = {}
         for span in self.run.spans:
-            by_step.setdefault(steps[span.span_id], []).append(span)
+            step = steps[span.span_id]
+            spans = by_step.get(step)
+            if spans is None:
+                by_step[step] = [span]
+            else:
+                spans.append(span)
         object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)
@@ -74,7 +80,7 @@ class RunEvidence:
     @cached_property
     def orphans(self) -> tuple[Span, ...]:
         """Spans whose parent is not in the run: the trace is incomplete (spans were lost)."""
-        return tuple(s for s in self.run.spans if self.graph.is_orphan(s.span_id))
+        return self.graph.orphans
 
     @property
     def complete(self) -> bool:
@@ -139,12 +145,22 @@ class RunEvidence:
         key = _key(selector)
         found = self._tallies.get(key)
         if found is None:
-            if key is None:  # every span: the sum of its steps' tallies, which the step rules share
-                found = _sum_tallies([self.tally(Selector(step)) for step in self.by_step])
-            else:
-                found = _count(*self.selection(selector))  # type: ignore[arg-type]
+            # every span (None): the sum of its steps' tallies, which the step rules share
+            found = self._tally_steps() if key is None else _count(*self.selection(selector))  # type: ignore[arg-type]
             self._tallies[key] = found
         return found
+
+    def _tally_steps(self) -> Tally:
+        """The sum of every step's tally (each counted once here for the step rules to share: a
+        step's key is its selector's, and its spans all match)."""
+        tallies = self._tallies
+        parts = []
+        for step, spans in self.by_step.items():
+            found = tallies.get(step)
+            if found is None:
+                found = tallies[step] = _count(spans, ())
+            parts.append(found)
+        return _sum_tallies(parts)
 
     def occurred(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
         """Like ``select``, without blocked calls (``agent.tool.status = blocked``): a call its budget
@@ -170,29 +186,30 @@ def _key(selector: Selector | None) -> tuple | str | None:
     return selector.step, tuple([(key, value.__class__, value) for key, value in selector.attributes])
 
 
-def _count(matched: list[Span], unknown: list[Span]) -> Tally:
+def _count(matched: list[Span], unknown: Sequence[Span]) -> Tally:
     """The :class:`Tally` of a selection (``RunEvidence.selection``'s two lists)."""
     occurred = first = blocked_tools = silent_tools = retry_missing = 0
     retry_max = -1
     for span in matched:
         attributes = span.attributes
-        values = attribute_map(attributes)
+        values = attributes._map if attributes.__class__ is Attributes else attributes  # attribute_map
         status = values.get(_STATUS, ABSENT)
         retry = values.get(_RETRY)
-        counted = isinstance(retry, int) and retry.__class__ is not bool  # a boolean counts nothing
+        # a boolean counts nothing
+        counted = retry.__class__ is int or (isinstance(retry, int) and retry.__class__ is not bool)
         if counted:
             if retry > retry_max:
                 retry_max = retry
         else:
             retry_missing += 1
-        if status != _BLOCKED:
+        if status == _BLOCKED:
+            if not span.echo and says_tool(attributes):  # Span.is_tool
+                blocked_tools += 1
+        else:
             occurred += 1
             if not (counted and retry > 0):
                 first += 1
-        if not span.echo and says_tool(attributes):  # Span.is_tool
-            if status == _BLOCKED:
-                blocked_tools += 1
-            elif status is ABSENT:
+            if status is ABSENT and not span.echo and says_tool(attributes):  # Span.is_tool, silent
                 silent_tools += 1
     occurred_unknown = unknown_tools = 0
     for span in unknown:
@@ -217,9 +234,16 @@ def _count(matched: list[Span], unknown: list[Span]) -> Tally:
 def _sum_tallies(tallies: list[Tally]) -> Tally:
     """The tally of the spans of ``tallies`` together (each span counted in one of them): the counts
     add up, the highest retry number is the highest of theirs."""
-    total = {name: sum(getattr(t, name) for t in tallies) for name in _TALLY_FIELDS}
-    total["retry_max"] = max((t.retry_max for t in tallies), default=-1)
-    return Tally(**total)
+    if len(tallies) == 1:
+        return tallies[0]
+    columns = list(zip(*map(_TALLY_COUNTS, tallies), strict=True))  # one tuple per field, in order
+    if not columns:
+        return Tally(0, 0, 0, 0, 0, -1, 0, 0, 0, 0)
+    total = [sum(column) for column in columns]
+    total[_RETRY_MAX] = max(columns[_RETRY_MAX])
+    return Tally(*total)
 
 
 _TALLY_FIELDS: Final = tuple(f.name for f in fields(Tally))
+_TALLY_COUNTS: Final = attrgetter(*_TALLY_FIELDS)  # a tally's counts as a tuple, in field order
+_RETRY_MAX: Final = _TALLY_FIELDS.index("retry_max")

@@ -8,7 +8,7 @@ from typing import Any
 
 from .... import semconv
 from ....budget_law import COUNTED_KINDS, Limits, allowed_on_span, count_arguments, over_budget
-from ...arguments import COUNTERS, lost_kinds
+from ...arguments import COUNTERS, argument_case, lost_kinds
 from ...model import ABSENT, Span, attribute_map
 from ..evidence import RunEvidence
 from ..model import Rule
@@ -198,17 +198,22 @@ def _compile_provenance(rule: Rule) -> Passes:
     selector = rule.params["select"]
     decided: dict[tuple, bool] = {}
 
-    def within(span: Span, kinds: dict[str, str]) -> bool:
+    def within(span: Span) -> bool:
+        """The call has known argument kinds (``argument_kinds``), within the budget."""
         attributes = attribute_map(span.attributes)
-        # the case as read (the allow-list and the counters' raw values, with their types: ``True``
-        # and ``1`` are equal keys to a dict but not to the budget), decided from them once
-        raw = tuple([attributes.get(key) for key in _CASE_KEYS])
-        key = (tuple(kinds.items()), raw, tuple([value.__class__ for value in raw]))
+        case = argument_case(attributes)
+        if case is None:
+            return False  # no provenance, or a kind this package does not write
+        # the case as read (the argument kinds; the allow-list and the counters' raw values, with their
+        # types: ``True`` and ``1`` are equal keys to a dict but not to the budget), decided once
+        raw = tuple(map(attributes.get, _CASE_KEYS))
+        key = (case, raw, tuple(map(type, raw)))
         try:
             verdict = decided.get(key)
         except TypeError:  # an unhashable value: decided afresh
             verdict = key = None
         if verdict is None:
+            kinds = dict(zip(*case, strict=True))
             if lost_kinds(span, kinds.values()) is not None:
                 verdict = False  # a count over the names kept: the checker words it
             else:
@@ -225,11 +230,7 @@ def _compile_provenance(rule: Rule) -> Passes:
         matched, undecided = ev.selection(selector)
         if undecided:
             return False
-        for span in matched:
-            kinds = ev.argument_kinds(span)
-            if kinds is None or not within(span, kinds):
-                return False
-        return True
+        return all(map(within, matched))
 
     return passes
 

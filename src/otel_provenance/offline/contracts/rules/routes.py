@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
@@ -30,12 +31,7 @@ def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
     print_ = fingerprint(ev.run)
     if any(print_ in f.fingerprints for f in approved):
         return
-    shape = run_shape(ev)
-    best: tuple[RouteFamily, tuple[int, int]] | None = None
-    for family in sorted(approved, key=lambda f: f.id):
-        score = weighted_jaccard(shape, family_shape(family))
-        if best is None or more_similar(score, best[1]):
-            best = (family, score)
+    best = _closest(families, print_, ev)
     if best is not None and ratio_at_least(best[1][0], best[1][1], threshold):
         return
     if not ev.complete:
@@ -59,6 +55,47 @@ def check_approved_routes(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
         f"{start}; {closest} and the contract requires {_fraction(threshold)}.",
         ev.witnesses(fingerprint=print_, **observed),
     )
+
+
+_Closest = tuple[RouteFamily, tuple[int, int]] | None
+
+
+class _Routes(threading.local):
+    """The last families tuple checked (on this thread), its approved families' shapes in id order,
+    and each route's closest one found so far, by fingerprint: a fingerprint is the hash of the step
+    tree with its multiplicities, which the step and edge counts compared are read from, so runs of
+    one route have one closest family (the failing runs of a release repeat a few routes)."""
+
+    families: tuple[RouteFamily, ...] | None = None
+    shapes: tuple[tuple[RouteFamily, RouteShape], ...] = ()
+    closest: dict[str, _Closest] = {}  # noqa: RUF012 - replaced per families tuple, per thread
+
+
+_ROUTES = _Routes()
+_ROUTES_KEPT = 4096
+
+
+def _closest(families: tuple[RouteFamily, ...], print_: str, ev: RunEvidence) -> _Closest:
+    """The approved family most similar to the run's route and the similarity (the first by id
+    among equals); None when no family is approved."""
+    routes = _ROUTES
+    if routes.families is not families:
+        approved = sorted((f for f in families if f.status == "approved"), key=lambda f: f.id)
+        routes.shapes = tuple((family, family_shape(family)) for family in approved)
+        routes.closest = {}
+        routes.families = families
+    if print_ in routes.closest:
+        return routes.closest[print_]
+    shape = run_shape(ev)
+    best: _Closest = None
+    for family, family_route in routes.shapes:
+        score = weighted_jaccard(shape, family_route)
+        if best is None or more_similar(score, best[1]):
+            best = (family, score)
+    if len(routes.closest) >= _ROUTES_KEPT:
+        routes.closest.clear()
+    routes.closest[print_] = best
+    return best
 
 
 def _compile_routes(rule: Rule) -> Passes:
