@@ -20,8 +20,10 @@ parent links form a cycle.
 from __future__ import annotations
 
 import threading
+from array import array
+from bisect import bisect_left
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from operator import attrgetter
 from typing import Final, Protocol
 
@@ -33,6 +35,61 @@ from .release import DEFAULT_RELEASE_ATTRIBUTE
 from .sessions import SessionCheck, overlaps
 
 _NO_RUN: Final = ""
+_LOW: Final = (1 << 64) - 1  # the low 64 bits of a trace key: the order the packed index is kept in
+
+
+def _packable(key: int | str) -> bool:
+    """Whether ``key`` is an unsigned 128-bit integer (every hex trace id of up to 32 digits)."""
+    return key.__class__ is int and key >> 128 == 0  # type: ignore[operator]
+
+
+class PackedTraces:
+    """Trace key -> run id, in sorted arrays instead of a dict: read-mostly, for a whole file's traces.
+
+    A dict keeps each trace as an integer object (48 bytes for 128 bits) plus its entry (~30 bytes);
+    here a trace costs 24 bytes — its key's two 64-bit halves and the run id (shared with the runs
+    it names). Kept ordered by the low half, which is random in trace ids (the high half is zero in
+    64-bit ids), and found by bisection. A key that is not a 128-bit unsigned integer (a trace id
+    that is not hex), or one added after packing (``__setitem__`` of an unknown key), goes to a
+    small dict beside the arrays."""
+
+    __slots__ = ("_high", "_low", "_more", "_runs")
+
+    def __init__(self, traces: Mapping[int | str, str]) -> None:
+        keys = sorted((k for k in traces if _packable(k)), key=_LOW.__and__)  # type: ignore[arg-type]
+        self._low = array("Q", [k & _LOW for k in keys])  # type: ignore[operator]
+        self._high = array("Q", [k >> 64 for k in keys])  # type: ignore[operator]
+        self._runs = [traces[k] for k in keys]
+        self._more = {k: run for k, run in traces.items() if not _packable(k)}
+
+    def _at(self, key: int | str) -> int:
+        """The index of ``key`` in the arrays, or -1."""
+        if key.__class__ is int and key >> 128 == 0:  # type: ignore[operator]
+            lows, low, high = self._low, key & _LOW, key >> 64  # type: ignore[operator]
+            at = bisect_left(lows, low)
+            while at < len(lows) and lows[at] == low:
+                if self._high[at] == high:
+                    return at
+                at += 1
+        return -1
+
+    def get(self, key: int | str, default: str | None = None) -> str | None:
+        at = self._at(key)
+        return self._runs[at] if at >= 0 else self._more.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return self._at(key) >= 0 or key in self._more  # type: ignore[arg-type]
+
+    def __setitem__(self, key: int | str, run_id: str) -> None:
+        at = self._at(key)
+        if at >= 0:
+            self._runs[at] = run_id
+        else:
+            self._more[key] = run_id
+
+    def values(self) -> Iterator[str]:
+        yield from self._runs
+        yield from self._more.values()
 
 
 class RunKeys:
@@ -43,17 +100,24 @@ class RunKeys:
     to the trace's group, else the trace id — independent of input order.
 
     Compact on purpose (the streaming reader keeps one entry per trace of a whole file): a dict from
-    the trace id as an integer to the first run id seen for it, and a union-find over run ids only,
-    used when one trace carries several run ids.
+    the trace id as an integer to the first run id seen for it — packed into sorted arrays once the
+    index is built (``pack``) — and a union-find over run ids only, used when one trace carries
+    several run ids.
     """
 
     __slots__ = ("_alias", "_trace_run")
 
     def __init__(self) -> None:
-        self._trace_run: dict[int | str, str] = {}  # trace -> a run id its spans carry, or _NO_RUN
+        self._trace_run: dict[int | str, str] | PackedTraces = {}  # trace -> a run id it carries, or _NO_RUN
         self._alias: dict[str, str] = {}  # run id -> a smaller run id it was joined with
 
     key = staticmethod(trace_key)  # the dict key for a trace id
+
+    def pack(self) -> None:
+        """Keep the traces known so far in :class:`PackedTraces` (a third of the memory): for when
+        the index is built and mostly read from then on (``readers.iter_runs``)."""
+        if isinstance(self._trace_run, dict):
+            self._trace_run = PackedTraces(self._trace_run)
 
     def _root(self, run_id: str) -> str:
         alias = self._alias

@@ -24,7 +24,8 @@ holding no traces at all is an error — it is the wrong file. Attribute values 
 the largest run, not the file: a first pass indexes, per run key, the last line that mentions it
 (a cheap byte scan for JSON Lines); the second pass converts, holds each run's spans and emits the
 run once its last line has been read. The index itself costs ~100-150 bytes per run key (run ids
-and trace ids), so memory grows slowly with the number of runs, never with their spans. Runs come
+and trace ids, the traces packed into arrays once indexed: ``runs.PackedTraces``), so memory grows
+slowly with the number of runs, never with their spans. Runs come
 out in the order of their last line (ties by run id) — deterministic for the same files. Should the
 index ever miss a mention, the run is held to the end of input, and a run that turns up again after
 it was emitted is an error, never a split.
@@ -228,6 +229,7 @@ def iter_runs(
         if last_mention.get(run, 0) < where:
             last_mention[run] = where
     del trace_last  # the index is what bounds memory: keep only what the second pass needs
+    keys.pack()
     ends_at: dict[int, list[str]] = defaultdict(list)
     for key, where in last_mention.items():
         ends_at[where].append(key)
