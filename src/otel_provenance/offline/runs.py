@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from operator import attrgetter
@@ -43,20 +43,26 @@ def _packable(key: int | str) -> bool:
     return key.__class__ is int and key >> 128 == 0  # type: ignore[operator]
 
 
+def _low_then_high(key: int) -> int:
+    """The packed order: the low half, then the high half (one integer: no tuple per key)."""
+    return (key & _LOW) << 64 | key >> 64
+
+
 class PackedTraces:
     """Trace key -> run id, in sorted arrays instead of a dict: read-mostly, for a whole file's traces.
 
     A dict keeps each trace as an integer object (48 bytes for 128 bits) plus its entry (~30 bytes);
     here a trace costs 24 bytes — its key's two 64-bit halves and the run id (shared with the runs
     it names). Kept ordered by the low half, which is random in trace ids (the high half is zero in
-    64-bit ids), and found by bisection. A key that is not a 128-bit unsigned integer (a trace id
+    64-bit ids), then the high half, and found by bisection on each: logarithmic even when every
+    key shares its low half (a hostile file). A key that is not a 128-bit unsigned integer (a trace id
     that is not hex), or one added after packing (``__setitem__`` of an unknown key), goes to a
     small dict beside the arrays."""
 
     __slots__ = ("_high", "_low", "_more", "_runs")
 
     def __init__(self, traces: Mapping[int | str, str]) -> None:
-        keys = sorted((k for k in traces if _packable(k)), key=_LOW.__and__)  # type: ignore[arg-type]
+        keys = sorted((k for k in traces if _packable(k)), key=_low_then_high)
         self._low = array("Q", [k & _LOW for k in keys])  # type: ignore[operator]
         self._high = array("Q", [k >> 64 for k in keys])  # type: ignore[operator]
         self._runs = [traces[k] for k in keys]
@@ -67,10 +73,10 @@ class PackedTraces:
         if key.__class__ is int and key >> 128 == 0:  # type: ignore[operator]
             lows, low, high = self._low, key & _LOW, key >> 64  # type: ignore[operator]
             at = bisect_left(lows, low)
-            while at < len(lows) and lows[at] == low:
-                if self._high[at] == high:
+            if at < len(lows) and lows[at] == low:  # keys sharing the low half: bisect their highs
+                at = bisect_left(self._high, high, at, bisect_right(lows, low, at))
+                if at < len(lows) and lows[at] == low and self._high[at] == high:
                     return at
-                at += 1
         return -1
 
     def get(self, key: int | str, default: str | None = None) -> str | None:
