@@ -173,6 +173,25 @@ def test_a_line_msgspec_writes_back_byte_for_byte_is_read_fast_with_or_without_i
     assert _msgspec.spans(duplicate) is None and _msgspec.spans(duplicate + b"\n") is None
 
 
+def test_a_line_in_another_writers_layout_is_still_read_fast() -> None:
+    """Spaces after separators and members in another order (as other writers lay lines out): not
+    msgspec's own bytes, so the member count vouches for the line — it is read fast, as the strict
+    reader reads it, not handed to the strict reader."""
+    raw = _line(
+        [{"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "s: t"}],
+        False,
+        False,
+    )
+    request = json.loads(raw)
+    span = request["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    request["resourceSpans"][0]["scopeSpans"][0]["spans"][0] = dict(reversed(span.items()))
+    laid_out = json.dumps(request).encode()  # ", " and ": ", the span's members reversed
+    assert laid_out != raw and msgspec.json.encode(msgspec.json.decode(laid_out)) != laid_out
+    fast = _msgspec.spans(laid_out)
+    assert fast is not None
+    assert repr(fast) == _strict(laid_out) != "error"
+
+
 def _shard_line(kept_value: dict, skipped: dict) -> bytes:
     """Two spans: one of run ``run`` (a run key of odd length: kept) holding ``kept_value``, and one of
     run ``run2``, another shard's, with the members ``skipped`` besides."""
