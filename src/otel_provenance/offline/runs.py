@@ -70,7 +70,7 @@ class PackedTraces:
 
     def _at(self, key: int | str) -> int:
         """The index of ``key`` in the arrays, or -1."""
-        if key.__class__ is int and key >> 128 == 0:  # type: ignore[operator]
+        if _packable(key):
             lows, low, high = self._low, key & _LOW, key >> 64  # type: ignore[operator]
             at = bisect_left(lows, low)
             if at < len(lows) and lows[at] == low:  # keys sharing the low half: bisect their highs

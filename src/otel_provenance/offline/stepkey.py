@@ -64,10 +64,6 @@ def run_steps(run: Run) -> dict[str, str]:
     rule evidence and the fingerprint ask for the same run in a row); the caller must not mutate it."""
     last = _LAST
     if last.run is not run:
-        steps: dict[str, str] = {}
-        for span in run.spans:  # step_key, inline: this runs once per span
-            tool = tool_name(attribute_map(span.attributes)) if span.is_tool else None
-            steps[span.span_id] = normalise(tool) if tool else normalise(span.name)
-        last.steps = steps
+        last.steps = {span.span_id: step_key(span) for span in run.spans}
         last.run = run
     return last.steps
