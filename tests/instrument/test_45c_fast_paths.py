@@ -3,7 +3,8 @@
 - :func:`.delegation.destinations_returned` reads a flat ``dict`` of scalars in one pass
   (``_flat_texts``) instead of walking it, and remembers the destinations of short texts;
 - :func:`.entries.echo_of` shares one :class:`.entries.Echo` between calls whose unsourced arguments
-  are the same plain scalars, and an echo remembers its answers.
+  are the same plain scalars, and an echo remembers its answers (what it withholds, and which of a
+  mapping's keys it keeps: :func:`.remembering._unechoed`).
 
 Each is held equal to the general path twice: called directly on generated inputs, and through the
 public API — the same calls in ``op.run`` with the fast paths on and then switched off, exporting the
@@ -23,7 +24,8 @@ from hypothesis import strategies as st
 import otel_provenance as op
 from instrument_helpers import Traced
 from otel_provenance import semconv as sc
-from otel_provenance.instrument.evidence import delegation, ledger
+from otel_provenance.instrument.evidence import delegation, ledger, remembering
+from otel_provenance.instrument.evidence import projections as pj
 from otel_provenance.instrument.evidence.entries import TOO_BIG_TO_EXAMINE, Echo, echo_of
 from otel_provenance.instrument.evidence.fieldpaths import echo_targets
 
@@ -188,3 +190,32 @@ def test_calls_export_and_remember_as_the_general_paths(
     with _general_paths():
         general = _scenario(arguments, result, asked, probes)
     assert fast == general
+
+
+def _names_kept_before(names: Any, echo: Echo) -> list:
+    """The field names a result's mapping keeps beside ``echo``, as the ledger worked it out per call."""
+    if not (echo.names or not remembering._identifiers(names)):
+        return list(names)
+    kept = []
+    for name in names:
+        if type(name) is str and name.isascii() and name.isidentifier():
+            if echo.names and echo.withholds(name):
+                continue
+        elif (found := pj.leaf_text(name)) is not None and echo.withholds(found[0]):
+            continue
+        kept.append(name)
+    return kept
+
+
+@settings(max_examples=300)
+@given(
+    st.dictionaries(names, scalars, min_size=1, max_size=3),
+    st.lists(st.dictionaries(st.one_of(names, texts, st.integers(0, 99)), st.none(), max_size=5), max_size=4),
+)
+def test_a_shared_echo_keeps_the_names_a_fresh_one_keeps(unsourced: dict, results: list) -> None:
+    fresh = _general_echo(unsourced, 100)
+    shared = echo_of(unsourced, 100)
+    if not isinstance(fresh, Echo):
+        return
+    for result in [*results, *results]:  # the second time from the echo's memo
+        assert list(remembering._unechoed(result.keys(), shared)) == _names_kept_before(result.keys(), fresh)

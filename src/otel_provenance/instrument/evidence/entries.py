@@ -143,7 +143,7 @@ class Echo:
     value, a form derived from it, a piece of a path — or a flag among ``flags`` is withheld, not
     remembered (:func:`~.projections.is_echo`)."""
 
-    __slots__ = ("_names", "_withheld", "flags", "keys")
+    __slots__ = ("_names", "_withheld", "flags", "kept_names", "keys")
 
     def __init__(self, keys: frozenset[str], flags: frozenset[tuple[str, bool]]) -> None:
         self.keys = keys
@@ -152,6 +152,8 @@ class Echo:
         # withholds(text) for short texts, remembered: a shared echo (:func:`echo_of`) is asked
         # about the same result leaves and field names call after call (#45)
         self._withheld: dict[str, bool] = {}
+        #: a mapping's keys -> those it does not withhold (:func:`.remembering._unechoed`)
+        self.kept_names: dict[tuple, tuple] = {}
 
     @property
     def names(self) -> bool:
