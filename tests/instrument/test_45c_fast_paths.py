@@ -4,7 +4,9 @@
   (``_flat_texts``) instead of walking it, and remembers the destinations of short texts;
 - :func:`.entries.echo_of` shares one :class:`.entries.Echo` between calls whose unsourced arguments
   are the same plain scalars, and an echo remembers its answers (what it withholds, and which of a
-  mapping's keys it keeps: :func:`.remembering._unechoed`).
+  mapping's keys it keeps: :func:`.remembering._unechoed`);
+- :func:`.classify._below_the_floor` reads the lookups the classification's fast paths made of a
+  plain ``str`` or ``int`` argument instead of looking its text up again.
 
 Each is held equal to the general path twice: called directly on generated inputs, and through the
 public API — the same calls in ``op.run`` with the fast paths on and then switched off, exporting the
@@ -24,9 +26,11 @@ from hypothesis import strategies as st
 import otel_provenance as op
 from instrument_helpers import Traced
 from otel_provenance import semconv as sc
-from otel_provenance.instrument.evidence import delegation, ledger, remembering
+from otel_provenance.instrument.evidence import classify, delegation, ledger, remembering
+from otel_provenance.instrument.evidence.classify import Classification, classify_arguments
 from otel_provenance.instrument.evidence.entries import TOO_BIG_TO_EXAMINE, Echo, echo_of
 from otel_provenance.instrument.evidence.fieldpaths import echo_targets
+from otel_provenance.instrument.evidence.ledger import Ledger
 
 DESTINATIONS = (
     "eve@evil.example",
@@ -204,3 +208,40 @@ def test_a_shared_echo_keeps_the_names_a_fresh_one_keeps(unsourced: dict, result
         fresh = _general_echo(unsourced, 100)  # a new echo: worked out afresh
         kept = remembering._unechoed(result.keys(), shared)
         assert list(kept) == list(remembering._unechoed(result.keys(), fresh))
+
+
+def _classified(classification: Classification) -> tuple:
+    return (
+        classification.arguments,
+        classification.short,
+        classification.destinations,
+        classification.references,
+        classification.delegated,
+        classification.asked,
+    )
+
+
+@settings(max_examples=300)
+@given(
+    st.dictionaries(
+        names, st.one_of(scalars, st.integers(0, 999), st.text(alphabet="ab1", max_size=3)), max_size=4
+    ),
+    st.dictionaries(
+        names, st.one_of(scalars, st.integers(0, 999), st.text(alphabet="ab1", max_size=3)), max_size=4
+    ),
+    st.booleans(),
+)
+def test_the_floor_reads_the_classifications_own_lookups(seen: dict, arguments: dict, judged: bool) -> None:
+    """A short argument the run did see: decided by the floor from the lookup its classification
+    made, as when it was looked up again."""
+    run = Ledger(1000)
+    run.remember("listing", {**seen, "items": list(seen.values())}, "00000000000000aa")
+    once = classify_arguments("t", arguments, run, judged=judged)
+    plain = classify._below_the_floor
+    with mock.patch.object(
+        classify,
+        "_below_the_floor",
+        lambda results, named, ledger, floor, looked: plain(results, named, ledger, floor),
+    ):
+        again = classify_arguments("t", arguments, run, judged=judged)
+    assert _classified(once) == _classified(again)
