@@ -110,6 +110,8 @@ def test_only_plain_scalars_share_an_echo() -> None:
     assert echo_of({"items": ["a"]}, 10) is not echo_of({"items": ["a"]}, 10)  # a container: afresh
     assert echo_of({"items": ["a", "b"]}, 1) is TOO_BIG_TO_EXAMINE
     assert echo_of({"flag": None}, 10) is None  # withholds nothing
+    assert echo_of({"n": 2**64}, 10) is not echo_of({"n": 2**64}, 10)  # a big int: afresh, not kept
+    assert echo_of({"n": 2**62}, 10) is echo_of({"n": 2**62}, 10)
 
 
 @contextlib.contextmanager

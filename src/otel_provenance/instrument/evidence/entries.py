@@ -184,6 +184,7 @@ _WITHHELD_SIZE = 256  # texts remembered per echo
 #: The echoes of scalar-only unsourced arguments, by (name, type, value) (at most ECHOES_SIZE).
 _ECHOES: dict[tuple, Echo | None] = {}
 ECHOES_SIZE = 1024
+_INT_BOUND = 2**63
 #: :func:`echo_of`'s answer for arguments too big to examine (remember nothing of the result).
 TOO_BIG_TO_EXAMINE: Any = object()
 
@@ -192,27 +193,25 @@ def echo_of(unsourced: Mapping[str, Any], limit: int) -> Any:
     """The :class:`Echo` of a call's unsourced arguments, None when they withhold nothing, or
     :data:`TOO_BIG_TO_EXAMINE` (:func:`.fieldpaths.echo_targets` returned None: fail closed).
 
-    Arguments that are all plain scalars (``str`` up to :data:`.fieldpaths.MEMO_TEXT`, ``int``,
-    ``bool``, None) under plain ``str`` names — a call's guesses repeat call after call (the same
-    reason, offset 0) — share one echo, made once (#45): their targets are a pure function of those
-    names and values and never reach ``limit`` (only containers and their items count towards it),
-    and the echo's answers are remembered with it. Anything else is worked out afresh."""
-    try:
-        key = tuple(
-            [
-                (name, type(value), value)
-                for name, value in unsourced.items()
-                if type(name) is str
-                and (
-                    value is None
-                    or (type(value) is str and len(value) <= MEMO_TEXT)
-                    or type(value) is int
-                    or type(value) is bool
-                )
-            ]
-        )
-    except TypeError:  # pragma: no cover - a mapping whose items cannot be listed: the general path
-        key = ()
+    Arguments that are all plain scalars (``str`` up to :data:`.fieldpaths.MEMO_TEXT`, ``int`` of
+    up to 64 bits, ``bool``, None) under plain ``str`` names — a call's guesses repeat call after
+    call (the same reason, offset 0) — share one echo, made once (#45): their targets are a pure
+    function of those names and values and never reach ``limit`` (only containers and their items
+    count towards it), and the echo's answers are remembered with it. Anything else is worked out
+    afresh."""
+    key = tuple(
+        [
+            (name, type(value), value)
+            for name, value in unsourced.items()
+            if type(name) is str
+            and (
+                value is None
+                or (type(value) is str and len(value) <= MEMO_TEXT)
+                or (type(value) is int and -_INT_BOUND < value < _INT_BOUND)
+                or type(value) is bool
+            )
+        ]
+    )
     if len(key) != len(unsourced) or not key:
         return _echo(echo_targets(unsourced, limit))
     found = _ECHOES.get(key, MISSING)
