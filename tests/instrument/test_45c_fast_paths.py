@@ -247,3 +247,21 @@ def test_the_floor_reads_the_classifications_own_lookups(seen: dict, arguments: 
     ):
         again = classify_arguments("t", arguments, run, judged=judged)
     assert _classified(once) == _classified(again)
+
+
+def test_names_that_compare_equal_are_not_kept_for_one_another() -> None:
+    """``1 == True``: a result keyed ``True`` keeps its own name beside an echo of ``1``, not the
+    names remembered for a result keyed ``1``."""
+    shared = echo_of({"offset": 1}, 100)
+    assert isinstance(shared, Echo)
+    assert list(remembering._unechoed({1: None}.keys(), shared)) == []  # "1" echoes the argument
+    assert list(remembering._unechoed({True: None}.keys(), shared)) == [True]  # a flag's name: kept
+
+
+def test_the_floor_looks_again_when_two_names_read_alike() -> None:
+    """``{"1": 5, 1: "ab"}`` both classify as ``1``: the floor reads ``arguments["1"]`` (5), so the
+    lookup the fast path made of ``"ab"`` is not taken for it."""
+    run = Ledger(1000)
+    run.remember("listing", {"n": 5}, "00000000000000aa")
+    named = {"1": 5, 1: "ab"}
+    assert classify_arguments("t", named, run).short == frozenset({"1"})

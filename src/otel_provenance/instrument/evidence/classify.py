@@ -80,7 +80,7 @@ def classify_arguments(
     results = []
     faults = []
     caller_named: list[str] = []
-    looked: dict[str, bool] = {}  # name -> whether the ledger found its text (the fast paths')
+    looked: dict[str, tuple[str, int, bool]] = {}  # name -> (text, kind, found?) (the fast paths')
     for name, value in arguments.items():
         data_key = None
         if type(name) is not str and isinstance(name, CallerName):
@@ -130,7 +130,7 @@ def classify_arguments(
 
 
 _NONE: frozenset[str] = frozenset()
-_NONE_LOOKED: Mapping[str, bool] = {}
+_NONE_LOOKED: Mapping[str, tuple[str, int, bool]] = {}
 
 
 def _with_key(
@@ -157,14 +157,20 @@ def _with_key(
 
 
 def _scalar(
-    name: str, text: str, kind: int, ledger: Ledger | None, floor: int, judged: bool, looked: dict[str, bool]
+    name: str,
+    text: str,
+    kind: int,
+    ledger: Ledger | None,
+    floor: int,
+    judged: bool,
+    looked: dict[str, tuple[str, int, bool]],
 ) -> Match | None:
-    """:func:`.matching.match_scalar`, noting in ``looked`` whether the ledger found ``text`` at all
-    (for :func:`_below_the_floor`, which would look it up again)."""
+    """:func:`.matching.match_scalar`, noting in ``looked`` whether the ledger found ``text`` as
+    ``kind`` at all (for :func:`_below_the_floor`, which would look it up again)."""
     if ledger is None or not text:
         return None
     found = ledger.lookup(text, kind)
-    looked[name] = found is not None
+    looked[name] = (text, kind, found is not None)
     return judge_scalar(name, text, kind, found, ledger, floor, "", judged)
 
 
@@ -173,12 +179,12 @@ def _below_the_floor(
     arguments: Mapping[str, Any],
     ledger: Ledger | None,
     floor: int,
-    looked: Mapping[str, bool] = _NONE_LOOKED,
+    looked: Mapping[str, tuple[str, int, bool]] = _NONE_LOOKED,
 ) -> frozenset[str]:
     """The assumed scalar arguments whose value the run did see, but which are shorter than the
     short-value floor and were not found under their own name: the floor decided them (a violation
     says so, ``…=assumed:short_value``; never the value). ``looked``: what the classification's
-    own lookups already found, by argument name (the same text and kind: not looked up again)."""
+    own lookups found, by argument name: the same text as the same kind is not looked up again."""
     if ledger is None or floor <= 0:
         return _NONE
     short: set[str] = set()
@@ -188,8 +194,10 @@ def _below_the_floor(
         found = pj.leaf_text(arguments[argument.name])
         if found is None or not 0 < len(found[0]) < floor:
             continue
-        seen = looked.get(argument.name)
-        if seen is None:
+        made = looked.get(argument.name)
+        if made is not None and made[0] == found[0] and made[1] == found[1]:
+            seen = made[2]
+        else:
             seen = ledger.lookup(found[0], found[1]) is not None
         if seen:
             short.add(argument.name)

@@ -163,6 +163,8 @@ class Echo:
         return self._names
 
     def withholds(self, text: str) -> bool:
+        if type(text) is not str:  # a str subclass may compare equal to another text: not remembered
+            return self._withholds(text)
         found = self._withheld.get(text)
         if found is None:
             found = self._withholds(text)

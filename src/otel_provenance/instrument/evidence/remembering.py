@@ -367,6 +367,8 @@ def _unechoed(names: Any, echo: Echo) -> Any:
     away from what is kept, and a result's field names repeat call after call: for a shared echo
     (:func:`.entries.echo_of`) the answer is remembered with it (#45)."""
     key = tuple(names) if type(names) is _DICT_KEYS and len(names) <= _MEMO_NAMES else None
+    if key is not None and not all(type(name) is str for name in key):
+        key = None  # 1 == True == 1.0: only plain str names are remembered by equality
     if key is not None and (kept := echo.kept_names.get(key)) is not None:
         return kept
     if echo.names or not _identifiers(names):
