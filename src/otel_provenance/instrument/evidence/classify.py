@@ -44,7 +44,7 @@ from .delegation import delegation
 from .digest import keyed_digest
 from .fieldpaths import CallerName
 from .ledger import LOCAL_CALL, Ledger, Match
-from .matching import embedded, match_flag, match_key, match_scalar
+from .matching import embedded, judge_scalar, match_flag, match_key, match_scalar
 from .structures import TOO_BIG, digest_text, structure_walk
 from .textforms import looks_like_destination
 
@@ -80,6 +80,7 @@ def classify_arguments(
     results = []
     faults = []
     caller_named: list[str] = []
+    looked: dict[str, tuple[str, int, bool]] = {}  # name -> (text, kind, found?) (the fast paths')
     for name, value in arguments.items():
         data_key = None
         if type(name) is not str and isinstance(name, CallerName):
@@ -93,7 +94,7 @@ def classify_arguments(
             if type(value) is str and name not in invented and len(value) <= pj.MAX_TEXT_LENGTH:
                 # fast path for the most common argument: a plain string
                 digest = keyed_digest(pj.normalise(value), key)
-                match = match_scalar(name, value, pj.TEXT, ledger, floor, "", judged) or embedded(
+                match = _scalar(name, value, pj.TEXT, ledger, floor, judged, looked) or embedded(
                     value, ledger, floor
                 )
                 results.append(_provenance(name, digest, match, match.projection if match else None))
@@ -101,7 +102,7 @@ def classify_arguments(
             if type(value) is int and name not in invented:
                 # fast path for the next most common: a plain int (its text needs no normalising)
                 text = int.__repr__(value)
-                match = match_scalar(name, text, pj.NUMBER, ledger, floor, "", judged)
+                match = _scalar(name, text, pj.NUMBER, ledger, floor, judged, looked)
                 results.append(
                     _provenance(name, keyed_digest(text, key), match, match.projection if match else None)
                 )
@@ -111,7 +112,7 @@ def classify_arguments(
             faults.append(f"{name}={type(exc).__name__}")
             results.append(ArgumentProvenance(name, sc.KIND_ASSUMED, keyed_digest(f"\x00fault:{name}", key)))
     destinations, references = _value_checks(results, arguments)
-    short = _below_the_floor(results, arguments, ledger, floor)
+    short = _below_the_floor(results, arguments, ledger, floor, looked)
     delegated, asked = delegation(results, arguments, ledger) if judged else (_NONE, _NONE)
     return Classification(
         tool=tool,
@@ -129,6 +130,7 @@ def classify_arguments(
 
 
 _NONE: frozenset[str] = frozenset()
+_NONE_LOOKED: Mapping[str, tuple[str, int, bool]] = {}
 
 
 def _with_key(
@@ -154,12 +156,35 @@ def _with_key(
     return found
 
 
+def _scalar(
+    name: str,
+    text: str,
+    kind: int,
+    ledger: Ledger | None,
+    floor: int,
+    judged: bool,
+    looked: dict[str, tuple[str, int, bool]],
+) -> Match | None:
+    """:func:`.matching.match_scalar`, noting in ``looked`` whether the ledger found ``text`` as
+    ``kind`` at all (for :func:`_below_the_floor`, which would look it up again)."""
+    if ledger is None or not text:
+        return None
+    found = ledger.lookup(text, kind)
+    looked[name] = (text, kind, found is not None)
+    return judge_scalar(name, text, kind, found, ledger, floor, "", judged)
+
+
 def _below_the_floor(
-    results: list[ArgumentProvenance], arguments: Mapping[str, Any], ledger: Ledger | None, floor: int
+    results: list[ArgumentProvenance],
+    arguments: Mapping[str, Any],
+    ledger: Ledger | None,
+    floor: int,
+    looked: Mapping[str, tuple[str, int, bool]] = _NONE_LOOKED,
 ) -> frozenset[str]:
     """The assumed scalar arguments whose value the run did see, but which are shorter than the
     short-value floor and were not found under their own name: the floor decided them (a violation
-    says so, ``…=assumed:short_value``; never the value)."""
+    says so, ``…=assumed:short_value``; never the value). ``looked``: what the classification's
+    own lookups found, by argument name: the same text as the same kind is not looked up again."""
     if ledger is None or floor <= 0:
         return _NONE
     short: set[str] = set()
@@ -167,7 +192,14 @@ def _below_the_floor(
         if argument.kind != sc.KIND_ASSUMED or argument.name not in arguments:
             continue
         found = pj.leaf_text(arguments[argument.name])
-        if found is not None and 0 < len(found[0]) < floor and ledger.lookup(found[0], found[1]) is not None:
+        if found is None or not 0 < len(found[0]) < floor:
+            continue
+        made = looked.get(argument.name)
+        if made is not None and made[0] == found[0] and made[1] == found[1]:
+            seen = made[2]
+        else:
+            seen = ledger.lookup(found[0], found[1]) is not None
+        if seen:
             short.add(argument.name)
     return frozenset(short) if short else _NONE
 

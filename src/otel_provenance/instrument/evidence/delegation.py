@@ -119,6 +119,13 @@ def destinations_returned(result: Any, limit: int) -> frozenset[tuple[str, str]]
     """``(form, destination text)`` for every destination written in a result — in any text leaf at any
     depth, in a mapping key, in bytes read as UTF-8 — for :func:`_unique`. None when the result holds
     more than ``limit`` containers and items (then no destination from it is unique: fail closed)."""
+    if type(result) is dict and len(result) <= limit and (texts := _flat_texts(result)) is not None:
+        return frozenset(found for text in texts for found in _destinations_of(text))
+    return _walked_destinations(result, limit)
+
+
+def _walked_destinations(result: Any, limit: int) -> frozenset[tuple[str, str]] | None:
+    """:func:`destinations_returned` by the general walk: any result."""
     found: set[tuple[str, str]] = set()
     stack: list[Any] = [result]
     seen: set[int] = set()
@@ -147,6 +154,47 @@ def destinations_returned(result: Any, limit: int) -> frozenset[tuple[str, str]]
                 stack.append(key)
             stack.append(item)
     return frozenset(found)
+
+
+def _flat_texts(result: dict) -> list[str] | None:
+    """The texts of a flat ``dict`` of scalars under ``str`` keys — each key, each ``str`` and ``int``
+    value (a bool or None is never a destination) — as the general walk of
+    :func:`destinations_returned` reads them; None for anything else (the general walk then).
+    The common result (``{"lines": 120, "encoding": "utf-8", "truncated": False}``) is read in one
+    pass, without the walk's stack and container checks (#45)."""
+    texts: list[str] = []
+    for key, item in result.items():
+        if type(key) is not str:
+            return None
+        texts.append(key)
+        kind = type(item)
+        if kind is str:
+            texts.append(item)
+        elif kind is int:
+            texts.append(int.__repr__(item))
+        elif kind is not bool and item is not None:
+            return None
+    return texts
+
+
+_DESTINATIONS: dict[str, tuple[tuple[str, str], ...]] = {}
+_MEMO_TEXT = 128  # texts up to this long have their destinations remembered, at most _MEMO_SIZE
+_MEMO_SIZE = 4096
+
+
+def _destinations_of(text: str) -> tuple[tuple[str, str], ...]:
+    """``(form, destination text)`` of each destination in ``text``, remembered for short texts: a
+    result's field names and small values repeat call after call, and the answer is a pure function
+    of the text."""
+    found = _DESTINATIONS.get(text)
+    if found is None:
+        tokens = destinations_in(text)
+        found = tuple((destination_form(token) or "", destination_text(token)) for token in tokens)
+        if len(text) <= _MEMO_TEXT:
+            if len(_DESTINATIONS) >= _MEMO_SIZE:
+                _DESTINATIONS.clear()
+            _DESTINATIONS[text] = found
+    return found
 
 
 def _text_of(value: Any) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import projections as pj
 from . import textforms as tf
-from .fieldpaths import echo_key, safe_segment
+from .fieldpaths import MEMO_TEXT, echo_key, echo_targets, safe_segment
 
 MAX_PATH_SPLITS = 32
 # Fields of a result that name the directory its entries are relative to (for the path_join projection).
@@ -143,12 +143,17 @@ class Echo:
     value, a form derived from it, a piece of a path — or a flag among ``flags`` is withheld, not
     remembered (:func:`~.projections.is_echo`)."""
 
-    __slots__ = ("_names", "flags", "keys")
+    __slots__ = ("_names", "_withheld", "flags", "kept_names", "keys")
 
     def __init__(self, keys: frozenset[str], flags: frozenset[tuple[str, bool]]) -> None:
         self.keys = keys
         self.flags = flags
         self._names: bool | None = None
+        # withholds(text) for short texts, remembered: a shared echo (:func:`echo_of`) is asked
+        # about the same result leaves and field names call after call (#45)
+        self._withheld: dict[str, bool] = {}
+        #: a mapping's keys -> those it does not withhold (:func:`.remembering._unechoed`)
+        self.kept_names: dict[tuple, tuple] = {}
 
     @property
     def names(self) -> bool:
@@ -158,6 +163,16 @@ class Echo:
         return self._names
 
     def withholds(self, text: str) -> bool:
+        if type(text) is not str:  # a str subclass may compare equal to another text: not remembered
+            return self._withholds(text)
+        found = self._withheld.get(text)
+        if found is None:
+            found = self._withholds(text)
+            if len(text) <= MEMO_TEXT and len(self._withheld) < _WITHHELD_SIZE:
+                self._withheld[text] = found
+        return found
+
+    def _withholds(self, text: str) -> bool:
         keys = self.keys  # echo_key remembered for short texts (#45); the compact form too (#50)
         if not keys:
             return False
@@ -165,6 +180,55 @@ class Echo:
             return True
         compact = pj.echo_compact(text)
         return compact is not None and compact in keys
+
+
+_WITHHELD_SIZE = 256  # texts remembered per echo
+#: The echoes of scalar-only unsourced arguments, by (name, type, value) (at most ECHOES_SIZE).
+_ECHOES: dict[tuple, Echo | None] = {}
+ECHOES_SIZE = 1024
+_INT_BOUND = 2**63
+#: :func:`echo_of`'s answer for arguments too big to examine (remember nothing of the result).
+TOO_BIG_TO_EXAMINE: Any = object()
+
+
+def echo_of(unsourced: Mapping[str, Any], limit: int) -> Any:
+    """The :class:`Echo` of a call's unsourced arguments, None when they withhold nothing, or
+    :data:`TOO_BIG_TO_EXAMINE` (:func:`.fieldpaths.echo_targets` returned None: fail closed).
+
+    Arguments that are all plain scalars (``str`` up to :data:`.fieldpaths.MEMO_TEXT`, ``int`` of
+    up to 64 bits, ``bool``, None) under plain ``str`` names — a call's guesses repeat call after
+    call (the same reason, offset 0) — share one echo, made once (#45): their targets are a pure
+    function of those names and values and never reach ``limit`` (only containers and their items
+    count towards it), and the echo's answers are remembered with it. Anything else is worked out
+    afresh."""
+    key = tuple(
+        [
+            (name, type(value), value)
+            for name, value in unsourced.items()
+            if type(name) is str
+            and (
+                value is None
+                or (type(value) is str and len(value) <= MEMO_TEXT)
+                or (type(value) is int and -_INT_BOUND < value < _INT_BOUND)
+                or type(value) is bool
+            )
+        ]
+    )
+    if len(key) != len(unsourced) or not key:
+        return _echo(echo_targets(unsourced, limit))
+    found = _ECHOES.get(key, MISSING)
+    if found is MISSING:
+        found = _echo(echo_targets(unsourced, limit))
+        if len(_ECHOES) >= ECHOES_SIZE:
+            _ECHOES.clear()
+        _ECHOES[key] = found
+    return found
+
+
+def _echo(targets: tuple[frozenset[str], frozenset[tuple[str, bool]]] | None) -> Any:
+    if targets is None:
+        return TOO_BIG_TO_EXAMINE
+    return Echo(*targets) if targets[0] or targets[1] else None
 
 
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]").search

@@ -53,15 +53,17 @@ from ...semconv import SOURCE_INPUT
 from . import derived as dv
 from .entries import (
     LOCAL_CALL,
+    TOO_BIG_TO_EXAMINE,
     UNVOUCHED,
     Echo,
     Match,
     Observation,
     drop_older_half,
+    echo_of,
     record_words,
     words_of,
 )
-from .fieldpaths import MAX_DEPTH, echo_targets, safe_names, safe_segment
+from .fieldpaths import MAX_DEPTH, safe_names, safe_segment
 from .reading import Reading
 from .remembering import Remembering
 from .textindex import TextIndex
@@ -172,11 +174,9 @@ class Ledger(Remembering, Reading):
             self._users_words = True
         echo = None
         if unsourced:
-            targets = echo_targets(unsourced, self.max_entries)
-            if targets is None:
+            echo = echo_of(unsourced, self.max_entries)
+            if echo is TOO_BIG_TO_EXAMINE:
                 return  # any part of the result may echo an argument too big to examine: fail closed
-            if targets[0] or targets[1]:
-                echo = Echo(*targets)
         self._remember(tool, result, span_id, field_prefix, call_arguments, echo, trust)
 
     def _remember(

@@ -36,7 +36,21 @@ def match_scalar(
     ``file_ids=["3"]``), or written in the run's request (the user's own words: no floor)."""
     if ledger is None or not text:
         return None
-    match = ledger.lookup(text, kind)
+    return judge_scalar(name, text, kind, ledger.lookup(text, kind), ledger, floor, container, judged)
+
+
+def judge_scalar(
+    name: str,
+    text: str,
+    kind: int,
+    match: Match | None,
+    ledger: Ledger,
+    floor: int,
+    container: str = "",
+    judged: bool = True,
+) -> Match | None:
+    """:func:`match_scalar` given the ledger's lookup of ``text`` as ``kind`` (``match``), made by the caller:
+    a classification that needs the lookup again (:func:`.classify._below_the_floor`) makes it once."""
     if match is not None and not _counts(name, text, match, ledger, floor, container):
         match = None  # short, and not under a name that says what it is
     if match is not None and match.trusted:
@@ -155,4 +169,4 @@ def match_flag(name: str, value: Any, ledger: Ledger | None) -> Match | None:
     return ledger.match_flag(name, value)
 
 
-__all__ = ["PERSON_WORDS", "embedded", "match_flag", "match_key", "match_scalar"]
+__all__ = ["PERSON_WORDS", "embedded", "judge_scalar", "match_flag", "match_key", "match_scalar"]

@@ -185,16 +185,8 @@ class Remembering:
     def _note_names(self, names: Any, entry: tuple, echo: Echo | None) -> None:
         """Remember the field names a result used (a mapping key given as an argument may be one);
         never the names an unsourced argument gave it."""
-        if echo is not None and (echo.names or not _identifiers(names)):
-            kept = []
-            for name in names:
-                if type(name) is str and name.isascii() and name.isidentifier():
-                    if echo.names and echo.withholds(name):
-                        continue
-                elif (found := pj.leaf_text(name)) is not None and echo.withholds(found[0]):
-                    continue
-                kept.append(name)
-            names = kept
+        if echo is not None:
+            names = _unechoed(names, echo)
         self._names.update(dict.fromkeys(names, entry))
 
     def _leaf(
@@ -364,6 +356,34 @@ class Remembering:
         if self._records:  # what a record is matters only while its span has entries here
             spans = {entry[1] for entry in index.values() if type(entry) is tuple}
             self._records = {key: words for key, words in self._records.items() if key[0] in spans}
+
+
+_DICT_KEYS = type({}.keys())
+_MEMO_NAMES = 32  # a mapping with up to this many keys has its kept names remembered by its echo
+
+
+def _unechoed(names: Any, echo: Echo) -> Any:
+    """``names`` less those ``echo`` withholds. A mapping's keys are a pure function of the echo
+    away from what is kept, and a result's field names repeat call after call: for a shared echo
+    (:func:`.entries.echo_of`) the answer is remembered with it (#45)."""
+    key = tuple(names) if type(names) is _DICT_KEYS and len(names) <= _MEMO_NAMES else None
+    if key is not None and not all(type(name) is str for name in key):
+        key = None  # 1 == True == 1.0: only plain str names are remembered by equality
+    if key is not None and (kept := echo.kept_names.get(key)) is not None:
+        return kept
+    if echo.names or not _identifiers(names):
+        unechoed = []
+        for name in names:
+            if type(name) is str and name.isascii() and name.isidentifier():
+                if echo.names and echo.withholds(name):
+                    continue
+            elif (found := pj.leaf_text(name)) is not None and echo.withholds(found[0]):
+                continue
+            unechoed.append(name)
+        names = unechoed
+    if key is not None and len(echo.kept_names) < _MEMO_NAMES:
+        echo.kept_names[key] = tuple(names)
+    return names
 
 
 def _identifiers(names: Any) -> bool:
