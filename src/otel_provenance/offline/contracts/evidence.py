@@ -150,6 +150,25 @@ class RunEvidence:
             self._tallies[key] = found
         return found
 
+    @cached_property
+    def unsettled_tools(self) -> int:
+        """``blocked_tools + silent_tools + unknown_tools`` of ``tally(None)`` — the tool calls among all
+        spans that were blocked or carry no ``agent.tool.status`` — without the whole tally: the
+        ``blocked_calls`` rule over every span asks only this, and the all-spans tally would count
+        every step, most of which no other rule selects (``unknown_tools`` is 0: with no selector no
+        span is unknown). The same tests as :func:`_count`'s, on a span's status first."""
+        found = self._tallies.get(None)
+        if found is not None:
+            return found.blocked_tools + found.silent_tools + found.unknown_tools
+        count = 0
+        for span in self.run.spans:
+            attributes = span.attributes
+            values = attributes._map if attributes.__class__ is Attributes else attributes  # attribute_map
+            status = values.get(_STATUS, ABSENT)
+            if (status is ABSENT or status == _BLOCKED) and not span.echo and says_tool(attributes):
+                count += 1
+        return count
+
     def _tally_steps(self) -> Tally:
         """The sum of every step's tally (each counted once here for the step rules to share: a
         step's key is its selector's, and its spans all match)."""
