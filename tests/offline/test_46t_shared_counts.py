@@ -4,6 +4,7 @@
 all-spans tally in the ``blocked_calls`` rule's pass test: it must give that sum on every run —
 blocked calls, calls without a status, statuses of other types, echoes (a framework's twin of an
 ``@op.tool`` span) and spans that are no tool call — whether or not the tally was taken before.
+``CausalGraph.children``, now built when first asked, must give each span's children in time order.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contract_runs import RunBuilder
+from contract_runs import MISSING_PARENT, RunBuilder
 from otel_provenance import semconv
 from otel_provenance.offline.contracts.evidence import RunEvidence
+from otel_provenance.offline.graph import CausalGraph
 
 status = st.sampled_from(["ok", "blocked", "error", "Blocked", 0, 1, True, ("blocked",), None])
 span_spec = st.fixed_dictionaries(
@@ -68,3 +70,27 @@ def test_an_echo_is_no_unsettled_call_and_a_silent_call_is() -> None:
     evidence = RunEvidence(run)
     # the @op.tool span of update (no status) and the blocked notify; not its echo, not fetch
     assert evidence.unsettled_tools == 2 == _from_tally(RunEvidence(run))
+
+
+@settings(max_examples=200, deadline=None)
+@given(parents=st.lists(st.integers(-2, 9), max_size=12))
+def test_children_built_on_first_use_are_each_spans_children_in_time_order(parents: list[int]) -> None:
+    """``CausalGraph.children`` is built from the parents when first asked (#46): each span's
+    children are the spans naming it as parent in the same trace, in span order; orphans are none's."""
+    b = RunBuilder("run-kids")
+    ids = [b.root]
+    for n, pick in enumerate(parents):
+        parent = ids[pick % len(ids)] if pick >= 0 else None
+        parent_id = MISSING_PARENT if pick == -2 else None
+        ids.append(b.add(f"step{n % 3}", parent, parent_id=parent_id, start=1_000 + (n * 7919) % 13))
+    run = b.run()
+    graph = CausalGraph.of(run)
+    present = {s.span_id for s in run.spans}
+    for span in run.spans:
+        expected = tuple(
+            s.span_id for s in run.spans if s.parent_span_id == span.span_id and span.span_id in present
+        )
+        assert graph.children(span.span_id) == expected
+    assert {s.span_id for s in graph.orphans} == {
+        s.span_id for s in run.spans if s.parent_span_id == MISSING_PARENT
+    }
