@@ -22,6 +22,8 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import Final
 
 from .aggregate import Aggregate, RuleTally
 from .contracts.confidence import (
@@ -132,6 +134,9 @@ def further_runs_sentence(more: tuple[int | None, int | None]) -> str:
     return f"{passing}; {failing}"
 
 
+_IS_TOOL: Final = attrgetter("is_tool")  # Span.is_tool of each span, the loop in C
+
+
 def check_release(
     runs: Iterable[Run],
     contract: Contract,
@@ -161,7 +166,7 @@ def check_release(
                 others[attribution.label(release_attribute)] += 1
                 continue
             steps.update(run_steps(run).values())
-            tools += sum(1 for span in run.spans if span.is_tool)
+            tools += sum(map(_IS_TOOL, run.spans))  # True counts 1
             if attribution.disagrees:
                 yield release_conflict_result(run, contract, release_attribute, attribution.found)
             else:

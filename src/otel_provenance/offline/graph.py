@@ -69,7 +69,6 @@ class CausalGraph:
         by_id = self._by_id
         self._parent: dict[str, str | None] = {}
         parents = self._parent
-        children: dict[str, list[str]] = {}
         roots: list[str] = []
         orphans: list[Span] = []
         for span in run.spans:  # already in (start_ns, span_id) order
@@ -77,17 +76,12 @@ class CausalGraph:
             parent = by_id.get(parent_id) if parent_id else None
             if parent is not None and parent.trace_id == span.trace_id:
                 parents[span_id] = parent_id
-                kids = children.get(parent_id)
-                if kids is None:
-                    children[parent_id] = [span_id]
-                else:
-                    kids.append(span_id)
             else:
                 parents[span_id] = None
                 roots.append(span_id)
                 if parent_id is not None:
                     orphans.append(span)
-        self._children = {k: tuple(v) for k, v in children.items()}
+        self._children: dict[str, tuple[str, ...]] | None = None  # from the parents, when first asked
         self.roots: tuple[str, ...] = tuple(roots)
         # the spans naming a parent that is not in the run (``is_orphan``), in span order
         self.orphans: tuple[Span, ...] = tuple(orphans)
@@ -166,7 +160,14 @@ class CausalGraph:
 
     def children(self, span_id: str) -> tuple[str, ...]:
         """Child span ids in (start_ns, span_id) order."""
-        return self._children.get(span_id, ())
+        children = self._children
+        if children is None:  # most runs pass every rule without a walk down the tree
+            lists: dict[str, list[str]] = {}
+            for child, parent in self._parent.items():  # in span order, so each list is in time order
+                if parent is not None:
+                    lists.setdefault(parent, []).append(child)
+            children = self._children = {k: tuple(v) for k, v in lists.items()}
+        return children.get(span_id, ())
 
     def ancestors(self, span_id: str) -> tuple[str, ...]:
         """Parent, grandparent, … up to the root (nearest first)."""

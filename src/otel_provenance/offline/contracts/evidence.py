@@ -11,10 +11,9 @@ step instead of each walking the run again (``RuleType.compile``).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import cached_property
-from operator import attrgetter
-from typing import Final
+from typing import Final, NamedTuple
 
 from ... import semconv
 from ..arguments import argument_kinds
@@ -29,10 +28,11 @@ _STATUS = semconv.TOOL_STATUS
 _RETRY = semconv.RETRY_NUMBER
 
 
-@dataclass(frozen=True, slots=True)
-class Tally:
+class Tally(NamedTuple):
     """What the spans a selector picks hold, counted once (``RunEvidence.tally``). ``matched`` and
-    ``unknown`` are ``RunEvidence.select``'s two lists; the rest count within them."""
+    ``unknown`` are ``RunEvidence.select``'s two lists; the rest count within them. A named tuple,
+    not a dataclass: a run makes one per step, built in C, and the all-spans tally adds them up
+    column by column (``_sum_tallies``)."""
 
     matched: int  # spans that match (blocked calls included)
     unknown: int  # spans that might match but lack an attribute
@@ -50,7 +50,6 @@ class Tally:
 class RunEvidence:
     run: Run
     steps: dict[str, str] = field(init=False)
-    by_id: dict[str, Span] = field(init=False)
     by_step: dict[str, list[Span]] = field(init=False)
     _selected: dict[tuple | str | None, tuple[list[Span], list[Span]]] = field(init=False)
     _tallies: dict[tuple | str | None, Tally] = field(init=False)
@@ -66,12 +65,17 @@ class RunEvidence:
                 by_step[step] = [span]
             else:
                 spans.append(span)
-        object.__setattr__(self, "by_id", {s.span_id: s for s in self.run.spans})
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)
         object.__setattr__(self, "_selected", {})
         object.__setattr__(self, "_tallies", {})
         object.__setattr__(self, "_kinds", {})
+
+    @cached_property
+    def by_id(self) -> dict[str, Span]:
+        """Each span by its id, built on first use: only the checkers look parents up, and most runs
+        pass every rule's compiled test without them."""
+        return {s.span_id: s for s in self.run.spans}
 
     @cached_property
     def graph(self) -> CausalGraph:
@@ -149,6 +153,25 @@ class RunEvidence:
             found = self._tally_steps() if key is None else _count(*self.selection(selector))  # type: ignore[arg-type]
             self._tallies[key] = found
         return found
+
+    @cached_property
+    def unsettled_tools(self) -> int:
+        """``blocked_tools + silent_tools + unknown_tools`` of ``tally(None)`` — the tool calls among all
+        spans that were blocked or carry no ``agent.tool.status`` — without the whole tally: the
+        ``blocked_calls`` rule over every span asks only this, and the all-spans tally would count
+        every step, most of which no other rule selects (``unknown_tools`` is 0: with no selector no
+        span is unknown). The same tests as :func:`_count`'s, on a span's status first."""
+        found = self._tallies.get(None)
+        if found is not None:
+            return found.blocked_tools + found.silent_tools + found.unknown_tools
+        count = 0
+        for span in self.run.spans:
+            attributes = span.attributes
+            values = attributes._map if attributes.__class__ is Attributes else attributes  # attribute_map
+            status = values.get(_STATUS, ABSENT)
+            if (status is ABSENT or status == _BLOCKED) and not span.echo and says_tool(attributes):
+                count += 1
+        return count
 
     def _tally_steps(self) -> Tally:
         """The sum of every step's tally (each counted once here for the step rules to share: a
@@ -236,7 +259,7 @@ def _sum_tallies(tallies: list[Tally]) -> Tally:
     add up, the highest retry number is the highest of theirs."""
     if len(tallies) == 1:
         return tallies[0]
-    columns = list(zip(*map(_TALLY_COUNTS, tallies), strict=True))  # one tuple per field, in order
+    columns = list(zip(*tallies, strict=True))  # one tuple per field, in order
     if not columns:
         return Tally(0, 0, 0, 0, 0, -1, 0, 0, 0, 0)
     total = [sum(column) for column in columns]
@@ -244,6 +267,4 @@ def _sum_tallies(tallies: list[Tally]) -> Tally:
     return Tally(*total)
 
 
-_TALLY_FIELDS: Final = tuple(f.name for f in fields(Tally))
-_TALLY_COUNTS: Final = attrgetter(*_TALLY_FIELDS)  # a tally's counts as a tuple, in field order
-_RETRY_MAX: Final = _TALLY_FIELDS.index("retry_max")
+_RETRY_MAX: Final = Tally._fields.index("retry_max")

@@ -26,7 +26,8 @@ Other differences go to the strict reader too: snake_case member names and the p
 (unknown here), lone surrogates and ``NaN`` tokens (msgspec refuses them), other signals' requests.
 Spans with events or links, and attribute values other than strings, integers and booleans, are
 converted by the strict reader's own functions from the decoded data (``msgspec.to_builtins``), so
-there is one conversion of each such thing.
+there is one conversion of each such thing. A span whose attributes (strings, integers and booleans)
+repeat its trace's last span's, as a run's repeated model calls do, shares that span's conversion.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ _RUN_ID: Final = semconv.RUN_ID
 _KIND_OF: Final[dict[object, SpanKind]] = dict(enumerate(_KINDS))  # a kind given as its number
 _SMALL_INTS: Final = {str(n): n for n in range(1024)}  # intValue "0", "1" ... as the strict reader reads them
 _ABSENT: Final = object()  # an attribute value that leaves the attribute out
+_SHARE_BUDGET: Final = 32  # misses beyond hits before a scope's spans stop sharing attributes (_spans)
 
 if msgspec is not None:
     _OPTIONS: Final = dict(omit_defaults=True, forbid_unknown_fields=True, gc=False)
@@ -178,7 +180,7 @@ _last_resource: tuple[Any, Attributes] = (None, EMPTY_ATTRIBUTES)
 class _Converter:
     """One line's structs → spans; ``elements`` counts the array elements it met (see above)."""
 
-    __slots__ = ("elements", "parents", "traces", "untyped", "values")
+    __slots__ = ("elements", "mixed", "parents", "previous", "traces", "untyped", "values")
 
     def __init__(self) -> None:
         self.elements = 0
@@ -187,6 +189,9 @@ class _Converter:
         # ids as written -> as read: a line holds few traces and parents, each many times
         self.traces: dict[str, str] = {}
         self.parents: dict[str, str | None] = {}
+        # trace id as written -> its last span's attribute structs and their conversion (see _spans)
+        self.previous: dict[Any, tuple[Any, Attributes]] = {}
+        self.mixed = False  # the last attributes converted held a value other than a string, int or bool
 
     def request(self, request: Any, keep: Callable[[str], bool] | None) -> list[Span]:
         resource_spans = request.resourceSpans
@@ -254,7 +259,8 @@ class _Converter:
         """The spans of one scope, converted onto ``out``: one loop, no call per span but the
         span's own (this runs once per span; the checks are the strict reader's, inline)."""
         attributes = self._attributes
-        traces, parents = self.traces, self.parents
+        traces, parents, previous = self.traces, self.parents, self.previous
+        budget = _SHARE_BUDGET
         for sp in spans:
             if keep is not None and not keep(self._run_key(sp)):
                 self._check_skipped(sp)
@@ -285,6 +291,25 @@ class _Converter:
             trace_id = traces.get(raw_trace)
             if trace_id is None:
                 trace_id = traces[raw_trace] = c.trace_id_from_text(None if raw_trace is UNSET else raw_trace)
+            # A run repeats a call with the same attributes (a model call, a retry): a span whose
+            # attribute structs equal (in C) those of its trace's last span shares their conversion.
+            # Structs of strings, integers and booleans are equal only when their values have one
+            # type and value each, so they convert alike; others are converted every time. Spans
+            # that repeat nothing stop the look-ups once misses outnumber hits by the budget.
+            kvs = sp.attributes
+            last = previous.get(raw_trace) if budget > 0 else None
+            if last is not None and last[0] == kvs:
+                span_attributes = last[1]
+                self.values += len(span_attributes)  # counted for the proof as if converted again
+                budget += 1
+            elif budget > 0:
+                budget -= 1
+                self.mixed = False
+                span_attributes = attributes(kvs)
+                if not self.mixed:
+                    previous[raw_trace] = (kvs, span_attributes)
+            else:
+                span_attributes = attributes(kvs)
             kind, start, end, name = sp.kind, sp.startTimeUnixNano, sp.endTimeUnixNano, sp.name
             span_kind = _KIND_OF.get(kind)
             out.append(
@@ -301,7 +326,7 @@ class _Converter:
                     if end.__class__ is str and len(end) < 20 and end.isdigit() and end.isascii()
                     else _time(end, "endTimeUnixNano"),
                     status,
-                    attributes(sp.attributes),
+                    span_attributes,
                     (),
                     (),
                     resource,
@@ -354,6 +379,7 @@ class _Converter:
     def _value(self, value: Any, key: str) -> Any:
         """A value that is not a string, a decimal intValue or a boolean; ``_ABSENT`` when it carries
         nothing (``{}``) or is of a kind the readers count and leave out."""
+        self.mixed = True
         array = value.arrayValue
         if array and array.values.__class__ is list:  # an array of strings, read here
             strings = tuple([item.stringValue for item in array.values])

@@ -51,6 +51,8 @@ def check_blocked_calls(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
 def _compile_blocked(rule: Rule) -> Passes:
     """Blocked calls, with every call that might be one, within the limit, and the run complete."""
     limit, selector = rule.params["max"], rule.params.get("select")
+    if selector is None:  # every span: their unsettled tool calls alone, not every step's tally
+        return lambda ev: ev.unsettled_tools <= limit and ev.complete
 
     def passes(ev: RunEvidence) -> bool:
         t = ev.tally(selector)
