@@ -225,10 +225,14 @@ class _DecoratedTool:
 
     def refuse_if_blocked(self, call: ToolCall) -> None:
         if call.blocked:
-            error = call.refuse()
-            if self.blocked_error is not None:
-                raise self.blocked_error(str(error)) from error
-            raise error
+            # never ``error = call.refuse(); raise error``: the traceback holds this frame, a local
+            # naming the error it is raised in would make a cycle (error → traceback → frame →
+            # error), and each refused call's span, events and ToolCall garbage that only the
+            # cyclic collector frees — most of a blocked call's cost (#45)
+            if self.blocked_error is None:
+                raise call.refuse()
+            error = call.refuse()  # not the error raised: its traceback never holds this frame
+            raise self.blocked_error(str(error)) from error
 
     # -- the four call shapes ---------------------------------------------------------------------------
     def call_sync(self, wrapped: Callable, args: tuple, kwargs: dict) -> Any:

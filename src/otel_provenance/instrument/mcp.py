@@ -290,10 +290,9 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         call = ToolCall(spec, lambda: _named_arguments(arguments))
         await call.ask_async()  # a person, when the policy asks for one; a denial blocks
         if call.blocked:
-            error = call.refuse()
             if self._self_on_blocked == "raise":
-                raise error
-            return _blocked_result(error)
+                raise call.refuse()  # no local naming it: its traceback would hold it (a cycle, #45)
+            return _blocked_result(call.refuse())
         call.start()
         result = await call.run_async(self.__wrapped__.call_tool, name, arguments, *args, **kwargs)
         if _flag(result, "is_error", "isError"):

@@ -4,6 +4,7 @@ names, status Development) and its ``gen_ai.security.finding`` events: rule name
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from ... import semconv as sc
@@ -33,9 +34,15 @@ def security_decision(decision: Decision, essential: Mapping[str, Any]) -> dict[
         call_id = essential.get(sc.GEN_AI_TOOL_CALL_ID)
         if call_id is not None:
             out[sc.SECURITY_TARGET_ID] = call_id
-        out[sc.SECURITY_DECISION_REASON] = ", ".join(dict.fromkeys(rule_of(r) for r in decision.violations))
-        out[sc.SECURITY_POLICY_ID] = rule_of(decision.violations[0])
+        out[sc.SECURITY_DECISION_REASON], out[sc.SECURITY_POLICY_ID] = _reasons(tuple(decision.violations))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _reasons(violations: tuple[str, ...]) -> tuple[str, str]:
+    """``gen_ai.security.decision.reason`` and ``.policy.id`` of a decision's violations. A blocked
+    call repeats the same violations call after call (#45): their rules are parsed once."""
+    return ", ".join(dict.fromkeys(rule_of(r) for r in violations)), rule_of(violations[0])
 
 
 def rule_of(reason: str) -> str:
@@ -46,13 +53,20 @@ def rule_of(reason: str) -> str:
 
 def finding_event(reason: str, blocked: bool) -> dict[str, Any]:
     """One ``gen_ai.security.finding`` event: the objection's rule, category and severity, no value."""
+    return dict(_finding(reason, blocked))
+
+
+@lru_cache(maxsize=1024)
+def _finding(reason: str, blocked: bool) -> tuple[tuple[str, Any], ...]:
+    """:func:`finding_event`'s items, made once per reason (#45). The metadata is a tuple: the SDK
+    stores a list attribute as a tuple anyway, and a tuple shared between calls cannot be changed."""
     rule = rule_of(reason)
-    return {
-        sc.SECURITY_RISK_CATEGORY: _RISK.get(rule.split(":", 1)[0], "excessive_agency"),
-        sc.SECURITY_RISK_SEVERITY: "high" if blocked else "medium",
-        sc.SECURITY_POLICY_ID: rule,
-        sc.SECURITY_RISK_METADATA: [reason],
-    }
+    return (
+        (sc.SECURITY_RISK_CATEGORY, _RISK.get(rule.split(":", 1)[0], "excessive_agency")),
+        (sc.SECURITY_RISK_SEVERITY, "high" if blocked else "medium"),
+        (sc.SECURITY_POLICY_ID, rule),
+        (sc.SECURITY_RISK_METADATA, (reason,)),
+    )
 
 
 __all__ = ["finding_event", "rule_of", "security_decision"]

@@ -383,7 +383,7 @@ def holds_only_its_own(span: ReadableSpan, options: StripOptions) -> bool:
                 _KNOWN_OWN.add(key)  # argument names repeat call after call: judged once each
     for event in span.events:
         allowed = _OWN_EVENT_KEYS.get(event.name)
-        if allowed is None or not allowed.issuperset(event.attributes or ()):
+        if allowed is None or not allowed.issuperset(_plain(event.attributes) or ()):
             return False
     description = span.status.description
     if description is not None:
