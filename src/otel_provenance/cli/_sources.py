@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from .. import environment, semconv
-from ..offline.engines import FileSource, PoolSource, SigNozSource, TraceSource
+from ..offline.engines import FileSource, SigNozSource, TraceSource
 from ..offline.readers import ReadLimits
 from ..offline.release import DEFAULT_RELEASE_ATTRIBUTE
 from ._common import UsageError
@@ -160,6 +160,9 @@ class _Pool:
             raise UsageError("--jobs splits the work itself; it cannot be combined with --shard")
         if not paths:
             raise UsageError("give trace files for --jobs to read")
+        # Loaded for --jobs only: start-up is paid by every gate.
+        from ..offline.engines.pool import PoolSource
+
         return PoolSource(
             paths,
             args.jobs,

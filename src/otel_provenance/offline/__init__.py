@@ -18,6 +18,8 @@ import sys
 import types
 from typing import Any
 
+from ._lazy import lazy_names
+
 _PUBLIC: dict[str, str] = {
     # the span model
     "ABSENT": "model",
@@ -82,7 +84,7 @@ _PUBLIC: dict[str, str] = {
     # engines: where runs are read and folded
     "COLLECT": "engines",
     "FileSource": "engines",
-    "PoolSource": "engines",
+    "PoolSource": "engines.pool",
     "RunFold": "engines",
     "SigNozSource": "engines",
     "TraceSource": "engines",
@@ -93,13 +95,7 @@ _PUBLIC: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _PUBLIC.get(name)
-    if module is None:
-        raise AttributeError(f"module 'otel_provenance.offline' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _PUBLIC, globals())
 
 
 def __dir__() -> list[str]:

@@ -123,15 +123,21 @@ def test_nesting_deeper_than_any_contract_is_located() -> None:
     assert _error(text) == message
 
 
-def test_jsonschema_is_imported_only_to_check_a_contract() -> None:
-    """It is in the ``cli`` extra: the instrumented application's base install never imports it, and
-    the commands that read no contract do not pay for it."""
+def test_jsonschema_is_imported_only_to_word_a_contracts_problem() -> None:
+    """It is in the ``cli`` extra: the instrumented application's base install never imports it, the
+    commands that read no contract do not pay for it, and a valid contract is passed without it."""
     contract = HEAD + "  - {id: r, type: forbidden_spans, select: {step: a}}\n"
     code = (
         "import sys, otel_provenance, otel_provenance.instrument.decorators, otel_provenance.cli\n"
         "assert 'jsonschema' not in sys.modules, 'imported at start-up'\n"
+        "from otel_provenance.errors import ContractError\n"
         "from otel_provenance.offline.contracts import parse_contract\n"
         f"parse_contract({contract!r})\n"
+        "assert 'jsonschema' not in sys.modules, 'imported for a valid contract'\n"
+        "try:\n"
+        f"    parse_contract({contract.replace('forbidden_spans', 'forbidden_spanz')!r})\n"
+        "except ContractError:\n"
+        "    pass\n"
         "assert 'jsonschema' in sys.modules\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

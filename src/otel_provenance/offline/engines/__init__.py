@@ -15,8 +15,8 @@ This is the layer above the reports: a fold may keep what a report draws (``repo
 
 from __future__ import annotations
 
+from .._lazy import lazy_names
 from .fold import COLLECT, RunFold, audit_fold, fingerprint_fold, gate_fold
-from .pool import PoolSource
 from .source import FileSource, SigNozSource, TraceSource, agent_runs
 
 __all__ = [
@@ -31,3 +31,8 @@ __all__ = [
     "fingerprint_fold",
     "gate_fold",
 ]
+
+
+#: ``PoolSource`` is imported when asked for: only ``--jobs N`` uses it, and its partitions and process
+#: machinery would otherwise be a part of every command's start-up (issue #46).
+__getattr__ = lazy_names(__name__, {"PoolSource": "pool"}, globals())

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from ..aggregate import Aggregate
-from ..audit import Budgets, RunAudit, audit_run
 from ..contracts.model import Contract
 from ..evaluate import RunResult, evaluate_safely
 from ..fingerprint import canonical_form, fingerprint
@@ -26,6 +25,9 @@ from ..model import Run
 from ..outcome import Outcome
 from ..release import DEFAULT_RELEASE_ATTRIBUTE
 from ..report.witnesses import SmallestRuns
+
+if TYPE_CHECKING:
+    from ..audit import Budgets, RunAudit
 
 P = TypeVar("P")
 
@@ -88,6 +90,8 @@ class AuditPartial:
 
 
 def _audit_runs(runs: Iterable[Run], budgets: Budgets, keep: int) -> AuditPartial:
+    from ..audit import audit_run  # loaded by the fold that uses it: not a part of the gate's start-up
+
     audits: list[RunAudit] = []
     failing = SmallestRuns(keep)
     for run in runs:

@@ -7,12 +7,25 @@ which subject in which format, and the flag that writes it, is one table: ``form
 
 from __future__ import annotations
 
-from .formats import FORMATS, DiffReport, ReportContext, ReportFormat, formats_for, render
-from .json_report import render_json, report_data
-from .junit import render_junit
-from .markdown import render_markdown
-from .sarif import render_sarif
-from .text import render_text
+from .._lazy import lazy_names
+
+#: Where each public name lives, imported when asked for: a gate that prints its text report loads
+#: no other renderer (start-up is paid on every gate in CI, issue #46).
+_PUBLIC = {
+    "FORMATS": "formats",
+    "DiffReport": "formats",
+    "ReportContext": "formats",
+    "ReportFormat": "formats",
+    "formats_for": "formats",
+    "render": "formats",
+    "render_html": "html",
+    "render_json": "json_report",
+    "render_junit": "junit",
+    "render_markdown": "markdown",
+    "render_sarif": "sarif",
+    "render_text": "text",
+    "report_data": "json_report",
+}
 
 __all__ = [
     "FORMATS",
@@ -31,10 +44,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    """``render_html`` is loaded when asked for: the HTML pages stay out of a gate's start-up."""
-    if name == "render_html":
-        from .html import render_html
-
-        return render_html
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_names(__name__, _PUBLIC, globals())

@@ -36,16 +36,18 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from ... import dialects, semconv
 from ..aggregate import RunFinding
-from ..audit import AuditReport, RunAudit
-from ..audit import Finding as AuditFinding
 from ..contracts.outcomes import Witness
 from ..gate import GateResult
 from ..model import Run
 from ..outcome import INSUFFICIENT_DATA, Outcome
+
+if TYPE_CHECKING:  # an audit's names only: the gate, which exports through here, loads no audit
+    from ..audit import AuditReport, RunAudit
+    from ..audit import Finding as AuditFinding
 
 #: ``gen_ai.evaluation.score.label`` of each outcome (the conventions ask for a low-cardinality label).
 LABELS: Final = {

@@ -11,24 +11,18 @@ bytes.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from ..audit import AuditReport
-from ..gate import GateResult
 from ..model import Run
 from ..outcome import Outcome
-from .audit_text import render_audit_json, render_audit_text
-from .diff_text import render_diff_json, render_diff_text
-from .json_report import render_json
-from .junit import render_junit
-from .markdown import render_markdown
-from .sarif import render_sarif
-from .text import render_text
 
 if TYPE_CHECKING:
+    from ..audit import AuditReport
     from ..diff import RunDiff
+    from ..gate import GateResult
 
 GATE: Final = "gate"
 AUDIT: Final = "audit"
@@ -77,31 +71,46 @@ def _audit_text(report: AuditReport, context: ReportContext) -> str:
     """With exit code 3 no line says PASS; a verdict of pass then capped (incomplete input) says why."""
     can_pass = context.exit_code != EXIT_INSUFFICIENT
     capped = not can_pass and report.verdict is Outcome.PASS
-    return render_audit_text(report, can_pass, capped=capped, verbose=context.verbose)
+    return _render_audit_text(report, can_pass, capped=capped, verbose=context.verbose)
 
 
-# The HTML pages (drawings, scripts, styles) are loaded when one is written, not by every command
-# that prints a text report: start-up is paid on every gate in CI.
+def _later(module: str, name: str) -> Callable[..., str]:
+    """The renderer ``module.name``, imported when it first draws: a gate that prints its text
+    report loads no JUnit, SARIF, audit, diff or HTML renderer (the HTML pages hold drawings,
+    scripts and styles) — start-up is paid on every gate in CI (issue #46)."""
+
+    def render(*args: Any, **kwargs: Any) -> str:
+        return str(getattr(importlib.import_module(f"{__package__}.{module}"), name)(*args, **kwargs))
+
+    return render
+
+
+_render_text = _later("text", "render_text")
+_render_json = _later("json_report", "render_json")
+_render_junit = _later("junit", "render_junit")
+_render_sarif = _later("sarif", "render_sarif")
+_render_markdown = _later("markdown", "render_markdown")
+_render_audit_text = _later("audit_text", "render_audit_text")
+_render_audit_json = _later("audit_text", "render_audit_json")
+_render_diff_text = _later("diff_text", "render_diff_text")
+_render_diff_json = _later("diff_text", "render_diff_json")
+_render_html = _later("html", "render_html")
+_render_audit_html = _later("audit_html", "render_audit_html")
+_render_diff_html = _later("diff_html", "render_diff_html")
 
 
 def _drawn_gate(result: GateResult, context: ReportContext) -> str:
-    from .html import render_html
-
-    return render_html(result, context.runs)
+    return _render_html(result, context.runs)
 
 
 def _drawn_audit(report: AuditReport, context: ReportContext) -> str:
-    from .audit_html import render_audit_html
-
-    return render_audit_html(report, context.runs, context.complete)
+    return _render_audit_html(report, context.runs, context.complete)
 
 
 def _drawn_diff(report: DiffReport, context: ReportContext) -> str:
     if report.run_a is None or report.run_b is None or report.diff is None:
         raise ValueError(f"nothing to draw: {report.nothing}")
-    from .diff_html import render_diff_html
-
-    return render_diff_html(report.run_a, report.run_b, report.diff, report.source_a, report.source_b)
+    return _render_diff_html(report.run_a, report.run_b, report.diff, report.source_a, report.source_b)
 
 
 FORMATS: Final[tuple[ReportFormat, ...]] = (
@@ -110,9 +119,9 @@ FORMATS: Final[tuple[ReportFormat, ...]] = (
         None,
         "the terminal report",
         {
-            GATE: lambda result, context: render_text(result),
+            GATE: lambda result, context: _render_text(result),
             AUDIT: _audit_text,
-            DIFF: lambda report, context: render_diff_text(report),
+            DIFF: lambda report, context: _render_diff_text(report),
         },
         printable=True,
     ),
@@ -121,26 +130,26 @@ FORMATS: Final[tuple[ReportFormat, ...]] = (
         "--report-json",
         "write the canonical JSON report",
         {
-            GATE: lambda result, context: render_json(result),
-            AUDIT: lambda report, context: render_audit_json(report, context.complete, context.exit_code),
-            DIFF: lambda report, context: render_diff_json(report),
+            GATE: lambda result, context: _render_json(result),
+            AUDIT: lambda report, context: _render_audit_json(report, context.complete, context.exit_code),
+            DIFF: lambda report, context: _render_diff_json(report),
         },
         printable=True,
     ),
     ReportFormat(
-        "junit", "--junit", "write a JUnit XML report", {GATE: lambda result, context: render_junit(result)}
+        "junit", "--junit", "write a JUnit XML report", {GATE: lambda result, context: _render_junit(result)}
     ),
     ReportFormat(
         "sarif",
         "--sarif",
         "write a SARIF 2.1.0 report",
-        {GATE: lambda result, context: render_sarif(result, context.contract_path)},
+        {GATE: lambda result, context: _render_sarif(result, context.contract_path)},
     ),
     ReportFormat(
         "markdown",
         "--markdown",
         "write a Markdown summary (for a pull-request comment)",
-        {GATE: lambda result, context: render_markdown(result)},
+        {GATE: lambda result, context: _render_markdown(result)},
     ),
     ReportFormat(
         "html",
