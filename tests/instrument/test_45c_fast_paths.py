@@ -118,7 +118,7 @@ def test_only_plain_scalars_share_an_echo() -> None:
 def _general_paths() -> Iterator[None]:
     with (
         mock.patch.object(delegation, "_flat_texts", lambda result: None),
-        mock.patch.object(delegation, "_MEMO_TEXT", -1),
+        mock.patch.object(delegation, "MEMO_TEXT", -1),
         mock.patch.object(ledger, "echo_of", _general_echo),
     ):
         yield

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ... import semconv as sc
 from ...budget_law import is_destination_name
 from . import projections as pj
-from .fieldpaths import children
+from .fieldpaths import MEMO_SIZE, MEMO_TEXT, children
 from .structures import structure_leaves
 from .textforms import destination_form, destination_text, destinations_in
 
@@ -178,8 +178,6 @@ def _flat_texts(result: dict) -> list[str] | None:
 
 
 _DESTINATIONS: dict[str, tuple[tuple[str, str], ...]] = {}
-_MEMO_TEXT = 128  # texts up to this long have their destinations remembered, at most _MEMO_SIZE
-_MEMO_SIZE = 4096
 
 
 def _destinations_of(text: str) -> tuple[tuple[str, str], ...]:
@@ -190,8 +188,8 @@ def _destinations_of(text: str) -> tuple[tuple[str, str], ...]:
     if found is None:
         tokens = destinations_in(text)
         found = tuple((destination_form(token) or "", destination_text(token)) for token in tokens)
-        if len(text) <= _MEMO_TEXT:
-            if len(_DESTINATIONS) >= _MEMO_SIZE:
+        if len(text) <= MEMO_TEXT:  # the echo keys' bounds (fieldpaths)
+            if len(_DESTINATIONS) >= MEMO_SIZE:
                 _DESTINATIONS.clear()
             _DESTINATIONS[text] = found
     return found
