@@ -6,14 +6,17 @@
 * ``stepkey.run_index`` — each span's step, the spans of each step, the tool calls — must agree with
   ``step_key`` and ``Span.is_tool`` span by span.
 * ``runs._ordered`` — validation's shortcut, decided in C — lets through only runs the walk would.
+* ``model.make_span`` gives a ``Span`` like any other.
 * A tally's ``start_min``/``end_min`` are the earliest times of the spans that ran, which the
   ``forbidden_paths`` pass test compares: it may pass only where the checker finds nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+import pickle
+from dataclasses import FrozenInstanceError, replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +27,7 @@ from otel_provenance.offline.contracts.dsl import parse_contract
 from otel_provenance.offline.contracts.evidence import RunEvidence
 from otel_provenance.offline.evaluate import check_rule, compiled
 from otel_provenance.offline.graph import CausalGraph, tree
-from otel_provenance.offline.model import Run, Span
+from otel_provenance.offline.model import Run, Span, make_span
 from otel_provenance.offline.outcome import Outcome
 from otel_provenance.offline.runs import _check, _ordered, validate_run
 from otel_provenance.offline.stepkey import run_index, step_key
@@ -149,3 +152,17 @@ def test_the_ordered_shortcut_accepts_only_runs_the_walk_accepts(links: list[tup
     except InvalidEvidenceError as exc:
         validated = str(exc)
     assert validated == walked
+
+
+def test_a_made_span_is_a_span_through_and_through() -> None:
+    """``model.make_span`` fills ``_SpanSlots`` and then sets its class to ``Span`` (#46): the object
+    is a ``Span`` for ``type``, ``replace``, pickling and a run's echo marks, and stays frozen."""
+    run = RunBuilder("run-made").run()
+    values = tuple(getattr(run.spans[0], name) for name in Span.__match_args__[:-1])
+    made = make_span(*values)
+    assert type(made) is Span and made == run.spans[0] and hash(made) == hash(run.spans[0])
+    assert pickle.loads(pickle.dumps(made)) == made
+    echo = replace(made, echo=True)
+    assert type(echo) is Span and echo.echo and not made.echo
+    with pytest.raises(FrozenInstanceError):
+        made.echo = True  # type: ignore[misc]
