@@ -142,3 +142,28 @@ def test_each_run_that_opens_its_agent_span_records_gen_ai_invoke_agent_duration
     assert tuple(point.explicit_bounds) == tool_metrics.AGENT_DURATION_BUCKETS
     root = next(s for s in traced.spans if s.name == "invoke_agent refund-agent")
     assert 0 <= point.sum <= (root.end_time - root.start_time) / 1e9 + 0.5  # seconds, around the span
+
+
+def test_each_instrument_has_the_unit_its_convention_names(reader):
+    """Both durations in seconds (``s``, as the GenAI conventions and util-genai record them), the
+    package's counters in UCUM annotations: a backend converts or labels by these strings."""
+    traced = Traced()
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def lookup(order: str) -> dict:
+        return {"status": "shipped"}
+
+    with op.run(inputs={"order": "o-1"}, agent_name="refund-agent", tracer_provider=traced.provider):
+        lookup("o-1")
+
+    units = {
+        metric.name: metric.unit
+        for rm in reader.get_metrics_data().resource_metrics
+        for sm in rm.scope_metrics
+        if sm.scope.name == tool_metrics.SCOPE
+        for metric in sm.metrics
+    }
+    assert units[tool_metrics.TOOL_DURATION] == "s"
+    assert units[tool_metrics.AGENT_DURATION] == "s"
+    assert units[tool_metrics.TOOL_CALLS] == "{call}"
+    assert units[tool_metrics.TOOL_ARGUMENTS] == "{argument}"

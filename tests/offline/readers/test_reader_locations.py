@@ -100,6 +100,30 @@ def test_a_url_naming_a_directory_cannot_be_read(memory) -> None:
     assert error.value.errno == errno.EISDIR
 
 
+def test_a_directory_url_is_its_files_below_it_hidden_ones_left_out(tmp_path: Path, memory) -> None:
+    """A directory URL, as a local folder: every file below it, recursively and sorted, except hidden
+    ones (an editor's, a tool's own). Only the part below the named directory counts as hidden: a
+    directory that itself sits under a hidden folder (``.cache/``) is read, whether or not its URL
+    ends with a slash, and whatever its name ends with."""
+    fs, root = memory
+    base = f"{root}/.cache/traces"
+    fs.pipe(f"{base}/b.jsonl", _trace_file(tmp_path, "b", 1))
+    fs.pipe(f"{base}/sub/a.jsonl", _trace_file(tmp_path, "a", 2))
+    fs.pipe(f"{base}/.partial.jsonl", b"\x00 not a trace")
+    fs.pipe(f"{base}/.tmp/c.jsonl", b"\x00 not a trace")
+    for url in (f"memory://{base}", f"memory://{base}/"):
+        assert locations.expand([url]) == [f"memory://{base}/b.jsonl", f"memory://{base}/sub/a.jsonl"]
+        assert sorted(run.run_id for run in FileSource([url]).runs()) == ["a-0", "a-1", "b-0"]
+    spaced = f"{root}/.cache/ends with a space "  # a name may end in white space: still the name
+    fs.pipe(f"{spaced}/d.jsonl", _trace_file(tmp_path, "d", 1))
+    assert locations.expand([f"memory://{spaced}"]) == [f"memory://{spaced}/d.jsonl"]
+    fs.mkdir(f"{root}/only-hidden")
+    fs.pipe(f"{root}/only-hidden/.x.jsonl", b"{}\n")
+    with pytest.raises(TraceReadError) as info:
+        locations.expand([f"memory://{root}/only-hidden"])
+    assert info.value.problem == "a directory with no file in it"
+
+
 def test_an_empty_file_at_a_url_has_size_zero(memory) -> None:
     fs, root = memory
     fs.pipe(f"{root}/empty.jsonl", b"")
