@@ -23,7 +23,7 @@ from .contracts.outcomes import run_witnesses
 from .contracts.rules import REGISTRY, Unknown, Violation, Witness
 from .contracts.ruletype import Passes
 from .model import Run
-from .outcome import Outcome
+from .outcome import Outcome, worst
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,15 +209,7 @@ def _error(rule: Rule, exc: BaseException) -> RuleResult:
 def _result(run: Run, results: list[RuleResult], ordered: bool = False) -> RunResult:
     """The run's result: its rules' results sorted by rule id (``ordered``: they already are)."""
     ordered = tuple(results) if ordered else tuple(sorted(results, key=lambda r: r.rule_id))
-    statuses = {r.status for r in ordered}
-    if Outcome.ERROR in statuses:
-        status = Outcome.ERROR.decision
-    elif Outcome.FAIL in statuses:
-        status = Outcome.FAIL.decision
-    elif Outcome.INSUFFICIENT in statuses:
-        status = Outcome.INSUFFICIENT.decision
-    else:
-        status = Outcome.PASS.decision
+    status = worst({r.status for r in ordered}).decision
     return RunResult(run.run_id, run.trace_ids, run.release, status, ordered)
 
 

@@ -132,8 +132,6 @@ def further_runs_sentence(more: tuple[int | None, int | None]) -> str:
     return f"{passing}; {failing}"
 
 
-
-
 def check_release(
     runs: Iterable[Run],
     contract: Contract,

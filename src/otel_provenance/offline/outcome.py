@@ -9,6 +9,7 @@ run or a release has too little *data* (``insufficient_data``, :attr:`Outcome.de
 from __future__ import annotations
 
 import enum
+from collections.abc import Collection
 from typing import Final
 
 
@@ -37,3 +38,12 @@ class Outcome(enum.StrEnum):
 
 INSUFFICIENT_DATA: Final = "insufficient_data"
 _EXIT_CODES: Final = {Outcome.PASS: 0, Outcome.FAIL: 2, Outcome.INSUFFICIENT: 3, Outcome.ERROR: 1}
+
+
+def worst(outcomes: Collection[Outcome]) -> Outcome:
+    """The worst of ``outcomes``: error, then fail, then insufficient; pass when none is worse. How a
+    run's status is made from its rules' verdicts, and the guard's verdict on a run from its parts."""
+    return next((outcome for outcome in _WORST_FIRST if outcome in outcomes), Outcome.PASS)
+
+
+_WORST_FIRST: Final = (Outcome.ERROR, Outcome.FAIL, Outcome.INSUFFICIENT)

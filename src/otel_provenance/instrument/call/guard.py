@@ -34,7 +34,7 @@ from ...offline.contracts.model import Contract, Rule
 from ...offline.contracts.selectors import Selector
 from ...offline.evaluate import evaluate_rule, evaluate_safely
 from ...offline.model import Attributes, Run, Span, Status, StatusCode
-from ...offline.outcome import Outcome
+from ...offline.outcome import Outcome, worst
 from ...offline.stepkey import step_key
 from .decision import Objection
 from .policy import policies_from_contract, policy_objections
@@ -340,7 +340,7 @@ class RunGuard:
             statuses.add(result.status)
         if not failed:
             return verdict
-        status = next(s for s in _WORST_FIRST if s in statuses)
+        status = worst({Outcome.of(s) for s in statuses}).decision
         return RunVerdict(status, tuple(sorted(failed.union(verdict.failed))))
 
 
@@ -375,13 +375,6 @@ _VOLATILE_ARG_SUFFIXES = (
     sc.ARG_PROJECTION_SUFFIX,
 )
 _MEMO_SIZE = 4096
-#: A run's verdict when its parts disagree: the worst of them, as the offline evaluator ranks them.
-_WORST_FIRST = (
-    Outcome.ERROR.decision,
-    Outcome.FAIL.decision,
-    Outcome.INSUFFICIENT.decision,
-    Outcome.PASS.decision,
-)
 _COUNT_ROOT = Span(
     _TRACE, _ROOT, None, sc.INVOKE_AGENT, start_ns=1, end_ns=_RUNNING,
     attributes=Attributes({sc.GEN_AI_OPERATION_NAME: sc.INVOKE_AGENT}),
