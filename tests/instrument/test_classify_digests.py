@@ -13,9 +13,11 @@ import itertools
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+import otel_provenance
 from otel_provenance.instrument.base.settings import configure_settings
 from otel_provenance.instrument.evidence.classify import classify_arguments
 from otel_provenance.instrument.evidence.digest import keyed_digest
@@ -212,13 +214,19 @@ print(argument.digest)
 """
 
 
+# The child imports the package from where this process did (under mutation testing, the mutated copy).
+_IMPORTED_FROM = os.pathsep.join(
+    [str(Path(otel_provenance.__file__).parents[1]), *filter(None, [os.environ.get("PYTHONPATH")])]
+)
+
+
 def test_a_set_digests_alike_in_processes_with_different_hash_seeds() -> None:
     """A set's iteration order follows the process's hash seed; its digest must not (a retried call
     in another worker is the same argument)."""
     digests = {
         subprocess.run(
             [sys.executable, "-c", _SET_DIGEST],
-            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            env={**os.environ, "PYTHONHASHSEED": str(seed), "PYTHONPATH": _IMPORTED_FROM},
             capture_output=True,
             text=True,
             check=True,
