@@ -8,7 +8,8 @@ read provenance through these two, so they agree on what a span's provenance is.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
 from typing import Any, Final
 
 from .. import semconv
@@ -69,6 +70,19 @@ def _layout(keys: tuple[str, ...]) -> _Layout:
         _LAYOUTS.clear()
     _LAYOUTS[keys] = layout
     return layout
+
+
+def case_reader(keys: tuple[str, ...], more: tuple[str, ...]) -> Callable[[Mapping[str, Any]], tuple]:
+    """For the spans whose attributes have ``keys`` (in this order): a function giving, as one tuple,
+    the values of their kind keys (those :func:`argument_case` reads) and of the keys of ``more`` they
+    hold — everything a verdict on the span's provenance reads besides ``keys`` — found in C. A new
+    object each time: a caller may key what it decides by it, standing for ``keys``."""
+    layout = _LAYOUTS.get(keys)
+    kind_keys = (layout if layout is not None else _layout(keys))[0]
+    read = kind_keys + tuple(key for key in more if key in keys)
+    if not read:
+        return lambda attributes: ()
+    return itemgetter(*read) if len(read) > 1 else itemgetter(read[0], read[0])  # a tuple either way
 
 
 COUNTERS: Final = (

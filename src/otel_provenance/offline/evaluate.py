@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .contracts.compiled import AllPass
 from .contracts.evidence import RunEvidence
 from .contracts.model import Contract, Rule
 from .contracts.outcomes import run_witnesses
@@ -105,6 +106,9 @@ def evaluate_safely(
         return _result(run, [_error(rule, exc) for rule in contract.rules])
     plan = _plan(contract) if rule_evaluator is evaluate_rule else None
     if plan is not None:
+        all_pass = _PLAN.all_pass  # made with the plan
+        if all_pass is not None and all_pass(evidence):  # most runs: every rule's pass, in id order
+            return RunResult(run.run_id, run.trace_ids, run.release, _PASSED, _PLAN.passed)
         return _evaluate_planned(run, evidence, plan)
     results = []
     for rule in contract.rules:
@@ -121,10 +125,13 @@ _Step = tuple[Rule, "Passes | None", RuleResult, "str | None"]
 class _Plan(threading.local):
     """The last contract evaluated (on this thread) and its rules as :func:`_evaluate_planned` walks
     them: sorted by id, each with its compiled test, its ``pass`` result and the step whose absence
-    passes it (``RuleType.passes_without_step``) — found once per contract, not per run."""
+    passes it (``RuleType.passes_without_step``) — found once per contract, not per run —, with the
+    contract's :class:`AllPass` test and the results it stands for."""
 
     contract: Contract | None = None
     steps: tuple[_Step, ...] | None = None
+    all_pass: AllPass | None = None
+    passed: tuple[RuleResult, ...] = ()
 
 
 _PLAN = _Plan()
@@ -146,6 +153,8 @@ def _plan(contract: Contract) -> tuple[_Step, ...] | None:
             select = rule.params.get(without) if without is not None else None
             steps.append((rule, passes, passed, getattr(select, "step", None)))
         plan.contract, plan.steps = contract, None if steps is None else tuple(steps)
+        plan.all_pass = None if steps is None else AllPass.of([(r, p, w) for r, p, _, w in steps])
+        plan.passed = () if steps is None else tuple(passed for _, _, passed, _ in steps)
     return plan.steps
 
 
@@ -154,15 +163,26 @@ def _evaluate_planned(run: Run, evidence: RunEvidence, plan: tuple[_Step, ...]) 
     asking a rule whose selected step the run does not take, and with the rules already in order."""
     present = evidence.by_step
     results = []
+    checked = False  # a checker ran (or raised): the run's status is worked out from the results
     for rule, passes, passed, step in plan:
         if step is not None and step not in present:
             results.append(passed)
             continue
         try:
-            results.append(passed if passes is not None and passes(evidence) else check_rule(rule, evidence))
+            if passes is not None and passes(evidence):
+                results.append(passed)
+                continue
+            result = check_rule(rule, evidence)
         except Exception as exc:
-            results.append(_error(rule, exc))
+            result = _error(rule, exc)
+        results.append(result)
+        checked = True
+    if not checked:  # every rule passed its compiled test (most runs): what _result would make
+        return RunResult(run.run_id, run.trace_ids, run.release, _PASSED, tuple(results))
     return _result(run, results, ordered=True)
+
+
+_PASSED = Outcome.PASS.decision
 
 
 def release_conflict_result(run: Run, contract: Contract, key: str, found: tuple[str, ...]) -> RunResult:

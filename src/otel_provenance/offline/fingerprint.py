@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Final
 
-from .graph import CausalGraph
+from .graph import CausalGraph, tree
 from .model import Run
 from .stepkey import run_steps
 
@@ -71,9 +71,13 @@ def _step_tree(run: Run) -> tuple[CausalGraph, dict[str, str], dict[str, bytes]]
 def _shape(run: Run) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """Each span's step and its parent's position in ``run.spans`` (-1 for a root or an orphan), in
     span order. It determines the step tree, so the canonical form, exactly; it is cheap to build
-    (the graph and the steps are the rule evidence's), and a route's runs repeat it."""
-    parents = CausalGraph.of(run).parents  # validates the run first, as _step_tree does
+    (the steps are the rule evidence's, the parents by position ``graph.tree``'s, else the graph's),
+    and a route's runs repeat it."""
+    found = tree(run)  # validates the run first, as _step_tree does
     steps = run_steps(run)
+    if found is not None:  # the steps are in span order (span ids are unique in a valid run)
+        return tuple(steps.values()), found.parents
+    parents = CausalGraph.of(run).parents
     spans = run.spans
     position = {s.span_id: i for i, s in enumerate(spans)}
     return tuple([steps[i] for i in position]), tuple([position.get(parents[i], -1) for i in position])

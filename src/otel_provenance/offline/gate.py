@@ -22,8 +22,6 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from operator import attrgetter
-from typing import Final
 
 from .aggregate import Aggregate, RuleTally
 from .contracts.confidence import (
@@ -41,7 +39,7 @@ from .evaluate import RunResult, evaluate_safely, release_conflict_result
 from .model import Run
 from .outcome import Outcome
 from .release import DEFAULT_RELEASE_ATTRIBUTE
-from .stepkey import run_steps
+from .stepkey import run_index
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,9 +132,6 @@ def further_runs_sentence(more: tuple[int | None, int | None]) -> str:
     return f"{passing}; {failing}"
 
 
-_IS_TOOL: Final = attrgetter("is_tool")  # Span.is_tool of each span, the loop in C
-
-
 def check_release(
     runs: Iterable[Run],
     contract: Contract,
@@ -165,8 +160,9 @@ def check_release(
             if not attribution.concerns(release):
                 others[attribution.label(release_attribute)] += 1
                 continue
-            steps.update(run_steps(run).values())
-            tools += sum(map(_IS_TOOL, run.spans))  # True counts 1
+            index = run_index(run)  # the walk the evaluation reads too (the last run's is reused)
+            steps.update(index.by_step)
+            tools += len(index.tools)
             if attribution.disagrees:
                 yield release_conflict_result(run, contract, release_attribute, attribution.found)
             else:

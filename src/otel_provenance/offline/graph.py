@@ -18,11 +18,13 @@ import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from itertools import repeat
+from operator import attrgetter
+from typing import Final, NamedTuple
 
 from .. import semconv
 from .model import Run, Span
-from .runs import validate_run
+from .runs import validate_run, validated_order
 
 _SPAN_ID: Final = re.compile(r"[0-9a-f]{16}")
 
@@ -52,6 +54,8 @@ def _order(span: Span) -> tuple[int, str]:
 
 class _Last(threading.local):
     graph: CausalGraph | None = None
+    run: Run | None = None  # the run of ``tree``
+    tree: Tree | None = None
 
 
 _LAST = _Last()
@@ -195,3 +199,44 @@ class CausalGraph:
     def sources_of(self, span_id: str) -> tuple[DataEdge, ...]:
         """Data-flow edges into ``span_id``."""
         return tuple(e for e in self.data_edges if e.consumer_span_id == span_id)
+
+
+class Tree(NamedTuple):
+    """What the parents of a one-trace run say, read without building its :class:`CausalGraph`."""
+
+    parents: tuple[int, ...]  # each span's parent's position in ``run.spans``; -1 for a root or orphan
+    complete: bool  # no orphan (``CausalGraph.orphans`` is empty)
+
+
+_SPAN_ID_OF: Final = attrgetter("span_id")
+_PARENT_OF: Final = attrgetter("parent_span_id")
+_TRACE_OF: Final = attrgetter("trace_id")
+
+
+def tree(run: Run) -> Tree | None:
+    """The run's :class:`Tree` (the run validated first, as ``CausalGraph.of`` does), or None when
+    only the graph can tell: the run spans several traces (a parent in another trace makes an
+    orphan), or a span id is empty (an empty parent id is an orphan's, never that span's child).
+
+    Most runs pass every rule from counts, their completeness and their fingerprint's shape; these
+    come from the parents by position, made in C (``map`` over the spans), while the graph — dicts
+    of span ids walked in Python — is left to the runs a checker walks. The last run's is kept."""
+    last = _LAST
+    if last.run is run:
+        return last.tree
+    validate_run(run)
+    spans = run.spans
+    order = validated_order(run)  # the positions validation found, most often
+    if order is None:
+        position = dict(zip(map(_SPAN_ID_OF, spans), range(len(spans)), strict=True))
+    else:
+        position = order[0]
+    found: Tree | None = None
+    if "" not in position and len(set(map(_TRACE_OF, spans))) <= 1:
+        parent_ids = list(map(_PARENT_OF, spans))
+        # from a list when made here, as ``runs._ordered`` makes it (the tuple free lists)
+        parents = tuple(list(map(position.get, parent_ids, repeat(-1)))) if order is None else order[1]
+        # a root (no parent id) is at -1, and so is a span whose parent is not in the run: an orphan
+        found = Tree(parents, parents.count(-1) == parent_ids.count(None))
+    last.run, last.tree = run, found
+    return found

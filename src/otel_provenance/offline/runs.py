@@ -24,7 +24,8 @@ from array import array
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from operator import attrgetter
+from itertools import repeat
+from operator import attrgetter, lt
 from typing import Final, Protocol
 
 from .. import semconv
@@ -205,9 +206,16 @@ def make_run(run_id: str, spans: Iterable[Span], source: str | None = None) -> R
 
 class _LastValid(threading.local):
     run: Run | None = None
+    order: Order | None = None  # the run's, when it was found valid by ``_ordered``
 
+
+Order = tuple[dict[str, int], tuple[int, ...]]
+"""Each span's position in ``run.spans`` by span id, and each span's parent's position (-1: its
+parent id names no span of the run, or it has none), whatever the traces."""
 
 _LAST_VALID = _LastValid()
+_SPAN_ID: Final = attrgetter("span_id")
+_PARENT_ID: Final = attrgetter("parent_span_id")
 
 
 def validate_run(run: Run, source: str | None = None) -> None:
@@ -218,8 +226,32 @@ def validate_run(run: Run, source: str | None = None) -> None:
     asks again right after."""
     if run is _LAST_VALID.run:
         return
-    _check(run, source)
-    _LAST_VALID.run = run
+    order = _ordered(run.spans)
+    if order is None:
+        _check(run, source)
+    _LAST_VALID.run, _LAST_VALID.order = run, order
+
+
+def validated_order(run: Run) -> Order | None:
+    """The :data:`Order` of ``run`` when it is the last run validated and every parent came before
+    its child, else None (``graph.tree`` reads it instead of finding the positions again)."""
+    last = _LAST_VALID
+    return last.order if last.run is run else None
+
+
+def _ordered(spans: tuple[Span, ...]) -> Order | None:
+    """The spans' :data:`Order` when their ids are distinct and each parent id naming a span of the
+    run names an earlier one — a valid run, as no span is then its own parent and following parents
+    only goes back in the order, never round —, else None (``_check`` decides, and words the error).
+    Decided in C (``map`` over the spans): most runs are in this order, as parents start first."""
+    ids = list(map(_SPAN_ID, spans))
+    position = dict(zip(ids, range(len(ids)), strict=True))
+    if len(position) != len(ids):
+        return None
+    # From a list, not tuple(map(...)): a tuple grown from an iterator of unknown length is resized
+    # past the free lists, so freeing one per run filled them (2.3 MB more peak RSS at 1M spans).
+    parents = tuple(list(map(position.get, map(_PARENT_ID, spans), repeat(-1))))
+    return (position, parents) if all(map(lt, parents, range(len(ids)))) else None
 
 
 def _check(run: Run, source: str | None) -> None:

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 import threading
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 from ..dialects import tool_name
-from .model import Run, Span, attribute_map
+from .model import Attributes, Run, Span, attribute_map, says_tool
 
 _UUID: Final = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _TIMESTAMP: Final = re.compile(
@@ -51,9 +51,19 @@ def step_key(span: Span) -> str:
     return normalise(span.name)
 
 
+class RunIndex(NamedTuple):
+    """What one walk over a run's spans finds for every stage after it: each span's step, the spans
+    of each step (in span order) and the tool calls (``Span.is_tool``, in span order). Shared:
+    read it, never change it."""
+
+    steps: dict[str, str]  # span id -> step key
+    by_step: dict[str, list[Span]]
+    tools: list[Span]
+
+
 class _Last(threading.local):
     run: Run | None = None
-    steps: dict[str, str] = {}  # noqa: RUF012 - replaced per thread, never mutated
+    index: RunIndex | None = None
 
 
 _LAST = _Last()
@@ -62,8 +72,41 @@ _LAST = _Last()
 def run_steps(run: Run) -> dict[str, str]:
     """``{span id: step key}`` for every span of ``run``. The last run's is reused (the gate, the
     rule evidence and the fingerprint ask for the same run in a row); the caller must not mutate it."""
+    return run_index(run).steps
+
+
+def run_index(run: Run) -> RunIndex:
+    """The run's :class:`RunIndex`; the last run's is reused, as :func:`run_steps`'s."""
     last = _LAST
     if last.run is not run:
-        last.steps = {span.span_id: step_key(span) for span in run.spans}
+        last.index = _index(run.spans)
         last.run = run
-    return last.steps
+    return last.index  # type: ignore[return-value]
+
+
+def _index(spans: tuple[Span, ...]) -> RunIndex:
+    """:func:`step_key` of every span, inlined, with the spans grouped by step and the tool calls
+    picked out in the same walk: it runs once per span of every run the gate reads, and a span's
+    tool decision is already kept on its attributes (``says_tool``)."""
+    steps: dict[str, str] = {}
+    by_step: dict[str, list[Span]] = {}
+    tools: list[Span] = []
+    for span in spans:
+        step = None
+        if not span.echo:  # Span.is_tool
+            attributes = span.attributes
+            tool = attributes._tool if attributes.__class__ is Attributes else None  # type: ignore[attr-defined]
+            if tool or (tool is None and says_tool(attributes)):
+                tools.append(span)
+                name = tool_name(attribute_map(attributes))
+                if name:
+                    step = normalise(name)
+        if step is None:
+            step = normalise(span.name)
+        steps[span.span_id] = step
+        group = by_step.get(step)
+        if group is None:
+            by_step[step] = [span]
+        else:
+            group.append(span)
+    return RunIndex(steps, by_step, tools)

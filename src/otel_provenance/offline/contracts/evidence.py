@@ -17,9 +17,9 @@ from typing import Final, NamedTuple
 
 from ... import semconv
 from ..arguments import argument_kinds
-from ..graph import CausalGraph
+from ..graph import CausalGraph, tree
 from ..model import ABSENT, Attributes, Run, Span, says_tool
-from ..stepkey import run_steps
+from ..stepkey import run_index
 from .outcomes import Witness, run_witnesses
 from .selectors import Match, Selector
 
@@ -44,6 +44,8 @@ class Tally(NamedTuple):
     blocked_tools: int  # matched tool calls that were blocked
     silent_tools: int  # matched tool calls without agent.tool.status
     unknown_tools: int  # unknown spans that are tool calls
+    start_min: int | float  # the earliest start_ns of the occurred spans (``_NEVER``: none occurred)
+    end_min: int | float  # the earliest end_ns of the occurred spans (``_NEVER``: none occurred)
 
 
 @dataclass(frozen=True)
@@ -52,23 +54,17 @@ class RunEvidence:
     steps: dict[str, str] = field(init=False)
     by_step: dict[str, list[Span]] = field(init=False)
     _selected: dict[tuple | str | None, tuple[list[Span], list[Span]]] = field(init=False)
-    _tallies: dict[tuple | str | None, Tally] = field(init=False)
+    tallies: Tallies = field(init=False)
+    """``tally`` by ``tally_key(selector)``: a compiled test finds a tally with one subscript."""
     _kinds: dict[str, dict[str, str] | None] = field(init=False)
 
     def __post_init__(self) -> None:
-        steps = run_steps(self.run)
-        by_step: dict[str, list[Span]] = {}
-        for span in self.run.spans:
-            step = steps[span.span_id]
-            spans = by_step.get(step)
-            if spans is None:
-                by_step[step] = [span]
-            else:
-                spans.append(span)
+        steps, by_step, _ = run_index(self.run)  # shared with the gate's and the fingerprint's walk
         object.__setattr__(self, "steps", steps)
         object.__setattr__(self, "by_step", by_step)
-        object.__setattr__(self, "_selected", {})
-        object.__setattr__(self, "_tallies", {})
+        selected: dict[tuple | str | None, tuple[list[Span], list[Span]]] = {}
+        object.__setattr__(self, "_selected", selected)
+        object.__setattr__(self, "tallies", Tallies(self.run.spans, steps, by_step, selected))
         object.__setattr__(self, "_kinds", {})
 
     @cached_property
@@ -86,9 +82,12 @@ class RunEvidence:
         """Spans whose parent is not in the run: the trace is incomplete (spans were lost)."""
         return self.graph.orphans
 
-    @property
+    @cached_property
     def complete(self) -> bool:
-        return not self.orphans
+        """No orphan: read from the parents by position (``graph.tree``) when the run is one trace —
+        the compiled tests of most rules ask it of every run, the graph is left to the checkers."""
+        found = tree(self.run)
+        return found.complete if found is not None else not self.orphans
 
     def is_orphan(self, span: Span) -> bool:
         return self.graph.is_orphan(span.span_id)
@@ -125,34 +124,12 @@ class RunEvidence:
 
     def selection(self, selector: Selector) -> tuple[list[Span], list[Span]]:
         """``select``'s two lists as kept for every rule that asks: read them, never change them."""
-        key = _key(selector)
-        cached = self._selected.get(key)
-        if cached is None and key.__class__ is not tuple:  # a step alone: its every span matches
-            matched = list(self.run.spans) if key is None else self.by_step.get(key, [])
-            cached = self._selected[key] = (matched, [])
-        if cached is None:  # many rules share a selector; candidates are indexed by step key
-            candidates = self.run.spans if selector.step is None else self.by_step.get(selector.step, ())
-            matched: list[Span] = []
-            unknown: list[Span] = []
-            for span in candidates:
-                verdict = selector.match(span, self.steps[span.span_id])
-                if verdict is Match.MATCH:
-                    matched.append(span)
-                elif verdict is Match.UNKNOWN:
-                    unknown.append(span)
-            cached = self._selected[key] = (matched, unknown)
-        return cached
+        return _selection(self.run.spans, self.steps, self.by_step, self._selected, selector)
 
     def tally(self, selector: Selector | None) -> Tally:
         """The counts of :class:`Tally` for the spans ``selector`` picks (all spans when None), walked
         once per run and selector whichever rules ask."""
-        key = _key(selector)
-        found = self._tallies.get(key)
-        if found is None:
-            # every span (None): the sum of its steps' tallies, which the step rules share
-            found = self._tally_steps() if key is None else _count(*self.selection(selector))  # type: ignore[arg-type]
-            self._tallies[key] = found
-        return found
+        return self.tallies[tally_key(selector)]
 
     @cached_property
     def unsettled_tools(self) -> int:
@@ -160,30 +137,19 @@ class RunEvidence:
         spans that were blocked or carry no ``agent.tool.status`` — without the whole tally: the
         ``blocked_calls`` rule over every span asks only this, and the all-spans tally would count
         every step, most of which no other rule selects (``unknown_tools`` is 0: with no selector no
-        span is unknown). The same tests as :func:`_count`'s, on a span's status first."""
-        found = self._tallies.get(None)
+        span is unknown). The same tests as :func:`_count`'s, over the tool calls the run's index
+        picked out (``stepkey.run_index``)."""
+        found = self.tallies.get(None)
         if found is not None:
             return found.blocked_tools + found.silent_tools + found.unknown_tools
         count = 0
-        for span in self.run.spans:
+        for span in run_index(self.run).tools:  # Span.is_tool, found as the steps were
             attributes = span.attributes
             values = attributes._map if attributes.__class__ is Attributes else attributes  # attribute_map
             status = values.get(_STATUS, ABSENT)
-            if (status is ABSENT or status == _BLOCKED) and not span.echo and says_tool(attributes):
+            if status is ABSENT or status == _BLOCKED:
                 count += 1
         return count
-
-    def _tally_steps(self) -> Tally:
-        """The sum of every step's tally (each counted once here for the step rules to share: a
-        step's key is its selector's, and its spans all match)."""
-        tallies = self._tallies
-        parts = []
-        for step, spans in self.by_step.items():
-            found = tallies.get(step)
-            if found is None:
-                found = tallies[step] = _count(spans, ())
-            parts.append(found)
-        return _sum_tallies(parts)
 
     def occurred(self, selector: Selector | None) -> tuple[list[Span], list[Span]]:
         """Like ``select``, without blocked calls (``agent.tool.status = blocked``): a call its budget
@@ -196,23 +162,81 @@ class RunEvidence:
         return run_witnesses(self.run, **observed)
 
 
-def _key(selector: Selector | None) -> tuple | str | None:
+def tally_key(selector: Selector | None) -> tuple | str | None:
     """How the evidence keeps what a selector picks: by its step when it tests no attribute (so that
     the rules selecting one step share it without hashing selectors), None for every span; else by
-    its step and each tested value *with its type* — ``1`` and ``true`` test different spans
+    its step, each tested value *with its type* — ``1`` and ``true`` test different spans
     (``values_equal``), but are equal in Python, so two rules differing only there would share one
-    selection under the selector itself."""
+    selection under the selector itself — and the selector, which :class:`Tallies` selects with."""
     if selector is None:
         return None
     if not selector.attributes:
         return selector.step
-    return selector.step, tuple([(key, value.__class__, value) for key, value in selector.attributes])
+    tested = tuple([(key, value.__class__, value) for key, value in selector.attributes])
+    return selector.step, tested, selector
 
 
-def _count(matched: list[Span], unknown: Sequence[Span]) -> Tally:
+def _selection(
+    spans: tuple[Span, ...],
+    steps: dict[str, str],
+    by_step: dict[str, list[Span]],
+    selected: dict[tuple | str | None, tuple[list[Span], list[Span]]],
+    selector: Selector,
+) -> tuple[list[Span], list[Span]]:
+    """``RunEvidence.selection``, kept in ``selected`` by :func:`tally_key`."""
+    key = tally_key(selector)
+    cached = selected.get(key)
+    if cached is None and key.__class__ is not tuple:  # a step alone: its every span matches
+        matched = list(spans) if key is None else by_step.get(key, [])  # type: ignore[arg-type]
+        cached = selected[key] = (matched, [])
+    if cached is None:  # many rules share a selector; candidates are indexed by step key
+        candidates = spans if selector.step is None else by_step.get(selector.step, ())
+        matched: list[Span] = []
+        unknown: list[Span] = []
+        for span in candidates:
+            verdict = selector.match(span, steps[span.span_id])
+            if verdict is Match.MATCH:
+                matched.append(span)
+            elif verdict is Match.UNKNOWN:
+                unknown.append(span)
+        cached = selected[key] = (matched, unknown)
+    return cached
+
+
+class Tallies(dict):
+    """A run's :class:`Tally` by :func:`tally_key`, each counted when first asked (``__missing__``):
+    the compiled tests of a contract read ``evidence.tallies[key]``, a look-up in C for every rule
+    but the first to ask. It holds the evidence's indexes, not the evidence (no reference cycle)."""
+
+    __slots__ = ("_by_step", "_selected", "_spans", "_steps")
+
+    def __init__(
+        self,
+        spans: tuple[Span, ...],
+        steps: dict[str, str],
+        by_step: dict[str, list[Span]],
+        selected: dict[tuple | str | None, tuple[list[Span], list[Span]]],
+    ) -> None:
+        super().__init__()
+        self._spans, self._steps, self._by_step, self._selected = spans, steps, by_step, selected
+
+    def __missing__(self, key: tuple | str | None) -> Tally:
+        if key is None:  # every span: the sum of its steps' tallies, which the step rules share
+            found = _sum_tallies([self[step] for step in self._by_step])
+        elif key.__class__ is str:  # a step alone: its every span matches
+            found = _count(self._by_step.get(key, ()), ())  # type: ignore[arg-type]
+        else:
+            selector = key[-1]  # type: ignore[index]
+            found = _count(*_selection(self._spans, self._steps, self._by_step, self._selected, selector))
+        self[key] = found
+        return found
+
+
+def _count(matched: Sequence[Span], unknown: Sequence[Span]) -> Tally:
     """The :class:`Tally` of a selection (``RunEvidence.selection``'s two lists)."""
     occurred = first = blocked_tools = silent_tools = retry_missing = 0
     retry_max = -1
+    start_min = end_min = _NEVER
     for span in matched:
         attributes = span.attributes
         values = attributes._map if attributes.__class__ is Attributes else attributes  # attribute_map
@@ -230,6 +254,10 @@ def _count(matched: list[Span], unknown: Sequence[Span]) -> Tally:
                 blocked_tools += 1
         else:
             occurred += 1
+            if span.start_ns < start_min:
+                start_min = span.start_ns
+            if span.end_ns < end_min:
+                end_min = span.end_ns
             if not (counted and retry > 0):
                 first += 1
             if status is ABSENT and not span.echo and says_tool(attributes):  # Span.is_tool, silent
@@ -251,20 +279,28 @@ def _count(matched: list[Span], unknown: Sequence[Span]) -> Tally:
         blocked_tools,
         silent_tools,
         unknown_tools,
+        start_min,
+        end_min,
     )
 
 
 def _sum_tallies(tallies: list[Tally]) -> Tally:
     """The tally of the spans of ``tallies`` together (each span counted in one of them): the counts
-    add up, the highest retry number is the highest of theirs."""
+    add up, the highest retry number is the highest of theirs, the earliest times the earliest."""
     if len(tallies) == 1:
         return tallies[0]
     columns = list(zip(*tallies, strict=True))  # one tuple per field, in order
     if not columns:
-        return Tally(0, 0, 0, 0, 0, -1, 0, 0, 0, 0)
-    total = [sum(column) for column in columns]
-    total[_RETRY_MAX] = max(columns[_RETRY_MAX])
+        return Tally(0, 0, 0, 0, 0, -1, 0, 0, 0, 0, _NEVER, _NEVER)
+    total = [sum(column) for column in columns[:_RETRY_MAX]]
+    total.append(max(columns[_RETRY_MAX]))
+    total.extend(sum(column) for column in columns[_RETRY_MAX + 1 : _START_MIN])
+    total.extend(min(column) for column in columns[_START_MIN:])
     return Tally(*total)
 
 
+_NEVER: Final = float("inf")  # above every time (an int compares exactly with it)
 _RETRY_MAX: Final = Tally._fields.index("retry_max")
+_START_MIN: Final = Tally._fields.index("start_min")  # it and end_min, the last fields, are minimums
+COUNTS: Final = slice(0, _START_MIN)
+"""A tally's counts (``tally[COUNTS]``): every field but the times, which vary from run to run."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .... import semconv
-from ..evidence import RunEvidence
+from ..evidence import RunEvidence, tally_key
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..ruletype import Absence, Passes, RuleType, always
@@ -54,8 +54,10 @@ def _compile_blocked(rule: Rule) -> Passes:
     if selector is None:  # every span: their unsettled tool calls alone, not every step's tally
         return lambda ev: ev.unsettled_tools <= limit and ev.complete
 
+    key = tally_key(selector)
+
     def passes(ev: RunEvidence) -> bool:
-        t = ev.tally(selector)
+        t = ev.tallies[key]
         return t.blocked_tools + t.silent_tools + t.unknown_tools <= limit and ev.complete
 
     return passes

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
 from typing import Any
 
 from .... import semconv
 from ....budget_law import COUNTED_KINDS, Limits, allowed_on_span, count_arguments, over_budget
-from ...arguments import COUNTERS, argument_case, lost_kinds
+from ...arguments import COUNTERS, argument_case, case_reader, lost_kinds
 from ...model import ABSENT, Span, attribute_map
-from ..evidence import RunEvidence
+from ..evidence import RunEvidence, tally_key
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..rational import exact_number, format_exact
@@ -59,9 +59,10 @@ def _compile_retries(rule: Rule) -> Passes | None:
     selector, limit = rule.params["select"], rule.params["max_retries"]
     if selector.step is None:
         return None
+    key = tally_key(selector)
 
     def passes(ev: RunEvidence) -> bool:
-        t = ev.tally(selector)
+        t = ev.tallies[key]
         return (
             not t.unknown
             and not t.retry_missing
@@ -190,36 +191,37 @@ def check_provenance_budgets(rule: Rule, ev: RunEvidence) -> Iterator[Observatio
 def _compile_provenance(rule: Rule) -> Passes:
     """Every selected call within the budget, nothing undecided. A call's verdict depends only on its
     argument kinds, the names its span allowed and its counters, so it is decided once per such case
-    and kept (bounded)."""
+    and kept (bounded). The case is read as the values of the keys it is made of — the span's kind keys
+    (``argument_case``) and the allow-list and counters it holds — which one ``itemgetter`` per key
+    layout reads (``arguments.case_reader``): most spans are then decided by two look-ups."""
     law = Limits(
         rule.params.get("max_assumed"), rule.params.get("max_invented"), rule.params.get("max_untrusted")
     )
     rule_allow: frozenset[str] | None = frozenset(rule.params["allow"]) if "allow" in rule.params else None
     selector = rule.params["select"]
     decided: dict[tuple, bool] = {}
+    readers: dict[tuple[str, ...], Callable[[Mapping[str, Any]], tuple]] = {}
 
     def within(span: Span) -> bool:
         """The call has known argument kinds (``argument_kinds``), within the budget."""
         attributes = attribute_map(span.attributes)
-        case = argument_case(attributes)
-        if case is None:
-            return False  # no provenance, or a kind this package does not write
-        # the case as read (the argument kinds; the allow-list and the counters' raw values, with their
-        # types: ``True`` and ``1`` are equal keys to a dict but not to the budget), decided once
-        raw = tuple(map(attributes.get, _CASE_KEYS))
-        key = (case, raw, tuple(map(type, raw)))
+        keys = tuple(attributes)
+        read = readers.get(keys)
+        if read is None:
+            if len(readers) >= _DECIDED:
+                readers.clear()
+            read = readers[keys] = case_reader(keys, _CASE_KEYS)
+        # the case as read (the keys, by their layout's reader — one object per layout, kept alive by
+        # the verdicts keyed by it —; the argument kinds, the allow-list and the counters' values, with
+        # their types: ``True`` and ``1`` are equal keys to a dict but not to the budget), decided once
+        got = read(attributes)
+        key = (read, got, tuple(list(map(type, got))))  # from a list, as runs._ordered's parents
         try:
             verdict = decided.get(key)
         except TypeError:  # an unhashable value: decided afresh
             verdict = key = None
         if verdict is None:
-            kinds = dict(zip(*case, strict=True))
-            if lost_kinds(span, kinds.values()) is not None:
-                verdict = False  # a count over the names kept: the checker words it
-            else:
-                vetted = allowed_on_span(attributes)
-                allow = rule_allow if rule_allow is not None else vetted
-                verdict = not over_budget(count_arguments(kinds.items(), allow, vetted=vetted), law)
+            verdict = _within(span, attributes, law, rule_allow)
             if key is not None:
                 if len(decided) >= _DECIDED:
                     decided.clear()
@@ -233,6 +235,22 @@ def _compile_provenance(rule: Rule) -> Passes:
         return all(map(within, matched))
 
     return passes
+
+
+def _within(
+    span: Span, attributes: Mapping[str, Any], law: Limits, rule_allow: frozenset[str] | None
+) -> bool:
+    """A call's verdict, worked out: it has known argument kinds (``argument_kinds``), within the
+    budget, and no count above the names it kept."""
+    case = argument_case(attributes)
+    if case is None:
+        return False  # no provenance, or a kind this package does not write
+    kinds = dict(zip(*case, strict=True))
+    if lost_kinds(span, kinds.values()) is not None:
+        return False  # a count over the names kept: the checker words it
+    vetted = allowed_on_span(attributes)
+    allow = rule_allow if rule_allow is not None else vetted
+    return not over_budget(count_arguments(kinds.items(), allow, vetted=vetted), law)
 
 
 def _validate_numeric(params: dict[str, Any], fail: Fail) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..evidence import RunEvidence
+from ..evidence import RunEvidence, tally_key
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, spans_witnesses
 from ..ruletype import Absence, AtCall, Fail, Passes, RuleType, always
@@ -41,19 +41,19 @@ def check_cardinality(rule: Rule, ev: RunEvidence) -> Iterator[Observation]:
 def _compile_bounds(rule: Rule) -> Passes:
     """The pass test of :func:`_bounds` for each of the three types, from the shared tally: the count
     is within its bounds for every possibility the evidence leaves open."""
-    selector, params = rule.params["select"], rule.params
+    key, params = tally_key(rule.params["select"]), rule.params
     if rule.type == "forbidden_spans":
-        return lambda ev: ev.complete and not (t := ev.tally(selector)).matched and not t.unknown
+        return lambda ev: ev.complete and not (t := ev.tallies[key]).matched and not t.unknown
     if rule.type == "required_spans":
         low = params.get("min", 1)
-        return lambda ev: ev.tally(selector).first >= low
+        return lambda ev: ev.tallies[key].first >= low
     low = params.get("exact", params.get("min", 0))
     high = params.get("exact", params.get("max"))
     if high is None:
-        return lambda ev: ev.tally(selector).occurred >= low
+        return lambda ev: ev.tallies[key].occurred >= low
 
     def passes(ev: RunEvidence) -> bool:
-        t = ev.tally(selector)
+        t = ev.tallies[key]
         return low <= t.occurred and t.occurred + t.occurred_unknown <= high and ev.complete
 
     return passes

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 
 from ...matching import optimal_assignment
 from ...model import Span
-from ..evidence import RunEvidence
+from ...runs import validate_run
+from ..evidence import RunEvidence, tally_key
 from ..model import Rule
 from ..outcomes import Observation, Unknown, Violation, span_witness, spans_witnesses
 from ..ruletype import Absence, AtCall, Passes, RuleType, always
@@ -181,25 +182,27 @@ def _one_to_one(
 
 def _compile_forbidden_paths(rule: Rule) -> Passes:
     """No ``to`` call ran, or — without ``from`` and ``one_to_one`` — each ran after a ``unless_preceded_by``
-    call; nothing undecided. Any other run goes to the checker."""
-    target: Selector = rule.params["to"]
-    guard: Selector | None = rule.params.get("unless_preceded_by")
+    call; nothing undecided. Any other run goes to the checker. Read from the shared tallies: a
+    call that ran is an ``occurred`` span, one that might be a target an ``occurred_unknown`` one."""
+    target = tally_key(rule.params["to"])
+    guard_selector: Selector | None = rule.params.get("unless_preceded_by")
+    guard = tally_key(guard_selector)
     one_to_one = rule.params.get("one_to_one", False)
-    guarded_each = guard is not None and "from" not in rule.params and not one_to_one
+    guarded_each = guard_selector is not None and "from" not in rule.params and not one_to_one
 
     def passes(ev: RunEvidence) -> bool:
-        matched, undecided = ev.selection(target)
-        if undecided and any(not s.blocked for s in undecided):
+        tallies = ev.tallies
+        targets = tallies[target]
+        if targets.occurred_unknown:
             return False
-        targets = [s for s in matched if not s.blocked] if matched else matched
-        if not targets:
+        if not targets.occurred:
             return True
         if not guarded_each:
             return False
-        ev.graph  # noqa: B018 -- built (and the run validated) as for the checker's happens_before
-        ends = [g.end_ns for g in ev.selection(guard)[0] if not g.blocked]  # type: ignore[arg-type]
+        validate_run(ev.run)  # as the checker's happens_before does (building the graph)
+        guards = tallies[guard]
         # happens_before(g, t) is g.end_ns <= t.start_ns: the earliest guard precedes every target
-        return bool(ends) and min(ends) <= min(t.start_ns for t in targets)
+        return guards.occurred > 0 and guards.end_min <= targets.start_min
 
     return passes
 
