@@ -1,4 +1,4 @@
-"""``otlp_json.raw_index``: the (trace id, agent.run.id) pairs a JSON line mentions, found by scanning
+"""``rawindex.raw_index``: the (trace id, agent.run.id) pairs a JSON line mentions, found by scanning
 its bytes instead of parsing it — the index that groups spans into runs before any line is converted
 (and, on a Dask cluster, the only thing a worker sends back for a partition). A run id belongs to the
 nearest ``traceId`` before it; ids that cannot be read give no pair and never stop the scan."""
@@ -10,7 +10,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_provenance.offline.readers.otlp_json import _MENTIONS, _links_by_position, raw_index
+from otel_provenance.offline.readers.rawindex import _MENTIONS, _links_by_position, _scanned_index, raw_index
 
 T1 = "5b8efff798038103d269b633813fc60c"
 T2 = "0af7651916cd43dd8448eb211c80319c"
@@ -152,3 +152,74 @@ def test_a_line_says_whether_it_may_hold_span_links() -> None:
         _attr("agent.run.id", "r1", True)
     ]
     assert raw_index(json.dumps(linked).encode()) == ({(T1, None), (T2, None), (T1, "r1")}, True)
+
+
+# The compact line's substring search (``rawindex._compact_index``) must give what the scan gives, on
+# lines built to trip it: names and values that begin with "trace" or hold a run id key, escapes, a
+# run id key twice in a span (an event's), spans without a run id, a second trace id spelling.
+_tricky_text = st.sampled_from(  # mostly plain, so that many lines take the compact search
+    [
+        "s",
+        "s",
+        "s",
+        "s",
+        "s",
+        "s",
+        "trace export",
+        "tracer",
+        'x"traceId":"y',
+        "agent.run.id",
+        '"agent.run.id"',
+        "r\\1",
+        "links",
+    ]
+)
+_tricky_attr = st.one_of(
+    _run_attr,
+    st.builds(_attr, _tricky_text, _tricky_text),
+    st.builds(_attr, st.just("agent.run.id"), _tricky_text),
+)
+_tricky_span = st.builds(
+    lambda trace_id, name, attributes, event, spelling: {
+        **({"trace_id": trace_id} if spelling else {"traceId": trace_id}),
+        "spanId": "eee19b7ec3c1b174",
+        "name": name,
+        "attributes": attributes,
+        **({"events": [{"name": "e", "attributes": [_attr("agent.run.id", "r9")]}]} if event else {}),
+    },
+    _ids,
+    _tricky_text,
+    st.lists(_tricky_attr, max_size=3),
+    st.integers(0, 4).map(lambda n: n == 0),  # now and then an event with a run id of its own
+    st.integers(0, 9).map(lambda n: n == 0),  # now and then the other spelling of the trace id
+)
+
+
+_plain_span = st.builds(
+    lambda trace_id, run: _span(trace_id, _attr("tool", "x"), *([_attr("agent.run.id", run)] if run else [])),
+    _ids,
+    st.sampled_from(["r1", "r2", None]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(_plain_span, _plain_span, _tricky_span), max_size=5),
+    st.sampled_from([[], [], [], [_attr("agent.run.id", "r0")]]),
+)
+def test_the_compact_search_pairs_as_the_scan(spans: list[dict], resource: list[dict]) -> None:
+    request = {"resourceSpans": [{"resource": {"attributes": resource}, "scopeSpans": [{"spans": spans}]}]}
+    line = json.dumps(request, separators=(",", ":")).encode()
+    found = raw_index(line)
+    assert found == _scanned_index(line)
+    assert found[0] == _links_by_position(line)
+
+
+def test_the_usual_compact_line_is_read_by_the_substring_search() -> None:
+    """The benchmark's and the SDK's lines take the fast path (a line it cannot vouch for is scanned)."""
+    from otel_provenance.offline.readers.rawindex import _compact_index
+
+    spans = [_span(T1, _attr("tool", "x"), _attr("agent.run.id", "r1")), _span(T2, _attr("tool", "y"))]
+    line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, separators=(",", ":")).encode()
+    assert _compact_index(line) == {(T1, None), (T2, None), (T1, "r1")}
+    assert _compact_index(line.replace(b'"traceId":"', b'"traceId": "')) is None  # spelt otherwise

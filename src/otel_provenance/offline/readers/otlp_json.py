@@ -12,8 +12,6 @@ are caught once around the whole request and reported with the span's position.
 
 from __future__ import annotations
 
-import bisect
-import json
 import math
 import re
 from collections import Counter
@@ -27,116 +25,11 @@ from . import _convert as c
 _Bad = c._Bad
 UNKNOWN: Final = c.UNKNOWN_VALUE
 
-# Pass-1 index (see readers.iter_runs): the run keys a raw line mentions, found without parsing it.
-_TRACE_ID_RE: Final = re.compile(rb'"trace(?:Id|_id)"\s*:\s*"([^"\\]*)"')
-_RUN_ID_KEY: Final = b'"' + semconv.RUN_ID.encode() + b'"'
-_STR = rb'"((?:[^"\\]|\\.)*)"'
-_RUN_ID_THEN_VALUE: Final = re.compile(
-    re.escape(_RUN_ID_KEY) + rb'\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*' + _STR
-)
-_VALUE_THEN_RUN_ID: Final = re.compile(
-    rb'"stringValue"\s*:\s*' + _STR + rb'\s*\}\s*,\s*"key"\s*:\s*' + re.escape(_RUN_ID_KEY)
-)
-LINKS_MEMBER: Final = b'"links"'  # a span's links, in OTLP/JSON and proto3 JSON alike
-# All in one scan, in order: a trace id (group 1), a run id written key first (group 2) — each with
-# its closing quote, so never empty — or (both empty) the run id key written otherwise or "links".
-_MENTIONS: Final = re.compile(
-    rb'"(?:trace(?:Id|_id)"\s*:\s*"([^"\\]*")|'
-    + re.escape(_RUN_ID_KEY[1:])
-    + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?|links")'
-)
 _KINDS: Final = tuple(SpanKind)
 _N_KINDS: Final = len(_KINDS)
 _LOWER_HEX16: Final = re.compile(r"[0-9a-f]{16}").fullmatch  # a span id as every writer spells it
 _ZERO16: Final = c.ZERO_SPAN_ID
 _SPECIAL_DOUBLES: Final = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
-    """``(trace id, agent.run.id or None)`` pairs a raw JSON line mentions, found without parsing it,
-    and whether the line may hold span links (it names the member ``"links"``).
-
-    A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
-    ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
-    index built from this is checked against the parsed spans (see ``readers.iter_runs``).
-
-    One scan finds the mentions of all three in order (``_MENTIONS``). When trace ids and run ids
-    alternate — a trace id, its span's run id, the next span's trace id ... (what every writer gives
-    for spans that each carry a run id, the usual case) — they are paired in C; otherwise one walk
-    pairs each run id with the trace id last seen. A run id key written otherwise (value first) sends
-    the line to :func:`_links_by_position`."""
-    found = _MENTIONS.findall(line)
-    if not found:
-        return set(), False
-    raw_ids, raw_runs = zip(*found, strict=True)  # a trace id, else a run id, else neither
-    if len(found) % 2 == 0 and all(raw_ids[0::2]) and all(raw_runs[1::2]):
-        pairs = set(zip(raw_ids[0::2], raw_runs[1::2], strict=True))
-        traces = set(raw_ids[0::2])
-        linked = False
-    else:
-        pairs = set()
-        traces = set()
-        current = None
-        runs = others = 0
-        for raw_id, raw_run in found:
-            if raw_id:
-                current = raw_id
-                traces.add(raw_id)
-            elif raw_run:
-                runs += 1
-                if current is not None:
-                    pairs.add((current, raw_run))
-            else:
-                others += 1  # "links", or the run id key not followed by its value
-        if others and line.count(_RUN_ID_KEY) != runs:
-            return _links_by_position(line), LINKS_MEMBER in line
-        linked = others > 0
-    ids = {raw_id: _indexed_trace_id(raw_id[:-1]) for raw_id in traces}
-    links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
-    for raw_id, raw_run in pairs:
-        trace_id = ids[raw_id]
-        if trace_id is not None:
-            run_id = _indexed_run_id(raw_run[:-1])
-            if run_id:
-                links.add((trace_id, run_id))
-    return links, linked
-
-
-def _links_by_position(line: bytes) -> set[tuple[str, str | None]]:
-    """:func:`raw_index`'s pairs for a line that mentions the run id key other than as ``{"key": ..., "value":
-    {"stringValue": ...}}``: run ids written value first are found too, and paired by position."""
-    traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
-    ids = {raw_id: _indexed_trace_id(raw_id) for raw_id in {raw for _, raw in traces}}
-    links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
-    found = [(m.start(), m.group(1)) for m in _RUN_ID_THEN_VALUE.finditer(line)]
-    if len(found) < line.count(_RUN_ID_KEY):
-        found += [(m.start(), m.group(1)) for m in _VALUE_THEN_RUN_ID.finditer(line)]
-    starts = [pos for pos, _ in traces]
-    for pos, raw in found:
-        i = bisect.bisect_left(starts, pos) - 1
-        trace_id = ids.get(traces[i][1]) if i >= 0 else None
-        if trace_id is not None:
-            run_id = _indexed_run_id(raw)
-            if run_id:
-                links.add((trace_id, run_id))
-    return links
-
-
-def _indexed_trace_id(raw: bytes) -> str | None:
-    """A trace id's bytes as the index reads them; None when they are no id (the conversion pass
-    reports that)."""
-    try:
-        return c.trace_id_from_text(raw.decode("ascii", "replace"))
-    except _Bad:
-        return None
-
-
-def _indexed_run_id(raw: bytes) -> str | None:
-    """A run id's bytes (inside the quotes) as JSON reads them; None when they cannot be read."""
-    try:
-        return json.loads(b'"' + raw + b'"') if b"\\" in raw else raw.decode("utf-8")
-    except ValueError:
-        return None
 
 
 SIGNAL_TRACES: Final = "traces"

@@ -23,7 +23,7 @@ from ... import semconv
 from ...errors import TraceReadError
 from ..model import Span
 from ..runs import run_value
-from . import _convert, _json, _msgspec, locations, otlp_json, otlp_proto
+from . import _convert, _json, _msgspec, locations, otlp_json, otlp_proto, rawindex
 from ._compressed import ReadLimits, open_input, position, truncated, zstd_decompress_record
 from ._zstd_frames import ZSTD_MAGIC
 from .report import IncompleteFile, ReadReport, SkippedRecords, check_signals
@@ -282,8 +282,8 @@ class TraceFile:
             return set(), False
         if unit.kind == JSON_RAW:
             if run_attribute == semconv.RUN_ID:
-                return otlp_json.raw_index(unit.payload)
-            linked = otlp_json.LINKS_MEMBER in unit.payload
+                return rawindex.raw_index(unit.payload)
+            linked = rawindex.LINKS_MEMBER in unit.payload
             spans = self.spans(unit)
         else:
             spans = self.spans(unit)
