@@ -196,3 +196,20 @@ def test_the_chance_of_a_derivation_by_coincidence_stays_small():
     cents = sum(derive_number(f"{rng.uniform(1, 3000):.2f}", operands) is not None for _ in range(1000))
     whole = sum(derive_number(str(rng.randint(1, 3000)), operands) is not None for _ in range(1000))
     assert cents <= 40 and whole <= 50, (cents, whole)  # measured 1 % and 0.7 % (10 and 7)
+
+
+@pytest.mark.parametrize("count", ["3", "three"])
+def test_a_date_is_a_sourced_date_plus_the_days_the_user_wrote_in_digits_or_words(traced, count):
+    """``for 3 nights`` and ``for three nights`` alike: the check-out is the check-in plus three days,
+    and no other day."""
+
+    @op.tool(side_effect="write", tracer_provider=traced.provider)
+    def book_hotel(check_in: str, check_out: str) -> str:
+        return "booked"
+
+    with op.run(request=f"Book the hotel from 2024-05-19 for {count} nights."):
+        book_hotel(check_in="2024-05-19", check_out="2024-05-22")
+        with pytest.raises(op.ProvenanceError, match="check_out=assumed"):
+            book_hotel(check_in="2024-05-19", check_out="2024-05-23")
+    check_out = arg_attrs(traced.span("book_hotel", 0), "check_out")
+    assert (check_out["kind"], check_out["projection"]) == ("observed", "derived")

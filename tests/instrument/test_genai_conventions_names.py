@@ -143,13 +143,16 @@ def test_each_run_that_opens_its_agent_span_records_gen_ai_invoke_agent_duration
     assert tuple(point.explicit_bounds) == tool_metrics.AGENT_DURATION_BUCKETS
     root = next(s for s in traced.spans if s.name == "invoke_agent refund-agent")
     assert 0 <= point.sum <= (root.end_time - root.start_time) / 1e9 + 0.5  # seconds, around the span
-    units = {
-        metric.name: metric.unit
+    metrics = [
+        metric
         for rm in reader.get_metrics_data().resource_metrics
         for sm in rm.scope_metrics
         if sm.scope.name == tool_metrics.SCOPE
         for metric in sm.metrics
-    }
+    ]
+    units = {metric.name: metric.unit for metric in metrics}
+    # every instrument says what it counts (a dashboard shows it beside the name)
+    assert {metric.name for metric in metrics if not metric.description} == set()
     assert units[tool_metrics.TOOL_DURATION] == "s"
     assert units[tool_metrics.AGENT_DURATION] == "s"
     assert units[tool_metrics.TOOL_CALLS] == "{call}"
