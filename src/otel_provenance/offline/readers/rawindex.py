@@ -52,12 +52,9 @@ def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
     ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
     index built from this is checked against the parsed spans (see ``readers.iter_runs``).
 
-    One scan finds the mentions of all three in order (``_MENTIONS``). When trace ids and run ids
-    alternate — a trace id, its span's run id, the next span's trace id ... (what every writer gives
-    for spans that each carry a run id, the usual case) — they are paired in C; otherwise one walk
-    pairs each run id with the trace id last seen. A run id key written otherwise (value first) sends
-    the line to :func:`_links_by_position`. Most lines never reach that scan: :func:`_compact_index`
-    gives the same answer for the compact spelling with substring searches alone."""
+    A line in the compact spelling every known writer uses is read by substring search
+    (:func:`_compact_index`); any other by one regular-expression scan (:func:`_scanned_index`),
+    which gives the same answer on the compact lines too."""
     compact = _compact_index(line)
     if compact is not None:
         return compact, False
@@ -103,19 +100,31 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
         return None  # a second run id key in a span (an event's), or one before any trace id
     if _BACKSLASH in b"".join(traces) or any(_BACKSLASH in run for _, run in pairs):
         return None  # escapes: the scan reads them
-    read = {raw: _indexed_trace_id(raw) for raw in traces}
+    return _read(traces, pairs, 0)
+
+
+def _read(traces: set[bytes], pairs: set[tuple[bytes, bytes]], quoted: int) -> set[tuple[str, str | None]]:
+    """The index's pairs from the raw ids found: each trace id alone, and with each run id paired
+    with it, as JSON reads them; ids that cannot be read give no pair. ``quoted``: 1 when each raw id
+    still ends with its closing quote (the scan's), 0 when not."""
+    read = {raw: _indexed_trace_id(raw[: len(raw) - quoted]) for raw in traces}
     links: set[tuple[str, str | None]] = {(t, None) for t in read.values() if t is not None}
     for raw_id, raw_run in pairs:
         trace_id = read[raw_id]
         if trace_id is not None:
-            run_id = _indexed_run_id(raw_run)
+            run_id = _indexed_run_id(raw_run[: len(raw_run) - quoted])
             if run_id:
                 links.add((trace_id, run_id))
     return links
 
 
 def _scanned_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
-    """:func:`raw_index` by one regular-expression scan of the line's mentions (``_MENTIONS``)."""
+    """:func:`raw_index` by one regular-expression scan of the line's mentions (``_MENTIONS``).
+
+    One scan finds the mentions of all three in order. When trace ids and run ids alternate — a trace
+    id, its span's run id, the next span's trace id ... — they are paired in C; otherwise one walk
+    pairs each run id with the trace id last seen. A run id key written otherwise (value first) sends
+    the line to :func:`_links_by_position`."""
     found = _MENTIONS.findall(line)
     if not found:
         return set(), False
@@ -142,35 +151,23 @@ def _scanned_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
         if others and line.count(_RUN_ID_KEY) != runs:
             return _links_by_position(line), LINKS_MEMBER in line
         linked = others > 0
-    ids = {raw_id: _indexed_trace_id(raw_id[:-1]) for raw_id in traces}
-    links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
-    for raw_id, raw_run in pairs:
-        trace_id = ids[raw_id]
-        if trace_id is not None:
-            run_id = _indexed_run_id(raw_run[:-1])
-            if run_id:
-                links.add((trace_id, run_id))
-    return links, linked
+    return _read(traces, pairs, 1), linked
 
 
 def _links_by_position(line: bytes) -> set[tuple[str, str | None]]:
     """:func:`raw_index`'s pairs for a line that mentions the run id key other than as ``{"key": ..., "value":
     {"stringValue": ...}}``: run ids written value first are found too, and paired by position."""
     traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
-    ids = {raw_id: _indexed_trace_id(raw_id) for raw_id in {raw for _, raw in traces}}
-    links: set[tuple[str, str | None]] = {(t, None) for t in ids.values() if t is not None}
     found = [(m.start(), m.group(1)) for m in _RUN_ID_THEN_VALUE.finditer(line)]
     if len(found) < line.count(_RUN_ID_KEY):
         found += [(m.start(), m.group(1)) for m in _VALUE_THEN_RUN_ID.finditer(line)]
     starts = [pos for pos, _ in traces]
+    pairs = set()
     for pos, raw in found:
         i = bisect.bisect_left(starts, pos) - 1
-        trace_id = ids.get(traces[i][1]) if i >= 0 else None
-        if trace_id is not None:
-            run_id = _indexed_run_id(raw)
-            if run_id:
-                links.add((trace_id, run_id))
-    return links
+        if i >= 0:
+            pairs.add((traces[i][1], raw))
+    return _read({raw for _, raw in traces}, pairs, 0)
 
 
 def _indexed_trace_id(raw: bytes) -> str | None:
