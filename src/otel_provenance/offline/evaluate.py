@@ -163,22 +163,14 @@ def _evaluate_planned(run: Run, evidence: RunEvidence, plan: tuple[_Step, ...]) 
     asking a rule whose selected step the run does not take, and with the rules already in order."""
     present = evidence.by_step
     results = []
-    checked = False  # a checker ran (or raised): the run's status is worked out from the results
     for rule, passes, passed, step in plan:
         if step is not None and step not in present:
             results.append(passed)
             continue
         try:
-            if passes is not None and passes(evidence):
-                results.append(passed)
-                continue
-            result = check_rule(rule, evidence)
+            results.append(passed if passes is not None and passes(evidence) else check_rule(rule, evidence))
         except Exception as exc:
-            result = _error(rule, exc)
-        results.append(result)
-        checked = True
-    if not checked:  # every rule passed its compiled test (most runs): what _result would make
-        return RunResult(run.run_id, run.trace_ids, run.release, _PASSED, tuple(results))
+            results.append(_error(rule, exc))
     return _result(run, results, ordered=True)
 
 
