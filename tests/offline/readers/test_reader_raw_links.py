@@ -10,7 +10,13 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from otel_provenance.offline.readers.rawindex import _MENTIONS, _links_by_position, _scanned_index, raw_index
+from otel_provenance.offline.readers.rawindex import (
+    _MENTIONS,
+    _compact_index,
+    _links_by_position,
+    _scanned_index,
+    raw_index,
+)
 
 T1 = "5b8efff798038103d269b633813fc60c"
 T2 = "0af7651916cd43dd8448eb211c80319c"
@@ -179,19 +185,33 @@ _tricky_attr = st.one_of(
     st.builds(_attr, _tricky_text, _tricky_text),
     st.builds(_attr, st.just("agent.run.id"), _tricky_text),
 )
+_links = st.sampled_from(  # mostly none; links written trace id first (as writers do) or after
+    [
+        None,
+        None,
+        None,
+        None,
+        [],
+        [{"traceId": T2, "spanId": "c16e2284c10faa41"}],
+        [{"spanId": "c16e2284c10faa41", "traceId": T2}],
+        [{"traceId": T1, "spanId": "c16e2284c10faa41"}, {"spanId": "c16e2284c10faa42", "traceId": T2}],
+    ]
+)
 _tricky_span = st.builds(
-    lambda trace_id, name, attributes, event, spelling: {
+    lambda trace_id, name, attributes, event, spelling, links: {
         **({"trace_id": trace_id} if spelling else {"traceId": trace_id}),
         "spanId": "eee19b7ec3c1b174",
         "name": name,
         "attributes": attributes,
         **({"events": [{"name": "e", "attributes": [_attr("agent.run.id", "r9")]}]} if event else {}),
+        **({} if links is None else {"links": links}),
     },
     _ids,
     _tricky_text,
     st.lists(_tricky_attr, max_size=3),
     st.integers(0, 4).map(lambda n: n == 0),  # now and then an event with a run id of its own
     st.integers(0, 9).map(lambda n: n == 0),  # now and then the other spelling of the trace id
+    _links,
 )
 
 
@@ -208,17 +228,22 @@ _plain_span = st.builds(
     st.sampled_from([[], [], [], [_attr("agent.run.id", "r0")]]),
 )
 def test_the_compact_search_pairs_as_the_scan(spans: list[dict], resource: list[dict]) -> None:
+    """Same pairs; and a line holding a span link is always said to (the scan says so of any line
+    naming "links", the compact search only reads lines without a link)."""
     request = {"resourceSpans": [{"resource": {"attributes": resource}, "scopeSpans": [{"spans": spans}]}]}
     line = json.dumps(request, separators=(",", ":")).encode()
-    found = raw_index(line)
-    assert found == _scanned_index(line)
-    assert found[0] == _links_by_position(line)
+    pairs, linked = raw_index(line)
+    scanned_pairs, scanned_linked = _scanned_index(line)
+    assert pairs == scanned_pairs
+    assert pairs == _links_by_position(line)
+    if any(span.get("links") for span in spans):
+        assert linked
+    else:
+        assert linked == scanned_linked or _compact_index(line) is not None
 
 
 def test_the_usual_compact_line_is_read_by_the_substring_search() -> None:
     """The benchmark's and the SDK's lines take the fast path (a line it cannot vouch for is scanned)."""
-    from otel_provenance.offline.readers.rawindex import _compact_index
-
     spans = [_span(T1, _attr("tool", "x"), _attr("agent.run.id", "r1")), _span(T2, _attr("tool", "y"))]
     line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, separators=(",", ":")).encode()
     assert _compact_index(line) == {(T1, None), (T2, None), (T1, "r1")}

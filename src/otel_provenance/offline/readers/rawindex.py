@@ -35,13 +35,18 @@ _MENTIONS: Final = re.compile(
     + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?|links")'
 )
 # The compact spelling every known writer uses, found by C's substring search (see _compact_index).
-_TRACE_MEMBER: Final = b'"traceId":"'
 _TRACE_ANY: Final = b'"trace'
+_TRACE_REST: Final = b'Id":"'  # after '"trace': the compact trace id member, '"traceId":"'
+_ID_AT: Final = len(_TRACE_REST)
+_OPEN: Final = b"{"  # what a cut before a trace id ends with: the object it opens
+_BRACE: Final = _OPEN[0]
+_BRACKET: Final = b"["[0]
+_LINKS_OPEN: Final = b'"links":[{'  # the first link's object, in the compact spelling
 _RUN_VALUE_AFTER_KEY: Final = b',"value":{"stringValue":"'
 _QUOTE: Final = b'"'
 _BACKSLASH: Final = b"\\"
-_KEY_LENGTH: Final = len(_RUN_ID_KEY)
-_VALUE_AT: Final = _KEY_LENGTH + len(_RUN_VALUE_AFTER_KEY)  # a run id's first byte, from its key's
+_RUN_ID_MEMBER: Final = _RUN_ID_KEY + _RUN_VALUE_AFTER_KEY  # the key, then its value: compact
+_VALUE_AT: Final = len(_RUN_ID_MEMBER)  # a run id's first byte, from its key's
 
 
 def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
@@ -62,52 +67,74 @@ def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
 
 
 def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
-    """:func:`raw_index`'s pairs for a line in the compact spelling (``"traceId":"…"``, the run id
-    key first and ``,"value":{"stringValue":"…"}`` right after it, no ``"links"``), found by C's
-    substring search instead of a regular expression tried at every quote (~35 % fewer
-    instructions); None when the line is spelt otherwise, and :func:`_scanned_index` reads it.
+    """:func:`raw_index`'s pairs for a line in the compact spelling (each span's object opening with
+    ``{"traceId":"…"``, the run id key first and ``,"value":{"stringValue":"…"}`` right after it, no
+    span link), found by C's substring search instead of a regular expression tried at every quote;
+    None when the line is spelt otherwise or holds a link, and :func:`_scanned_index` reads it.
 
-    Cut at each ``"traceId":"``, the line is a head and one segment per trace id, which starts with
-    that id; any other trace id spelling would show as more ``"trace`` than cuts. A run id in a
-    segment comes after the segment's trace id and before the next one: the nearest trace id before
-    it, as the scan pairs it. The first run id key of each segment is read, written compactly; as many
-    keys in the line as read (none before the first trace id, none twice in a segment), and no id
-    holding a backslash (the scan's escapes) — or the line goes to the scan."""
-    chunks = line.split(_TRACE_MEMBER)
-    if len(chunks) == 1 or line.count(_TRACE_ANY) != len(chunks) - 1 or LINKS_MEMBER in line:
+    Cut at each ``"trace``, the line is a head and one segment per trace id, each starting with the
+    rest of ``"traceId":"`` and that id: a segment starting otherwise is another spelling (or a
+    ``"trace…`` key), and the line goes to the scan. Each cut but the last must end with ``{``: the
+    trace id opens an object — a span's or a link's, as links are written (a trace id first) — and
+    a cut ending ``"links":[{`` opens a link, so the line goes to the scan, which follows links. A
+    link whose trace id is not its first member shows as a cut ending otherwise; one with no trace
+    id is refused by the reader whichever pass meets it. No search of the whole line for
+    ``"links"``, then.
+
+    A run id in a segment comes after the segment's trace id and before the next one: the nearest
+    trace id before it, as the scan pairs it. Each segment's first run id, written compactly (key,
+    then its value), is read; as many run id keys in the line as read (none written otherwise, none
+    before the first trace id, none twice in a segment), and no id holding a backslash (the scan's
+    escapes) — or the line goes to the scan.
+
+    This runs once per span, and each method call on bytes parses its arguments: per segment, two
+    searches and, with a run id, a third; the other checks index bytes, or run on the few distinct
+    ids found and on the whole line, once."""
+    chunks = line.split(_TRACE_ANY)
+    if len(chunks) == 1 or not chunks[0].endswith(_OPEN):
         return None
-    traces: set[bytes] = set()
+    traces: set[bytes] = set()  # each with the member's rest before it: 'Id":"…' (checked below)
     pairs: set[tuple[bytes, bytes]] = set()
     found = 0
+    open_ends = 0  # segments ending with '{': all but the last, the line's end
     for segment in islice(chunks, 1, None):  # one per span: positions, and copies of the ids only
-        end = segment.find(_QUOTE)
+        end = segment.find(_QUOTE, _ID_AT)
         if end < 0:
             return None
+        if segment[-1] == _BRACE:
+            open_ends += 1
+            if segment[-2] == _BRACKET and segment.endswith(_LINKS_OPEN):
+                return None  # the first link of a span: the scan follows links
         trace = segment[:end]
         traces.add(trace)
-        key = segment.find(_RUN_ID_KEY, end)
+        key = segment.find(_RUN_ID_MEMBER)
         if key < 0:
             continue
-        if not segment.startswith(_RUN_VALUE_AFTER_KEY, key + _KEY_LENGTH):
-            return None  # a run id key written otherwise
         start = key + _VALUE_AT
         stop = segment.find(_QUOTE, start)
         if stop < 0:
             return None
         pairs.add((trace, segment[start:stop]))
         found += 1
+    if open_ends != len(chunks) - 2:
+        return None  # a trace id that opens no object (a link's, written after another member)
     if line.count(_RUN_ID_KEY) != found:
-        return None  # a second run id key in a span (an event's), or one before any trace id
+        return None  # a run id key written otherwise, a second one in a span, or one before any trace id
+    if not all([trace.startswith(_TRACE_REST) for trace in traces]):
+        return None  # a '"trace' that does not begin '"traceId":"'
     if _BACKSLASH in b"".join(traces) or any(_BACKSLASH in run for _, run in pairs):
         return None  # escapes: the scan reads them
-    return _read(traces, pairs, 0)
+    return _read(traces, pairs, 0, _ID_AT)
 
 
-def _read(traces: set[bytes], pairs: set[tuple[bytes, bytes]], quoted: int) -> set[tuple[str, str | None]]:
+def _read(
+    traces: set[bytes], pairs: set[tuple[bytes, bytes]], quoted: int, head: int = 0
+) -> set[tuple[str, str | None]]:
     """The index's pairs from the raw ids found: each trace id alone, and with each run id paired
     with it, as JSON reads them; ids that cannot be read give no pair. ``quoted``: 1 when each raw id
-    still ends with its closing quote (the scan's), 0 when not."""
-    read = {raw: _indexed_trace_id(raw[: len(raw) - quoted]) for raw in traces}
+    still ends with its closing quote (the scan's), 0 when not; ``head``: the bytes before each raw
+    trace id (the compact search's ``Id":"``)."""
+    read = {raw: _indexed_trace_id(raw[head : len(raw) - quoted]) for raw in traces}
     links: set[tuple[str, str | None]] = {(t, None) for t in read.values() if t is not None}
     for raw_id, raw_run in pairs:
         trace_id = read[raw_id]
