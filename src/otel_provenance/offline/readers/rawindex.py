@@ -51,7 +51,8 @@ _VALUE_AT: Final = len(_RUN_ID_MEMBER)  # a run id's first byte, from its key's
 
 def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
     """``(trace id, agent.run.id or None)`` pairs a raw JSON line mentions, found without parsing it,
-    and whether the line may hold span links (it names the member ``"links"``).
+    and whether the line may hold span links: the scan says so of a line naming the member
+    ``"links"``, the compact search reads only lines that hold none.
 
     A run id is paired with the nearest ``traceId`` before it: in every known writer a span's
     ``traceId`` precedes its attributes (links, which carry other trace ids, come after them). The
@@ -59,7 +60,7 @@ def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
 
     A line in the compact spelling every known writer uses is read by substring search
     (:func:`_compact_index`); any other by one regular-expression scan (:func:`_scanned_index`),
-    which gives the same answer on the compact lines too."""
+    which gives the same pairs on the compact lines too."""
     compact = _compact_index(line)
     if compact is not None:
         return compact, False
