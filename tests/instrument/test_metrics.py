@@ -275,3 +275,30 @@ def test_each_calls_duration_is_linked_to_its_own_tool_span():
         (point,) = [p for k, p in durations.items() if (TOOL, name) in k]
         linked = {(e.trace_id, e.span_id) for e in point.exemplars}
         assert linked == {(span.context.trace_id, span.context.span_id)}, name
+
+
+def test_each_runs_agent_duration_is_linked_to_its_own_agent_span():
+    """`gen_ai.invoke_agent.duration` is recorded in the run's `invoke_agent` span context (by then the
+    span has ended and is no longer current), so an SDK with trace-based exemplars links each point to
+    that span — for a run that returned and for one that raised."""
+    from opentelemetry.sdk.metrics import TraceBasedExemplarFilter
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader], exemplar_filter=TraceBasedExemplarFilter())
+    tool_metrics.use_meter_provider(provider)
+    try:
+        traced = Traced()
+        with op.run(agent_name="fine-agent", tracer_provider=traced.provider):
+            pass
+        with pytest.raises(KeyError), op.run(agent_name="broken-agent", tracer_provider=traced.provider):
+            raise KeyError("order")
+        runs = collect(reader)[tool_metrics.AGENT_DURATION]
+    finally:
+        tool_metrics.use_meter_provider(None)
+        provider.shutdown()
+    for name in ("fine-agent", "broken-agent"):
+        [span] = [s for s in traced.spans if s.name == f"invoke_agent {name}"]
+        assert span.context.trace_flags.sampled, name  # the trace-based filter keeps sampled spans only
+        [point] = [p for k, p in runs.items() if (sc.GEN_AI_AGENT_NAME, name) in k]
+        linked = {(e.trace_id, e.span_id) for e in point.exemplars}
+        assert linked == {(span.context.trace_id, span.context.span_id)}, name
