@@ -55,7 +55,9 @@ def mostly(usual: object, *others: object) -> st.SearchStrategy:
 
 ids = mostly("b7ad6b7169203331", "B7AD6B7169203331", "t61raWkgMzE=", "0000000000000000", "xyz", None)
 parents = mostly("00f067aa0ba902b7", None, "", "00F067AA0BA902B7", "0000000000000000")
-times = mostly("1", 2, "18446744073709551615", "18446744073709551616", "-1", "1.5")
+times = mostly(  # and what int() takes but a decimal time is not: a sign, blanks, "_", other digits
+    "1", 2, "18446744073709551615", "18446744073709551616", "-1", "1.5", "+1", " 1", "1_0", "\u0661", ""
+)
 span = st.fixed_dictionaries(
     {
         "traceId": st.sampled_from(["0af7651916cd43dd8448eb211c80319c", "0AF7651916CD43DD8448EB211C80319C"]),
@@ -158,6 +160,26 @@ def test_what_only_the_strict_reader_can_word_is_left_to_it(attribute: str) -> N
     assert _msgspec.spans(raw) is None
     assert _msgspec.spans(raw + b"\n") is None  # as a file line
     assert _strict(raw) == "error"
+
+
+@pytest.mark.parametrize(
+    "time", ["+1", " 1", "1 ", "1_0", "\u0661", "", "1.5", "-1", "1e3", "18446744073709551616"]
+)
+def test_a_time_int_would_take_but_no_decimal_is_refused_as_the_strict_reader_refuses_it(time: str) -> None:
+    """Times are read inline from their bytes (``bytes.isdigit``): what ``int()`` alone would take —
+    a sign, blanks, an underscore, another script's digits — is no unsigned decimal for either path."""
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "s"}
+    for member in ("startTimeUnixNano", "endTimeUnixNano"):
+        raw = _line([{**span, member: time}], False, False)
+        assert _strict(raw) == "error"
+        assert _msgspec.spans(raw) is None
+
+
+@pytest.mark.parametrize("time", ["1764000003000001000", "007", "0", "18446744073709551615"])
+def test_a_decimal_time_is_read_fast_as_the_strict_reader_reads_it(time: str) -> None:
+    span = {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "s"}
+    raw = _line([{**span, "startTimeUnixNano": time, "endTimeUnixNano": time}], False, False)
+    assert repr(_msgspec.spans(raw)) == _strict(raw) != "error"
 
 
 def test_a_line_msgspec_writes_back_byte_for_byte_is_read_fast_with_or_without_its_newline() -> None:
