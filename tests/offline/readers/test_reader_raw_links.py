@@ -5,6 +5,7 @@ nearest ``traceId`` before it; ids that cannot be read give no pair and never st
 
 from __future__ import annotations
 
+import base64
 import json
 
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from otel_provenance.offline.readers.rawindex import (
 
 T1 = "5b8efff798038103d269b633813fc60c"
 T2 = "0af7651916cd43dd8448eb211c80319c"
+T1_BASE64 = base64.b64encode(bytes.fromhex(T1)).decode()  # 24 characters, a valid id too
 
 
 def _pairs(line: bytes) -> set[tuple[str, str | None]]:
@@ -92,7 +94,7 @@ def test_a_run_id_that_cannot_be_decoded_is_left_out_and_the_rest_is_kept() -> N
 # walk otherwise; a run id key written any other way sends the line to the scan by position. All three
 # must give what pairing each run id with the nearest trace id before it gives, and say whether the line
 # names the member "links".
-_ids = st.sampled_from([T1, T2, T1.upper(), "zz", ""])
+_ids = st.sampled_from([T1, T2, T1.upper(), "zz", "", T1_BASE64])  # base64: proto3 JSON's bytes
 _runs = st.sampled_from(["r1", "r2", 'run "7"', "caf\u00e9", ""])
 _run_attr = st.builds(_attr, st.just("agent.run.id"), _runs)  # key first, as every writer has it
 _attrs = st.lists(
@@ -248,3 +250,23 @@ def test_the_usual_compact_line_is_read_by_the_substring_search() -> None:
     line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, separators=(",", ":")).encode()
     assert _compact_index(line) == {(T1, None), (T2, None), (T1, "r1")}
     assert _compact_index(line.replace(b'"traceId":"', b'"traceId": "')) is None  # spelt otherwise
+
+
+def test_a_trace_id_of_another_length_is_left_to_the_scan() -> None:
+    """The compact search cuts a trace id as 32 characters and a quote: a valid id of another length
+    (base64, 24 characters) is read by the scan, even when a quote falls where a 32-character id's
+    would end (here, after the 5-letter member name that follows it)."""
+    span = {
+        "traceId": T1_BASE64,
+        "flags": 1,
+        "spanId": "eee19b7ec3c1b174",
+        "attributes": [_attr("agent.run.id", "r1")],
+    }
+    line = json.dumps(
+        {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, separators=(",", ":")
+    ).encode()
+    assert (
+        line[line.index(b'"traceId":"') + 11 + 32 :][:1] == b'"'
+    )  # where a 32-character id's quote would be
+    assert _compact_index(line) is None
+    assert raw_index(line) == _scanned_index(line) == ({(T1, None), (T1, "r1")}, False)

@@ -38,6 +38,7 @@ _MENTIONS: Final = re.compile(
 _TRACE_ANY: Final = b'"trace'
 _TRACE_REST: Final = b'Id":"'  # after '"trace': the compact trace id member, '"traceId":"'
 _ID_AT: Final = len(_TRACE_REST)
+_TRACE_CUT: Final = _ID_AT + 32 + 1  # a segment's trace id as cut: 'Id":"', 32 characters, '"'
 _OPEN: Final = b"{"  # what a cut before a trace id ends with: the object it opens
 _BRACE: Final = _OPEN[0]
 _BRACKET: Final = b"["[0]
@@ -82,50 +83,56 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     id is refused by the reader whichever pass meets it. No search of the whole line for
     ``"links"``, then.
 
-    A run id in a segment comes after the segment's trace id and before the next one: the nearest
-    trace id before it, as the scan pairs it. Each segment's first run id, written compactly (key,
-    then its value), is read; as many run id keys in the line as read (none written otherwise, none
-    before the first trace id, none twice in a segment), and no id holding a backslash (the scan's
-    escapes) — or the line goes to the scan.
+    A segment's trace id is read as its first 38 bytes — ``Id":"``, 32 characters and a quote, what
+    every known writer gives, checked on the line's few distinct trace ids (any other length or an
+    escape, and the line goes to the scan) — so no search runs for its end. A run id in a segment
+    comes after the segment's trace id and before the next one: the nearest trace id before it, as
+    the scan pairs it. Each segment's run id, written compactly (key, then its value), is found from
+    the segment's end (``rpartition``: the key sits among the attributes, nearer a span's end than
+    its start); as many run id keys in the line as segments holding one (none written otherwise,
+    none before the first trace id, none twice in a segment: then the last is the only one), and no
+    run id holding a backslash (the scan's escapes) — or the line goes to the scan.
 
-    This runs once per span, and each method call on bytes parses its arguments: per segment, two
-    searches and, with a run id, a third; the other checks index bytes, or run on the few distinct
-    ids found and on the whole line, once."""
+    This runs once per span, and a method call on bytes with more than one argument parses them
+    (~600 instructions): per segment, one search for the run id and one for its end, neither with a
+    second argument; the other checks index bytes, or run on the few distinct ids and the whole line."""
     chunks = line.split(_TRACE_ANY)
     if len(chunks) == 1 or not chunks[0].endswith(_OPEN):
         return None
-    traces: set[bytes] = set()  # each with the member's rest before it: 'Id":"…' (checked below)
+    traces: set[bytes] = set()  # each as cut: 'Id":"', 32 characters, '"' (checked below)
     pairs: set[tuple[bytes, bytes]] = set()
     found = 0
     open_ends = 0  # segments ending with '{': all but the last, the line's end
-    for segment in islice(chunks, 1, None):  # one per span: positions, and copies of the ids only
-        end = segment.find(_QUOTE, _ID_AT)
-        if end < 0:
-            return None
-        if segment[-1] == _BRACE:
-            open_ends += 1
-            if segment[-2] == _BRACKET and segment.endswith(_LINKS_OPEN):
-                return None  # the first link of a span: the scan follows links
-        trace = segment[:end]
-        traces.add(trace)
-        key = segment.find(_RUN_ID_MEMBER)
-        if key < 0:
-            continue
-        start = key + _VALUE_AT
-        stop = segment.find(_QUOTE, start)
-        if stop < 0:
-            return None
-        pairs.add((trace, segment[start:stop]))
-        found += 1
+    try:
+        for segment in islice(chunks, 1, None):  # one per span: copies of the ids and a segment's tail
+            if segment[-1] == _BRACE:
+                open_ends += 1
+                if segment[-2] == _BRACKET and segment.endswith(_LINKS_OPEN):
+                    return None  # the first link of a span: the scan follows links
+            trace = segment[:_TRACE_CUT]
+            traces.add(trace)
+            _, key, rest = segment.rpartition(_RUN_ID_MEMBER)
+            if not key:
+                continue
+            stop = rest.find(_QUOTE)
+            if stop < 0:
+                return None
+            pairs.add((trace, rest[: stop + 1]))  # with its closing quote, as the trace id's
+            found += 1
+    except IndexError:
+        return None  # an empty segment, or '{' alone: no span's
     if open_ends != len(chunks) - 2:
         return None  # a trace id that opens no object (a link's, written after another member)
     if line.count(_RUN_ID_KEY) != found:
         return None  # a run id key written otherwise, a second one in a span, or one before any trace id
-    if not all([trace.startswith(_TRACE_REST) for trace in traces]):
-        return None  # a '"trace' that does not begin '"traceId":"'
-    if _BACKSLASH in b"".join(traces) or any(_BACKSLASH in run for _, run in pairs):
+    for trace in traces:  # the line's distinct trace ids: a '"trace' that begins '"traceId":"' and
+        if not (trace.startswith(_TRACE_REST) and trace.endswith(_QUOTE)):  # an id of 32 characters
+            return None
+        if _QUOTE in trace[_ID_AT:-1] or _BACKSLASH in trace:
+            return None  # shorter, or an escape: the scan reads it
+    if any(_BACKSLASH in run for _, run in pairs):
         return None  # escapes: the scan reads them
-    return _read(traces, pairs, 0, _ID_AT)
+    return _read(traces, pairs, 1, _ID_AT)
 
 
 def _read(
