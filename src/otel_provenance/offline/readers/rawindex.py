@@ -110,9 +110,9 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
                 if segment[-2] == _BRACKET and segment.endswith(_LINKS_OPEN):
                     return None  # the first link of a span: the scan follows links
             trace = segment[:_TRACE_CUT]
-            traces.add(trace)
             _, key, rest = segment.rpartition(_RUN_ID_MEMBER)
             if not key:
+                traces.add(trace)  # the others are in pairs (added below)
                 continue
             stop = rest.find(_QUOTE)
             if stop < 0:
@@ -123,6 +123,7 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
         return None  # an empty segment, or '{' alone: no span's
     if open_ends != len(chunks) - 2:
         return None  # a trace id that opens no object (a link's, written after another member)
+    traces.update([trace for trace, _ in pairs])
     if line.count(_RUN_ID_KEY) != found:
         return None  # a run id key written otherwise, a second one in a span, or one before any trace id
     for trace in traces:  # the line's distinct trace ids: a '"trace' that begins '"traceId":"' and
