@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -228,12 +229,13 @@ _plain_span = st.builds(
 @given(
     st.lists(st.one_of(_plain_span, _plain_span, _tricky_span), max_size=5),
     st.sampled_from([[], [], [], [_attr("agent.run.id", "r0")]]),
+    st.sampled_from([b'"links":[', b'"links":[', b'"links": [', b'"links":[ ']),
 )
-def test_the_compact_search_pairs_as_the_scan(spans: list[dict], resource: list[dict]) -> None:
+def test_the_compact_search_pairs_as_the_scan(spans: list[dict], resource: list[dict], links: bytes) -> None:
     """Same pairs; and a line holding a span link is always said to (the scan says so of any line
-    naming "links", the compact search only reads lines without a link)."""
+    naming "links", the compact search only reads lines without a link), however its array is spelt."""
     request = {"resourceSpans": [{"resource": {"attributes": resource}, "scopeSpans": [{"spans": spans}]}]}
-    line = json.dumps(request, separators=(",", ":")).encode()
+    line = json.dumps(request, separators=(",", ":")).encode().replace(b'"links":[', links)
     pairs, linked = raw_index(line)
     scanned_pairs, scanned_linked = _scanned_index(line)
     assert pairs == scanned_pairs
@@ -270,3 +272,27 @@ def test_a_trace_id_of_another_length_is_left_to_the_scan() -> None:
     )  # where a 32-character id's quote would be
     assert _compact_index(line) is None
     assert raw_index(line) == _scanned_index(line) == ({(T1, None), (T1, "r1")}, False)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [b'"links":[{"traceId"', b'"links": [{"traceId"', b'"links":[ {"traceId"', b'"links" : [{"traceId"'],
+)
+@pytest.mark.parametrize("trace_id_first", [True, False])
+def test_a_line_with_a_span_link_is_said_to_hold_one_however_it_is_spelt(
+    spelling: bytes, trace_id_first: bool
+) -> None:
+    link = (
+        {"traceId": T2, "spanId": "c16e2284c10faa41"}
+        if trace_id_first
+        else {"spanId": "c16e2284c10faa41", "traceId": T2}
+    )
+    span = {**_span(T1, _attr("agent.run.id", "r1")), "links": [link]}
+    line = json.dumps(
+        {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, separators=(",", ":")
+    ).encode()
+    if trace_id_first:
+        line = line.replace(b'"links":[{"traceId"', spelling)
+    pairs, linked = raw_index(line)
+    assert linked
+    assert pairs == _scanned_index(line)[0]

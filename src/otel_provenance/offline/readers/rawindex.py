@@ -39,10 +39,10 @@ _TRACE_ANY: Final = b'"trace'
 _TRACE_REST: Final = b'Id":"'  # after '"trace': the compact trace id member, '"traceId":"'
 _ID_AT: Final = len(_TRACE_REST)
 _TRACE_CUT: Final = _ID_AT + 32 + 1  # a segment's trace id as cut: 'Id":"', 32 characters, '"'
-_OPEN: Final = b"{"  # what a cut before a trace id ends with: the object it opens
-_BRACE: Final = _OPEN[0]
-_BRACKET: Final = b"["[0]
-_LINKS_OPEN: Final = b'"links":[{'  # the first link's object, in the compact spelling
+_BRACE: Final = b"{"[0]  # what a cut before a trace id ends with: the object it opens
+_BRACKET: Final = b"["[0]  # before it, an array's first object: a scope's first span ...
+_SPANS_OPEN: Final = b'"spans":[{'  # ... written so; any other (a span's links) goes to the scan
+_COMMA: Final = b","[0]  # or an array's next object
 _RUN_VALUE_AFTER_KEY: Final = b',"value":{"stringValue":"'
 _QUOTE: Final = b'"'
 _BACKSLASH: Final = b"\\"
@@ -76,12 +76,13 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
 
     Cut at each ``"trace``, the line is a head and one segment per trace id, each starting with the
     rest of ``"traceId":"`` and that id: a segment starting otherwise is another spelling (or a
-    ``"trace…`` key), and the line goes to the scan. Each cut but the last must end with ``{``: the
-    trace id opens an object — a span's or a link's, as links are written (a trace id first) — and
-    a cut ending ``"links":[{`` opens a link, so the line goes to the scan, which follows links. A
-    link whose trace id is not its first member shows as a cut ending otherwise; one with no trace
-    id is refused by the reader whichever pass meets it. No search of the whole line for
-    ``"links"``, then.
+    ``"trace…`` key), and the line goes to the scan. Each cut but the last must end with ``,{`` or
+    ``"spans":[{``: the trace id opens the next object of an array or the first span of a scope's.
+    A span's links are an array too: its first link, written trace id first as writers do, shows as
+    a cut ending ``"links":[{`` (or spelt with blanks), a link whose trace id is not its first member
+    as a cut ending otherwise — either way the line goes to the scan, which follows links; a link
+    with no trace id is refused by the reader whichever pass meets it. No search of the whole line
+    for ``"links"``, then.
 
     A segment's trace id is read as its first 38 bytes — ``Id":"``, 32 characters and a quote, what
     every known writer gives, checked on the line's few distinct trace ids (any other length or an
@@ -97,7 +98,7 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     (~600 instructions): per segment, one search for the run id and one for its end, neither with a
     second argument; the other checks index bytes, or run on the few distinct ids and the whole line."""
     chunks = line.split(_TRACE_ANY)
-    if len(chunks) == 1 or not chunks[0].endswith(_OPEN):
+    if len(chunks) == 1 or not chunks[0].endswith(_SPANS_OPEN):
         return None
     traces: set[bytes] = set()  # each as cut: 'Id":"', 32 characters, '"' (checked below)
     pairs: set[tuple[bytes, bytes]] = set()
@@ -107,8 +108,9 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
         for segment in islice(chunks, 1, None):  # one per span: copies of the ids and a segment's tail
             if segment[-1] == _BRACE:
                 open_ends += 1
-                if segment[-2] == _BRACKET and segment.endswith(_LINKS_OPEN):
-                    return None  # the first link of a span: the scan follows links
+                before = segment[-2]
+                if before != _COMMA and not (before == _BRACKET and segment.endswith(_SPANS_OPEN)):
+                    return None  # an array's first object but a scope's first span: a span's links
             trace = segment[:_TRACE_CUT]
             _, key, rest = segment.rpartition(_RUN_ID_MEMBER)
             if not key:
@@ -141,8 +143,8 @@ def _read(
 ) -> set[tuple[str, str | None]]:
     """The index's pairs from the raw ids found: each trace id alone, and with each run id paired
     with it, as JSON reads them; ids that cannot be read give no pair. ``quoted``: 1 when each raw id
-    still ends with its closing quote (the scan's), 0 when not; ``head``: the bytes before each raw
-    trace id (the compact search's ``Id":"``)."""
+    still ends with its closing quote (the scans' and the compact search's), 0 when not; ``head``:
+    the bytes before each raw trace id (the compact search's ``Id":"``)."""
     read = {raw: _indexed_trace_id(raw[head : len(raw) - quoted]) for raw in traces}
     links: set[tuple[str, str | None]] = {(t, None) for t in read.values() if t is not None}
     for raw_id, raw_run in pairs:
