@@ -266,9 +266,8 @@ def test_a_trace_id_of_another_length_is_left_to_the_scan() -> None:
     line = json.dumps(
         {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, separators=(",", ":")
     ).encode()
-    assert (
-        line[line.index(b'"traceId":"') + 11 + 32 :][:1] == b'"'
-    )  # where a 32-character id's quote would be
+    quote_at = line.index(b'"traceId":"') + len(b'"traceId":"') + 32  # a 32-character id's end
+    assert line[quote_at : quote_at + 1] == b'"'
     assert _compact_index(line) is None
     assert raw_index(line) == _scanned_index(line) == ({(T1, None), (T1, "r1")}, False)
 
