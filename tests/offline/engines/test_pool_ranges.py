@@ -97,3 +97,44 @@ def test_a_link_the_byte_scan_missed_reads_the_input_again(tmp_path: Path) -> No
     rows = PoolSource([str(path)], 2).fold(fingerprint_fold())
     assert rows == FileSource([str(path)]).fold(fingerprint_fold())
     assert [row[:1] + row[2:3] for row in rows if row[0] == "r1"] == [("r1", 3)]  # one run of both traces
+
+
+def test_an_error_in_a_file_read_whole_names_its_line_in_the_file(
+    tmp_path: Path, lines_by_run: list[list[str]]
+) -> None:
+    """A gzip file is one partition read whole (its lines are counted from its first): a bad line is
+    reported with its line number in the file, as one process says."""
+    lines = [line for run in lines_by_run[:4] for line in run]
+    bad = len(lines) - 2
+    lines[bad] = '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}\n'
+    path = tmp_path / "bad.jsonl.gz"
+    path.write_bytes(gzip.compress("".join(lines).encode()))
+    said = []
+    for jobs in ("1", "2"):
+        out, err = io.StringIO(), io.StringIO()
+        code = cli_run(["fingerprint", str(path), "--jobs", jobs], out, err)
+        said.append((code, out.getvalue(), err.getvalue()))
+    assert said[0] == said[1]
+    assert said[0][0] == 1 and f"bad.jsonl.gz:{bad + 1}" in said[0][2]
+
+
+def test_an_error_in_a_small_file_read_whole_beside_ranges_names_its_line(
+    tmp_path: Path, lines_by_run: list[list[str]]
+) -> None:
+    """A file no larger than a range is one partition read whole, its lines counted from its first:
+    a bad line in it is named by its line in that file, as one process names it."""
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(line for run in lines_by_run[:4] for line in run))
+    small_lines = list(lines_by_run[4][:2])
+    small_lines.insert(1, '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}\n')
+    small = tmp_path / "small.jsonl"
+    small.write_text("".join(small_lines))
+    planned = plan_ranges([str(big), str(small)], 2)
+    assert planned is not None and planned[1][-1].start is None  # the small file: whole
+    said = []
+    for jobs in ("1", "2"):
+        out, err = io.StringIO(), io.StringIO()
+        code = cli_run(["fingerprint", str(big), str(small), "--jobs", jobs], out, err)
+        said.append((code, out.getvalue(), err.getvalue()))
+    assert said[0] == said[1]
+    assert said[0][0] == 1 and "small.jsonl:2:" in said[0][2]

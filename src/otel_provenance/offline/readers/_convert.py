@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
-from typing import Final, TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
 
 from ..model import SpanKind, Status, StatusCode
 
@@ -52,6 +52,17 @@ class _Unknown:
 UNKNOWN_VALUE: Final = _Unknown()
 unknown_values = 0
 """Attributes left out as unknown so far in this process; readers report the difference per read."""
+
+
+def kept(keep: Callable[[str], bool], run_key_of: Callable[[Any], str], raw: Any) -> bool:
+    """``keep(run_key_of(raw))`` for a shard's reader; True when the raw span's run key cannot be
+    told (its trace id is no id): then the span is converted, and its own first error is the one a
+    single process reports — a shard must not word the same bad line otherwise."""
+    try:
+        key = run_key_of(raw)
+    except _Bad:
+        return True
+    return keep(key)
 
 
 def unknown_value() -> _Unknown:

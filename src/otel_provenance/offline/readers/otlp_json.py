@@ -165,7 +165,7 @@ def spans_from_request(doc: Any, keep: Callable[[str], bool] | None = None) -> l
                 if type(scope_name) is not str or type(scope_version) is not str:
                     raise _Bad("scope name/version is not a string")
                 for pi, sp in enumerate(ss.get("spans", ())):  # noqa: B007
-                    if keep is None or keep(_raw_run_key(sp)):
+                    if keep is None or c.kept(keep, _raw_run_key, sp):
                         out.append(_span(sp, res_attrs, scope_name, scope_version))
     except _Bad as exc:
         raise _Bad(f"{_where(ri, si, pi)}: {exc}") from None

@@ -199,7 +199,7 @@ def spans_from_record(record: bytes | memoryview, keep: Callable[[str], bool] | 
     for si, ss in enumerate(scope_spans):
         for pi, sp in enumerate(ss.spans):
             try:
-                if keep is None or keep(_raw_run_key(sp)):
+                if keep is None or c.kept(keep, _raw_run_key, sp):
                     out.append(_span(sp, resource, ss.scope.name, ss.scope.version))
             except _Bad as exc:
                 raise _Bad(f"scope_spans[{si}].spans[{pi}]: {exc}") from None
