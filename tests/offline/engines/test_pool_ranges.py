@@ -69,6 +69,18 @@ def test_compressed_input_is_read_the_older_way(tmp_path: Path, lines_by_run: li
     assert _answer(PoolSource([str(path)], 2)) == _answer(FileSource([str(path)]))
 
 
+def _said_by_one_process_and_two(*paths: Path) -> tuple[int, str, str]:
+    """``fingerprint`` of ``paths`` with ``--jobs 1`` and ``--jobs 2``: exit code, stdout and stderr,
+    which must be the same (returned once)."""
+    said = []
+    for jobs in ("1", "2"):
+        out, err = io.StringIO(), io.StringIO()
+        code = cli_run(["fingerprint", *map(str, paths), "--jobs", jobs], out, err)
+        said.append((code, out.getvalue(), err.getvalue()))
+    assert said[0] == said[1]
+    return said[0]
+
+
 def test_an_error_names_the_line_in_its_file(tmp_path: Path, lines_by_run: list[list[str]]) -> None:
     """A bad line in the second range is reported with its line number in the file, as one process says."""
     lines = [line for run in lines_by_run[:4] for line in run]
@@ -76,13 +88,8 @@ def test_an_error_names_the_line_in_its_file(tmp_path: Path, lines_by_run: list[
     lines[bad] = '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}\n'
     path = tmp_path / "bad.jsonl"
     path.write_text("".join(lines))
-    said = []
-    for jobs in ("1", "2"):
-        out, err = io.StringIO(), io.StringIO()
-        code = cli_run(["fingerprint", str(path), "--jobs", jobs], out, err)
-        said.append((code, out.getvalue(), err.getvalue()))
-    assert said[0] == said[1]
-    assert said[0][0] == 1 and f"bad.jsonl:{bad + 1}" in said[0][2]
+    said = _said_by_one_process_and_two(path)
+    assert said[0] == 1 and f"bad.jsonl:{bad + 1}" in said[2]
 
 
 def test_a_link_the_byte_scan_missed_reads_the_input_again(tmp_path: Path) -> None:
@@ -109,13 +116,8 @@ def test_an_error_in_a_file_read_whole_names_its_line_in_the_file(
     lines[bad] = '{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": 5}]}]}]}\n'
     path = tmp_path / "bad.jsonl.gz"
     path.write_bytes(gzip.compress("".join(lines).encode()))
-    said = []
-    for jobs in ("1", "2"):
-        out, err = io.StringIO(), io.StringIO()
-        code = cli_run(["fingerprint", str(path), "--jobs", jobs], out, err)
-        said.append((code, out.getvalue(), err.getvalue()))
-    assert said[0] == said[1]
-    assert said[0][0] == 1 and f"bad.jsonl.gz:{bad + 1}" in said[0][2]
+    said = _said_by_one_process_and_two(path)
+    assert said[0] == 1 and f"bad.jsonl.gz:{bad + 1}" in said[2]
 
 
 def test_an_error_in_a_small_file_read_whole_beside_ranges_names_its_line(
@@ -131,10 +133,5 @@ def test_an_error_in_a_small_file_read_whole_beside_ranges_names_its_line(
     small.write_text("".join(small_lines))
     planned = plan_ranges([str(big), str(small)], 2)
     assert planned is not None and planned[1][-1].start is None  # the small file: whole
-    said = []
-    for jobs in ("1", "2"):
-        out, err = io.StringIO(), io.StringIO()
-        code = cli_run(["fingerprint", str(big), str(small), "--jobs", jobs], out, err)
-        said.append((code, out.getvalue(), err.getvalue()))
-    assert said[0] == said[1]
-    assert said[0][0] == 1 and "small.jsonl:2:" in said[0][2]
+    said = _said_by_one_process_and_two(big, small)
+    assert said[0] == 1 and "small.jsonl:2:" in said[2]
