@@ -17,6 +17,7 @@ import pytest
 
 from otel_provenance.instrument.evidence import projections as pj
 from otel_provenance.instrument.evidence.ledger import MAX_DEPTH, Ledger
+from otel_provenance.instrument.evidence.trust import source_trust
 
 # Values a tool may return as enum members: each one's text is its value.
 ENTRY = enum.StrEnum("Entry", {f"E{i:02d}": f"entry_{i:02d}.txt" for i in range(40)})
@@ -129,3 +130,29 @@ def test_a_listing_of_str_enum_members_at_the_deepest_level_is_remembered_whole(
     too_deep = Ledger(1000)
     too_deep.remember("ls", nested(members, MAX_DEPTH + 1), "01")
     assert len(too_deep) == 0
+
+
+# An untrusted inbox whose ``id`` and ``meta`` fields the system sets (``trusted_fields``): the walk
+# looks for those fields at any depth, and takes in whatever a named field holds.
+INBOX = source_trust("op.tool(read_inbox)", "untrusted", trusted_fields=["id", "meta"])
+
+
+def trusted_match(result: Any, value: str) -> bool:
+    ledger = Ledger(1000)
+    ledger.remember("read_inbox", result, "01", trust=INBOX)
+    match = ledger.lookup(value)
+    return match is not None and match.trusted
+
+
+def test_a_system_field_is_found_down_to_the_depth_limit_and_not_below_it():
+    """The search for a named field goes down ``MAX_DEPTH`` levels like every walk: an ``id`` in the
+    record at that depth is trusted evidence, one level deeper it is not (only untrusted, if at all)."""
+    assert trusted_match(nested({"id": "msg-7781"}, MAX_DEPTH), "msg-7781")
+    assert not trusted_match(nested({"id": "msg-7781"}, MAX_DEPTH + 1), "msg-7781")
+
+
+def test_what_a_system_field_holds_is_walked_down_to_the_same_depth_limit():
+    """Inside a named field the walk goes on counting its depth from the field's: a leaf whose record
+    sits at ``MAX_DEPTH`` (the field at depth 1) is trusted evidence, one level deeper it is cut."""
+    assert trusted_match({"meta": nested({"x": "leaf-42"}, MAX_DEPTH - 1)}, "leaf-42")
+    assert not trusted_match({"meta": nested({"x": "leaf-42"}, MAX_DEPTH)}, "leaf-42")
