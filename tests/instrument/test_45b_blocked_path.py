@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections.abc import Iterator
 from typing import Any
 from unittest import mock
@@ -26,10 +25,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 import otel_provenance as op
+from garbage import garbage_kept, ours
 from otel_provenance import semconv as sc
 from otel_provenance.instrument.call import security_form
 from otel_provenance.instrument.call.decision import Decision
-from otel_provenance.instrument.call.lifecycle import ToolCall
 
 
 class FrameworkToolError(Exception):
@@ -41,30 +40,6 @@ def _exporting() -> tuple[TracerProvider, InMemorySpanExporter]:
     provider = TracerProvider()
     provider.add_span_processor(op.ProvenanceSpanProcessor(SimpleSpanProcessor(exporter)))
     return provider, exporter
-
-
-@contextlib.contextmanager
-def _garbage_kept() -> Iterator[list]:
-    """Cyclic garbage made inside the block, kept for inspection (``gc.DEBUG_SAVEALL``)."""
-    flags, enabled = gc.get_debug(), gc.isenabled()
-    gc.disable()
-    gc.collect()
-    gc.set_debug(gc.DEBUG_SAVEALL)
-    del gc.garbage[:]
-    kept: list = []
-    try:
-        yield kept
-        gc.collect()
-        kept.extend(gc.garbage)
-    finally:
-        del gc.garbage[:]
-        gc.set_debug(flags)
-        if enabled:
-            gc.enable()
-
-
-def _ours(garbage: list) -> list[str]:
-    return sorted({type(o).__name__ for o in garbage if isinstance(o, ToolCall | op.ProvenanceError)})
 
 
 @pytest.mark.parametrize("blocked_error", [None, FrameworkToolError])
@@ -106,7 +81,7 @@ def test_a_refused_call_leaves_no_cycle_behind(blocked_error: type[Exception] | 
     with op.run(inputs={"root": "/srv/repo"}):
         with pytest.raises(expected):
             call("/etc/warm-up")
-        with _garbage_kept() as garbage:
+        with garbage_kept() as garbage:
             for i in range(20):
                 with pytest.raises(expected) as caught:
                     call(f"/etc/passwd{i}")
@@ -118,7 +93,7 @@ def test_a_refused_call_leaves_no_cycle_behind(blocked_error: type[Exception] | 
                     "(max_assumed:offset=assumed, max_assumed:path=assumed)"
                 )
                 del caught, error
-    assert _ours(garbage) == []
+    assert ours(garbage) == []
     assert [s.attributes[sc.TOOL_STATUS] for s in exporter.get_finished_spans()] == ["blocked"] * 21
 
 

@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import otel_provenance as op
 from canary import assert_absent, exported_bytes
+from garbage import garbage_kept, ours
 from otel_provenance.instrument.mcp import ToolPolicy, provenance_session, side_effect_of
 
 MCP_MAJOR = int(importlib.metadata.version("mcp").split(".")[0])
@@ -350,3 +351,36 @@ def test_a_tool_missing_from_the_listing_is_a_write(record):
     assert received(record) == []
     (span,) = out.tool_spans("drop_table")
     assert span.attributes["agent.side_effect"] == "write"
+
+
+@pytest.mark.parametrize("on_blocked", ["error_result", "raise"])
+def test_a_refused_mcp_call_leaves_no_cycle_behind(record, on_blocked):
+    """As ``@op.tool``'s refused calls (``test_45b_blocked_path``): refusing an MCP call, as an error
+    result or by raising, leaves none of its call objects in cycles for the collector."""
+    out = Exported()
+
+    def refuse(step) -> None:
+        """Drive one refused call by hand: it awaits nothing (an event loop would keep a task's
+        exception in cycles of its own)."""
+        try:
+            step.send(None)
+        except StopIteration as done:
+            assert on_blocked == "error_result" and is_error(done.value)
+        except op.ProvenanceError:
+            assert on_blocked == "raise"
+        else:
+            pytest.fail("a refused call awaited something")
+
+    async def agent(session):
+        with op.run(inputs={"customer": "acme"}):
+            await session.call_tool("list_invoices", {"customer": "acme"})  # the tools listed once
+            refuse(session.call_tool("refund_invoice", {"invoice_id": "INV-warm", "reason": "r"}))
+            with garbage_kept() as garbage:
+                for i in range(20):
+                    refuse(session.call_tool("refund_invoice", {"invoice_id": f"INV-{i}", "reason": "r"}))
+        return garbage
+
+    garbage = run(record, agent, tracer_provider=out.provider, on_blocked=on_blocked)
+    assert ours(garbage) == []
+    assert [s.attributes["agent.tool.status"] for s in out.tool_spans("refund_invoice")] == ["blocked"] * 21
+    assert [c["tool"] for c in received(record)] == ["list_invoices"]  # no refused call was sent
