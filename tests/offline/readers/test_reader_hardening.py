@@ -772,3 +772,87 @@ def test_the_frame_walker_is_between_frames_exactly_at_frame_ends(frames) -> Non
             assert walker.between_frames is (at in ends), (step, at)
             walker.feed(data[at : at + step])
         assert walker.between_frames, step
+
+
+# zstandard writes no dictionary id (the reader has no dictionary), never an 8-byte content size (a
+# frame of 4 GiB and more) and a content size with a window descriptor only for large frames, so the
+# frames above never hold those header fields: these frames are made by hand, every layout of the
+# frame header RFC 8878 allows, with blocks of each type (the walker skips their contents unread).
+_CONTENT_SIZE_BYTES = {0: 0, 1: 2, 2: 4, 3: 8}
+
+
+@st.composite
+def _hand_made_frames(draw) -> bytes:
+    content_size_flag = draw(st.integers(0, 3))
+    single_segment = draw(st.booleans())
+    dictionary_flag = draw(st.integers(0, 3))
+    checksum = draw(st.booleans())
+    descriptor = content_size_flag << 6 | single_segment << 5 | checksum << 2 | dictionary_flag
+    header = b"" if single_segment else draw(st.binary(min_size=1, max_size=1))  # the window descriptor
+    header += draw(st.binary(min_size=(0, 1, 2, 4)[dictionary_flag], max_size=(0, 1, 2, 4)[dictionary_flag]))
+    size_bytes = _CONTENT_SIZE_BYTES[content_size_flag] or single_segment
+    header += draw(st.binary(min_size=size_bytes, max_size=size_bytes))
+    blocks = draw(st.lists(st.tuples(st.sampled_from([0, 1, 2]), st.integers(0, 40)), min_size=1, max_size=3))
+    body = b""
+    for n, (kind, size) in enumerate(blocks):
+        last = n == len(blocks) - 1
+        body += (size << 3 | kind << 1 | last).to_bytes(3, "little")
+        body += draw(st.binary(min_size=1 if kind == 1 else size, max_size=1 if kind == 1 else size))
+    body += draw(st.binary(min_size=4, max_size=4)) if checksum else b""
+    return b"\x28\xb5\x2f\xfd" + bytes([descriptor]) + header + body
+
+
+@settings(max_examples=200)
+@given(st.lists(_hand_made_frames(), min_size=1, max_size=3))
+def test_the_frame_walker_reads_every_frame_header_layout(frames: list[bytes]) -> None:
+    from otel_provenance.offline.readers._zstd_frames import FrameWalker
+
+    data = b"".join(frames)
+    ends = {0} | {sum(len(f) for f in frames[: i + 1]) for i in range(len(frames))}
+    for step in (1, 2, 3, 7):
+        walker = FrameWalker()
+        for at in range(0, len(data), step):
+            assert walker.between_frames is (at in ends), (step, at)
+            walker.feed(data[at : at + step])
+        assert walker.between_frames, step
+
+
+@pytest.mark.parametrize("content_size_flag", [1, 2, 3])
+def test_a_zstd_frame_with_a_long_content_size_field_is_read_and_one_cut_in_it_incomplete(
+    tmp_path: Path, content_size_flag: int
+) -> None:
+    """Any writer may give the content size in 2, 4 or 8 bytes (zstandard uses 8 only past 4 GiB): the
+    frame is read whole, and cut anywhere inside — its header included — it is incomplete."""
+    text = write_jsonl(_recorded(2), tmp_path / "t.jsonl").read_bytes()
+    assert 256 <= len(text) < 2**17  # one raw block; a 2-byte content size is the size less 256
+    size = len(text) - 256 if content_size_flag == 1 else len(text)
+    frame = (
+        b"\x28\xb5\x2f\xfd"
+        + bytes([content_size_flag << 6 | 1 << 5])  # a single segment: no window descriptor
+        + size.to_bytes(_CONTENT_SIZE_BYTES[content_size_flag], "little")
+        + (len(text) << 3 | 1).to_bytes(3, "little")  # the last block, raw
+        + text
+    )
+    path = tmp_path / "t.jsonl.zst"
+    path.write_bytes(frame + frame)
+    report = ReadReport()
+    assert len(list(read_spans([path], report=report))) == 4 and report.complete
+    for cut in (len(frame) + 6, len(frame) + 5 + _CONTENT_SIZE_BYTES[content_size_flag], 2 * len(frame) - 1):
+        path.write_bytes((frame + frame)[:cut])
+        report = ReadReport()
+        list(read_spans([path], report=report))
+        assert not report.complete and "the zstd data ends early" in str(report.incomplete[0]), cut
+
+
+def test_the_frame_walker_is_never_between_frames_after_structure_it_cannot_follow() -> None:
+    """Four bytes that are no frame's magic, or a block of the reserved type: the walker cannot know
+    where the next frame starts, so it never says the stream is whole again (the decompressor refuses
+    such data first; the walker must not vouch for it either)."""
+    from otel_provenance.offline.readers._zstd_frames import FrameWalker
+
+    frame = _zstd_frame(b"x", "sized")
+    reserved = b"\x28\xb5\x2f\xfd" + bytes([1 << 5]) + b"\x01" + (1 << 3 | 3 << 1 | 1).to_bytes(3, "little") + b"y"
+    for stream in (b"\x00\x00\x00\x00" + frame, reserved + frame, frame + b"PK\x03\x04" + frame):
+        walker = FrameWalker()
+        walker.feed(stream)
+        assert not walker.between_frames, stream

@@ -405,3 +405,47 @@ def test_keep_applies_to_a_whole_json_document(tmp_path: Path) -> None:
     path.write_text(json.dumps(document, indent=2))
     spans = list(read_spans([path], keep=lambda key: key == "r1"))
     assert sorted(s.trace_id for s in spans) == [f"{1:032x}", f"{3:032x}"]
+
+
+# The generated names above never spell a proto field, so ``_to_camel`` renames nothing there: these
+# draw the snake_case names, their lowerCamelCase twins and a name that is neither, so that an object
+# holds a name to rename, both spellings of one field (refused), or only names left as they are.
+_proto_keys = st.sampled_from(["trace_id", "traceId", "string_value", "stringValue", "span_id", "tool_x", "a"])
+_proto_values = st.recursive(
+    st.integers(-3, 3) | st.text(alphabet="ab_:", max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(_proto_keys, inner), min_size=1, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_proto_values, st.booleans())
+def test_loads_fast_renames_snake_case_members_as_the_strict_parser_does(node, indent: bool) -> None:
+    raw = _dump(node, False, indent).encode()
+    try:
+        strict = _json.loads(raw)
+    except _json._Bad as exc:
+        assert "is given twice" in str(exc)  # both spellings of one field: never one of them kept
+        assert _json.loads_fast(raw) is None
+        return
+    fast = _json.loads_fast(raw)
+    assert node is None or fast is not None
+    assert fast is None or _agree(fast, strict)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (b'{"trace_id":"x","span_id":{"string_value":"y"}}', {"traceId": "x", "spanId": {"stringValue": "y"}}),
+        (b'[{"tool_x":1,"parent_span_id":""}]', [{"tool_x": 1, "parentSpanId": ""}]),  # only proto names
+        (b'{"a":{"string_value":"x","stringValue":"y"}}', None),  # both spellings: loads refuses it
+        (b'{"trace_id":"x","traceId":"x"}', None),
+    ],
+)
+def test_loads_fast_renames_snake_case_members_or_leaves_the_line_to_loads(raw: bytes, expected) -> None:
+    assert _json.loads_fast(raw) == expected
+    if expected is None:
+        with pytest.raises(_json._Bad, match="is given twice"):
+            _json.loads(raw)
+    else:
+        assert _json.loads(raw) == expected
