@@ -24,7 +24,7 @@ from otel_provenance.offline.contracts.dsl import parse_contract
 from otel_provenance.offline.contracts.evidence import RunEvidence
 from otel_provenance.offline.evaluate import check_rule, compiled
 from otel_provenance.offline.graph import CausalGraph, tree
-from otel_provenance.offline.model import Run, Span
+from otel_provenance.offline.model import Run, Span, SpanKind
 from otel_provenance.offline.outcome import Outcome
 from otel_provenance.offline.runs import _check, _ordered, validate_run
 from otel_provenance.offline.stepkey import run_index, step_key
@@ -76,6 +76,26 @@ def test_the_run_index_is_each_spans_step_and_tool_call(parents: list[int]) -> N
     assert steps == {s.span_id: step_key(s) for s in run.spans}
     assert by_step == {k: [s for s in run.spans if step_key(s) == k] for k in set(steps.values())}
     assert tools == [s for s in run.spans if s.is_tool]
+
+
+def test_the_run_index_names_an_echo_and_a_nameless_tool_span_by_their_span_names() -> None:
+    """The runs above hold no echo (a server's own span of a call the run holds: no tool call) and no
+    tool span without a tool name (its step is its span name): the index must agree there too."""
+    b = RunBuilder("run-echo")
+    call = b.add("fetch")
+    b.add("fetch", call)  # made the server's own span of the call below: an echo
+    b.add("nameless", attrs={semconv.GEN_AI_TOOL_NAME: ""})
+    built = b.run()
+    echo = replace(built.spans[2], kind=SpanKind.SERVER)
+    run = Run(built.run_id, (*built.spans[:2], echo, *built.spans[3:]))
+    assert [s.echo for s in run.spans] == [False, False, True, False]
+    assert [s.is_tool for s in run.spans] == [False, True, False, True]
+    steps, by_step, tools = run_index(run)
+    assert steps == {s.span_id: step_key(s) for s in run.spans}
+    assert steps[run.spans[2].span_id] != steps[run.spans[1].span_id]  # the echo's span name, not its tool
+    assert steps[run.spans[3].span_id] == step_key(run.spans[3]) != "nameless"
+    assert by_step == {k: [s for s in run.spans if step_key(s) == k] for k in set(steps.values())}
+    assert tools == [run.spans[1], run.spans[3]]
 
 
 _CONTRACT = """

@@ -78,3 +78,16 @@ def test_traces_that_differ_only_in_their_high_half_keep_their_own_runs(tmp_path
     path.write_text("".join(named + unnamed))  # the spans without a run id are found by trace
     found = {run.run_id: [s.span_id for s in run.spans] for run in iter_runs([path])}
     assert found == {f"run-{high}": [f"{n:016x}", f"{n + 3:016x}"] for n, high in enumerate(highs, start=1)}
+
+
+def test_keys_sharing_a_low_half_are_bisected_among_themselves_only() -> None:
+    """The high halves are sorted only within a run of equal low halves: the bisection on them must
+    stop where that run ends, not go on into the (unsorted) high halves of the keys after it."""
+    shared = [(0 << 64) | 5, (2 << 64) | 5]
+    after = [(0 << 64) | 6, (0 << 64) | 7, (0 << 64) | 8]
+    traces = {key: f"run-{n}" for n, key in enumerate(shared + after)}
+    packed = PackedTraces(traces)
+    for key, run in traces.items():
+        assert packed.get(key) == run and key in packed
+    for absent in ((1 << 64) | 5, (3 << 64) | 5, (2 << 64) | 6):
+        assert packed.get(absent) is None and absent not in packed

@@ -96,3 +96,15 @@ def test_a_repeated_value_of_two_types_still_sends_the_line_to_the_strict_reader
     assert _msgspec.spans(raw) is not None
     odd = raw.replace(b'{"stringValue":"y"}', b'{"stringValue":"y","intValue":"1"}', 2)
     assert _msgspec.spans(odd) is None  # the proof counted the shared values as converted
+
+
+def test_spans_past_the_sharing_budget_are_still_converted_each_as_the_strict_reader_reads_them() -> None:
+    """The generated lines hold at most eight spans: never enough misses to spend the sharing budget
+    (32), after which each span's attributes are converted without a look-up. Past it — and for spans
+    of one trace whose attributes differ only in their values — every span reads what it holds."""
+    distinct = [[{"key": "a", "value": {"stringValue": f"v{n}"}}, {"key": "b", "value": {"intValue": str(n)}}] for n in range(40)]
+    raw = _line(distinct, [(n, 0) for n in range(40)] + [(39, 0), (0, 0), (7, 0)])
+    spans = _msgspec.spans(raw)
+    assert spans is not None and repr(spans) == _strict(raw)
+    assert [s.attributes["a"] for s in spans] == [f"v{n}" for n in range(40)] + ["v39", "v0", "v7"]
+    assert [s.attributes["b"] for s in spans[-3:]] == [39, 0, 7]
