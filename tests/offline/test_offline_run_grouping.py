@@ -82,3 +82,56 @@ def test_streaming_grouping_equals_grouping_everything(tmp_path_factory, seed, b
             any(s.attributes.get(semconv.RUN_ID) == run.run_id for s in run.spans)
             or run.run_id in run.trace_ids
         )
+
+
+def _expected_runs(spans) -> dict[str, list[str]]:
+    """Run id -> span ids, worked out from scratch: traces that share a run id are one run, named by
+    the smallest run id among them; a trace without any is a run of its own, named by its trace id."""
+    carried: dict[str, set[str]] = {}
+    for span in spans:
+        run_id = span.attributes.get(semconv.RUN_ID)
+        carried.setdefault(format(span.context.trace_id, "032x"), set()).update([run_id] if run_id else [])
+    groups: list[tuple[set[str], set[str]]] = []  # (traces, run ids), merged until no two share a run id
+    for trace, run_ids in carried.items():
+        traces, ids = {trace}, set(run_ids)
+        for other in [g for g in groups if g[1] & ids]:
+            groups.remove(other)
+            traces |= other[0]
+            ids |= other[1]
+        groups.append((traces, ids))
+    name = {trace: min(ids) if ids else trace for traces, ids in groups for trace in traces}
+    expected: dict[str, list[str]] = {}
+    for span in spans:
+        expected.setdefault(name[format(span.context.trace_id, "032x")], []).append(
+            format(span.context.span_id, "016x")
+        )
+    return {run: sorted(ids) for run, ids in expected.items()}
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    traces=st.lists(
+        st.lists(st.sampled_from([None, "run-a", "run-b", "run-c", "run-d"]), min_size=1, max_size=3),
+        min_size=1,
+        max_size=5,
+    ),
+    batch=st.integers(1, 7),
+    seed=st.integers(0, 10_000),
+)
+def test_a_trace_carrying_two_run_ids_joins_their_runs_streamed_or_not(tmp_path_factory, traces, batch, seed):
+    """The runs above carry one run id per trace, so no trace ever joins two run ids into one run: here
+    each tool span draws its own, and the runs must be the traces joined through shared run ids, named
+    by the smallest — streamed or grouped whole, whatever the order of the lines."""
+    rec = Recorder()
+    for run_ids in traces:
+        with rec.span("refund.request") as root:
+            for i, run_id in enumerate(run_ids):
+                with rec.span(f"execute_tool t{i}", tool_attributes(f"t{i}", {}, run_id=run_id), parent=root):
+                    pass
+    spans = rec.spans()
+    random.Random(seed).shuffle(spans)
+    path = write_jsonl(spans, tmp_path_factory.mktemp("j") / "s.jsonl", batch=batch)
+    expected = _expected_runs(spans)
+    streamed = sorted(iter_runs([path]), key=lambda r: r.run_id)
+    assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == expected
+    assert streamed == group_runs(read_spans([path]))

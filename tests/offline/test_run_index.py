@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -140,6 +141,30 @@ def test_a_guarded_path_passes_its_test_only_where_the_checker_finds_nothing(cal
     passes, _ = compiled(rule)
     checked = check_rule(rule, RunEvidence(run)).status
     assert passes(evidence) == (checked is Outcome.PASS)
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected"),
+    [
+        # (step, start, end, blocked): the fetch ends the very nanosecond the notify starts — it precedes
+        ([("fetch", 100, 110, False), ("notify", 110, 120, False)], Outcome.PASS),
+        ([("fetch", 100, 111, False), ("notify", 110, 120, False)], Outcome.FAIL),
+        ([("notify", 110, 120, False), ("fetch", 100, 110, False), ("fetch", 90, 130, False)], Outcome.PASS),
+        ([("fetch", 100, 110, True), ("notify", 110, 120, False)], Outcome.FAIL),  # a blocked fetch never ran
+        ([("fetch", 100, 110, False), ("notify", 110, 120, True)], Outcome.PASS),  # nor a blocked notify
+    ],
+)
+def test_a_guard_that_ends_as_its_target_starts_precedes_it(calls: list[tuple], expected: Outcome) -> None:
+    """The generated calls above end exactly as a later one starts in few runs: the pass test must
+    count that guard as before its target (``happens_before`` is end <= start), as the checker does."""
+    rule = parse_contract(_CONTRACT).rules[0]
+    b = RunBuilder("run-paths")
+    for step, start, end, blocked in calls:
+        b.add(step, attrs={semconv.TOOL_STATUS: "blocked"} if blocked else {}, start=start, end=end)
+    run = b.run()
+    passes, _ = compiled(rule)
+    assert check_rule(rule, RunEvidence(run)).status is expected
+    assert passes(RunEvidence(run)) == (expected is Outcome.PASS)
 
 
 @settings(max_examples=300, deadline=None)

@@ -102,7 +102,10 @@ def test_spans_past_the_sharing_budget_are_still_converted_each_as_the_strict_re
     """The generated lines hold at most eight spans: never enough misses to spend the sharing budget
     (32), after which each span's attributes are converted without a look-up. Past it — and for spans
     of one trace whose attributes differ only in their values — every span reads what it holds."""
-    distinct = [[{"key": "a", "value": {"stringValue": f"v{n}"}}, {"key": "b", "value": {"intValue": str(n)}}] for n in range(40)]
+    distinct = [
+        [{"key": "a", "value": {"stringValue": f"v{n}"}}, {"key": "b", "value": {"intValue": str(n)}}]
+        for n in range(40)
+    ]
     raw = _line(distinct, [(n, 0) for n in range(40)] + [(39, 0), (0, 0), (7, 0)])
     spans = _msgspec.spans(raw)
     assert spans is not None and repr(spans) == _strict(raw)

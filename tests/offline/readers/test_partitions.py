@@ -11,7 +11,13 @@ from hypothesis import strategies as st
 
 from offline_helpers import reference_runs, write_jsonl
 from otel_provenance.offline.readers import ReadReport, read_spans
-from otel_provenance.offline.readers.partitions import Failed, Partition, index_partition, plan, split_partition
+from otel_provenance.offline.readers.partitions import (
+    Failed,
+    Partition,
+    index_partition,
+    plan,
+    split_partition,
+)
 
 
 def _read_once(path: Path, parts: list[Partition]) -> list:

@@ -851,7 +851,9 @@ def test_the_frame_walker_is_never_between_frames_after_structure_it_cannot_foll
     from otel_provenance.offline.readers._zstd_frames import FrameWalker
 
     frame = _zstd_frame(b"x", "sized")
-    reserved = b"\x28\xb5\x2f\xfd" + bytes([1 << 5]) + b"\x01" + (1 << 3 | 3 << 1 | 1).to_bytes(3, "little") + b"y"
+    reserved = (
+        b"\x28\xb5\x2f\xfd" + bytes([1 << 5]) + b"\x01" + (1 << 3 | 3 << 1 | 1).to_bytes(3, "little") + b"y"
+    )
     for stream in (b"\x00\x00\x00\x00" + frame, reserved + frame, frame + b"PK\x03\x04" + frame):
         walker = FrameWalker()
         walker.feed(stream)

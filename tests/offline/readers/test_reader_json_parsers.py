@@ -410,10 +410,14 @@ def test_keep_applies_to_a_whole_json_document(tmp_path: Path) -> None:
 # The generated names above never spell a proto field, so ``_to_camel`` renames nothing there: these
 # draw the snake_case names, their lowerCamelCase twins and a name that is neither, so that an object
 # holds a name to rename, both spellings of one field (refused), or only names left as they are.
-_proto_keys = st.sampled_from(["trace_id", "traceId", "string_value", "stringValue", "span_id", "tool_x", "a"])
+_proto_keys = st.sampled_from(
+    ["trace_id", "traceId", "string_value", "stringValue", "span_id", "tool_x", "a"]
+)
 _proto_values = st.recursive(
     st.integers(-3, 3) | st.text(alphabet="ab_:", max_size=3),
-    lambda inner: st.lists(inner, max_size=3) | st.lists(st.tuples(_proto_keys, inner), min_size=1, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.lists(st.tuples(_proto_keys, inner), min_size=1, max_size=3)
+    ),
     max_leaves=8,
 )
 
@@ -436,7 +440,10 @@ def test_loads_fast_renames_snake_case_members_as_the_strict_parser_does(node, i
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        (b'{"trace_id":"x","span_id":{"string_value":"y"}}', {"traceId": "x", "spanId": {"stringValue": "y"}}),
+        (
+            b'{"trace_id":"x","span_id":{"string_value":"y"}}',
+            {"traceId": "x", "spanId": {"stringValue": "y"}},
+        ),
         (b'[{"tool_x":1,"parent_span_id":""}]', [{"tool_x": 1, "parentSpanId": ""}]),  # only proto names
         (b'{"a":{"string_value":"x","stringValue":"y"}}', None),  # both spellings: loads refuses it
         (b'{"trace_id":"x","traceId":"x"}', None),
