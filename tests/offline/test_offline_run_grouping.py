@@ -6,9 +6,12 @@ their trace's run — otherwise a run looks incomplete and every rule about it i
 
 from __future__ import annotations
 
+import json
 import random
+import re
 
-from hypothesis import given, settings
+import pytest
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from offline_helpers import Recorder, tool_attributes, write_jsonl, write_proto
@@ -135,3 +138,143 @@ def test_a_trace_carrying_two_run_ids_joins_their_runs_streamed_or_not(tmp_path_
     streamed = sorted(iter_runs([path]), key=lambda r: r.run_id)
     assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == expected
     assert streamed == group_runs(read_spans([path]))
+
+
+# JSON may write any character as a \u escape; no writer escapes an ASCII letter or digit, but the
+# readers must read such a line as JSON does. Escaped there, a member name or a trace id is one the
+# run index's byte scan cannot see, and it paired a run id with another span's trace.
+_A, _C = "0af7651916cd43dd8448eb211c80319c", "5b8efff798038103d269b633813fc60c"
+
+
+def _kv(**values: str) -> list[dict]:
+    return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
+
+
+def _tool(trace_id: str, span_id: str, run_id: str | None = None, **extra: object) -> dict:
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x"}
+    if run_id is not None:
+        attributes["agent.run.id"] = run_id
+    return {
+        "traceId": trace_id,
+        "spanId": span_id,
+        "name": "execute_tool x",
+        "kind": 1,
+        "startTimeUnixNano": "2",
+        "endTimeUnixNano": "3",
+        "attributes": _kv(**attributes),
+        **extra,
+    }
+
+
+def _request(*spans: dict) -> str:
+    return json.dumps(
+        {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}]}
+    )
+
+
+def _grouped(path) -> tuple[list[tuple[str, list[str]]], list[tuple[str, list[str]]]]:
+    """(run id, trace ids) of each run, streamed and grouped whole."""
+
+    def shape(runs):
+        return sorted((r.run_id, sorted({s.trace_id for s in r.spans})) for r in runs)
+
+    return shape(iter_runs([path])), shape(group_runs(read_spans([path])))
+
+
+_TWO_RUNS = _request(_tool(_A, "00f067aa0ba902b7", "r2"), _tool(_C, "00f067aa0ba902b8", "r1"))
+_LINKED = _request(
+    {
+        **_tool(_A, "00f067aa0ba902b7", "r1"),
+        "name": "invoke_agent a",
+        "attributes": _kv(**{"gen_ai.operation.name": "invoke_agent", "agent.run.id": "r1"}),
+    },
+    _tool(_C, "00f067aa0ba902b8", links=[{"traceId": _A, "spanId": "00f067aa0ba902b7"}]),
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "runs"),
+    [
+        pytest.param(  # the second span's trace id, its first character escaped
+            _TWO_RUNS.replace(f'"{_C}"', '"\\u0035' + _C[1:] + '"'),
+            [("r1", [_C]), ("r2", [_A])],
+            id="trace-id",
+        ),
+        pytest.param(  # its member name
+            _TWO_RUNS.replace(f'"traceId": "{_C}"', f'"trace\\u0049d": "{_C}"'),
+            [("r1", [_C]), ("r2", [_A])],
+            id="traceId-member",
+        ),
+        pytest.param(  # a run id's key
+            _TWO_RUNS.replace(
+                '"agent.run.id", "value": {"stringValue": "r1"}',
+                '"agent\\u002erun.id", "value": {"stringValue": "r1"}',
+            ),
+            [("r1", [_C]), ("r2", [_A])],
+            id="run-id-key",
+        ),
+        pytest.param(  # the links member: the tool's trace joins the run its link reaches
+            _LINKED.replace('"links"', '"lin\\u006bs"'),
+            [("r1", [_A, _C])],
+            id="links-member",
+        ),
+    ],
+)
+def test_names_and_ids_written_with_escapes_group_runs_as_json_reads_them(tmp_path, line, runs):
+    assert "\\u00" in line  # the spelling under test is there
+    path = tmp_path / "t.jsonl"
+    path.write_text(line + "\n")
+    streamed, whole = _grouped(path)
+    assert streamed == whole == runs
+
+
+_ESCAPABLE = re.compile(r'"traceId":\s*"[0-9a-f]{32}"|"(?:traceId|spanId|agent\.run\.id)"')
+
+
+def _escape_some(text: str, rng: random.Random) -> str:
+    """``text`` with some characters of its trace ids and of the names ``traceId``, ``spanId`` and
+    ``agent.run.id`` written as \\u escapes (JSON reads the same text)."""
+
+    def escape(match: re.Match) -> str:
+        whole = match.group(0)
+        if rng.random() < 0.5:
+            return whole
+        at = rng.randrange(1, len(whole) - 1)
+        if whole[at] in '": ':
+            return whole
+        return whole[:at] + f"\\u{ord(whole[at]):04x}" + whole[at + 1 :]
+
+    return _ESCAPABLE.sub(escape, text)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    traces=st.lists(
+        st.lists(st.sampled_from([None, "run-a", "run-b", "run-c"]), min_size=1, max_size=3),
+        min_size=1,
+        max_size=4,
+    ),
+    batch=st.integers(1, 5),
+    seed=st.integers(0, 10_000),
+)
+def test_escaped_names_and_ids_group_runs_as_the_plain_spelling(tmp_path_factory, traces, batch, seed):
+    """Files of the official exporter, some of their trace ids and member names re-spelt with escapes:
+    the runs, streamed or grouped whole, are those of the plain file."""
+    rec = Recorder()
+    for run_ids in traces:
+        with rec.span("refund.request") as root:
+            for i, run_id in enumerate(run_ids):
+                with rec.span(f"execute_tool t{i}", tool_attributes(f"t{i}", {}, run_id=run_id), parent=root):
+                    pass
+    spans = rec.spans()
+    rng = random.Random(seed)
+    rng.shuffle(spans)
+    folder = tmp_path_factory.mktemp("e")
+    plain = write_jsonl(spans, folder / "plain.jsonl", batch=batch)
+    escaped = folder / "escaped.jsonl"
+    escaped.write_text(_escape_some(plain.read_text(), rng))
+    event("escapes: " + ("some" if "\\u00" in escaped.read_text() else "none"))
+    expected = _expected_runs(spans)
+    streamed = sorted(iter_runs([escaped]), key=lambda r: r.run_id)
+    assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == expected
+    assert streamed == group_runs(read_spans([escaped])) == group_runs(read_spans([plain]))

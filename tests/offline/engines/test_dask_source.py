@@ -340,8 +340,8 @@ def test_progress_shows_on_a_terminal_and_leaves_stdout_alone(cluster, scattered
 
 
 def test_a_link_the_byte_scan_misses_is_joined_on_the_cluster_too(cluster, tmp_path) -> None:
-    """A run id under an escaped key (``agent.run\\u002eid``) is invisible to the index's byte scan;
-    the parsed span still names its run, so both paths join its trace to that run."""
+    """A run id under an escaped key (``agent.run\\u002eid``), which the index's byte scan cannot see
+    (such a line is indexed from its parsed spans): both paths join its trace to that run."""
     records = _records(3, "v1", 9, "")
     moved = {r.trace_id for r in records if r.parent_id == "" and r.name.startswith("execute_tool customer")}
     assert moved  # runs 0, 4 and 8 sent a span out in a trace of its own

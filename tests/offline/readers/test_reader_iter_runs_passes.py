@@ -59,12 +59,15 @@ def test_a_run_the_index_could_not_see_is_checked_at_the_end_and_named_by_the_la
     assert caught.value.source == str(last)
 
 
-def test_a_span_after_its_run_was_emitted_is_an_error_naming_its_file_and_line(tmp_path: Path) -> None:
+def test_a_trace_id_under_an_escaped_key_is_indexed_and_its_run_not_cut_at_its_first_line(
+    tmp_path: Path,
+) -> None:
+    """The byte scan cannot see ``"trace\\u0049d"``; a line that spells a name with such an escape is
+    indexed from its parsed spans, so the run ends at its last line (it used to be emitted at the first
+    and its second span refused as "after the point where the index saw it end")."""
     path = _write(tmp_path / "t.jsonl", _line(_span(1, 7)), _line(_span(2, 7), hide_trace=True))
-    with pytest.raises(TraceReadError) as caught:
-        list(iter_runs([path]))
-    assert (caught.value.source, caught.value.line) == (str(path), 2)
-    assert caught.value.problem == f"run {7:032x} has spans after the point where the index saw it end"
+    (run,) = iter_runs([path])
+    assert sorted(s.span_id for s in run.spans) == [f"{1:016x}", f"{2:016x}"]
 
 
 def _sessions(tmp_path: Path) -> Path:

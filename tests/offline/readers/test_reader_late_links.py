@@ -1,10 +1,13 @@
-"""Runs joined late: a span's ``agent.run.id`` that the first pass's byte scan cannot see.
+"""Runs joined late: a span's ``agent.run.id`` that the first pass's byte scan does not pair.
 
 ``iter_runs`` indexes, per run, the last line that mentions it by scanning raw bytes for
-``"agent.run.id"``. A key written with a JSON escape (``"agent.run\\u002eid"``) reads as the same
-attribute but is invisible to that scan, so the second pass finds the link only when it parses the
-span, and joins the two runs then (``readers._late_link``): their held spans, and the later of their
-two ends. A link to a run that was already emitted is an error, never a split run.
+``"agent.run.id"`` and pairing it with the nearest ``traceId`` before it. A span whose attributes
+are written before its ``traceId``, first in its line, has a run id the scan pairs with no trace, so
+the second pass finds the link only when it parses the span, and joins the two runs then
+(``readers._late_link``): their held spans, and the later of their two ends. A link to a run that
+was already emitted is an error, never a split run. A key written with a JSON escape
+(``"agent.run\\u002eid"``) reads as the same attribute: such a line is indexed from its parsed spans,
+so its links are not late.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ T0, T1, T2, T3, T9 = (f"{n:032x}" for n in (0xA0, 0xA1, 0xA2, 0xA3, 0xA9))
 
 
 def _span(trace_id: str, n: int, run_id: str | None = None, hidden: str = "") -> dict:
-    """A span; ``hidden`` names what the byte scan must not see: "run" (the run id's key is escaped)
-    or "trace+run" (the trace id's key too)."""
+    """A span; ``hidden`` names what the byte scan must not pair: "run" (its attributes are written
+    before its trace id), or, spelt with escapes the index reads by parsing the line, "escaped-run"
+    (the run id's key) and "escaped-trace+run" (the trace id's key too)."""
     span: dict = {
         "traceId": trace_id,
         "spanId": f"{n:016x}",
@@ -40,10 +44,12 @@ def _line(*spans: dict) -> str:
     texts = []
     for span in spans:
         hidden = span.pop("__hidden")
+        if hidden == "run":  # the attributes first: the byte scan pairs the run id with no trace
+            span = {"attributes": span.pop("attributes"), **span}
         text = json.dumps(span)
-        if "run" in hidden:
+        if hidden.startswith("escaped") and "run" in hidden:
             text = text.replace('"agent.run.id"', '"agent.run\\u002eid"')
-        if "trace" in hidden:
+        if hidden.startswith("escaped") and "trace" in hidden:
             text = text.replace('"traceId"', '"trace\\u0049d"')
         texts.append(text)
     request = '{"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": [%s]}]}]}'
@@ -108,14 +114,16 @@ def test_a_hidden_link_to_a_run_already_emitted_is_an_error(tmp_path: Path) -> N
     assert info.value.source == str(path) and info.value.line == 2
 
 
-def test_a_hidden_link_from_a_trace_already_emitted_is_an_error(tmp_path: Path) -> None:
-    """Here the trace's own run (T2, no run id) was emitted; the run named (r1) is still open."""
+@pytest.mark.parametrize("hidden", ["escaped-run", "escaped-trace+run"])
+def test_a_link_spelt_with_escapes_is_indexed_not_joined_late(tmp_path: Path, hidden: str) -> None:
+    """Keys written with escapes, which the byte scan cannot see: the line is indexed from its parsed
+    spans, so T2 is known to be r1's from the start and nothing is emitted early (with the trace id's
+    key escaped too, T2's own run used to be emitted at the first line and the link refused)."""
     path = _write(
         tmp_path,
         _line(_span(T2, 2)),
-        _line(_span(T2, 3, "r1", hidden="trace+run")),
+        _line(_span(T2, 3, "r1", hidden=hidden)),
         _line(_span(T1, 1, "r1")),
     )
-    with pytest.raises(TraceReadError, match=f"joins trace {T2} to a run that was already emitted") as info:
-        list(iter_runs([path]))
-    assert info.value.line == 2
+    assert _runs(path) == [("r1", _ids(1, 2, 3))]
+    assert len(list(read_spans([path]))) == 3

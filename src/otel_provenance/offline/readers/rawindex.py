@@ -48,6 +48,18 @@ _QUOTE: Final = b'"'
 _BACKSLASH: Final = b"\\"
 _RUN_ID_MEMBER: Final = _RUN_ID_KEY + _RUN_VALUE_AFTER_KEY  # the key, then its value: compact
 _VALUE_AT: Final = len(_RUN_ID_MEMBER)  # a run id's first byte, from its key's
+# An ASCII letter, digit, "_" or "." written as a \u escape, which JSON reads as the character itself.
+_ESCAPED_NAME_CHARACTER: Final = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|2[eE])")
+
+
+def escapes_a_name(line: bytes) -> bool:
+    """Whether ``line`` writes an ASCII letter, digit, ``_`` or ``.`` as a ``\\u`` escape. No writer
+    does (they escape control characters, quotes and, some, non-ASCII or ``<>&``), but JSON reads it
+    as the character: a member name (``"trace\\u0049d"``, ``"lin\\u006bs"``) or a trace id spelt so
+    is one the byte scan does not see, and a run id would be paired with another span's trace. Such a
+    line is indexed from its parsed spans (``TraceFile.index``)."""
+    # a one-byte test is memchr's (~30 bytes an instruction); a longer needle's search, the line's time
+    return _BACKSLASH in line and _ESCAPED_NAME_CHARACTER.search(line) is not None
 
 
 def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
