@@ -111,6 +111,17 @@ def _expected_runs(spans) -> dict[str, list[str]]:
     return {run: sorted(ids) for run, ids in expected.items()}
 
 
+def _traces_drawing_run_ids(traces: list[list[str | None]]):
+    """One trace per list: a root and a tool span per run id drawn (None: the span carries none)."""
+    rec = Recorder()
+    for run_ids in traces:
+        with rec.span("refund.request") as root:
+            for i, run_id in enumerate(run_ids):
+                with rec.span(f"execute_tool t{i}", tool_attributes(f"t{i}", {}, run_id=run_id), parent=root):
+                    pass
+    return rec.spans()
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     traces=st.lists(
@@ -125,13 +136,7 @@ def test_a_trace_carrying_two_run_ids_joins_their_runs_streamed_or_not(tmp_path_
     """The runs above carry one run id per trace, so no trace ever joins two run ids into one run: here
     each tool span draws its own, and the runs must be the traces joined through shared run ids, named
     by the smallest — streamed or grouped whole, whatever the order of the lines."""
-    rec = Recorder()
-    for run_ids in traces:
-        with rec.span("refund.request") as root:
-            for i, run_id in enumerate(run_ids):
-                with rec.span(f"execute_tool t{i}", tool_attributes(f"t{i}", {}, run_id=run_id), parent=root):
-                    pass
-    spans = rec.spans()
+    spans = _traces_drawing_run_ids(traces)
     random.Random(seed).shuffle(spans)
     path = write_jsonl(spans, tmp_path_factory.mktemp("j") / "s.jsonl", batch=batch)
     expected = _expected_runs(spans)
@@ -260,13 +265,7 @@ def _escape_some(text: str, rng: random.Random) -> str:
 def test_escaped_names_and_ids_group_runs_as_the_plain_spelling(tmp_path_factory, traces, batch, seed):
     """Files of the official exporter, some of their trace ids and member names re-spelt with escapes:
     the runs, streamed or grouped whole, are those of the plain file."""
-    rec = Recorder()
-    for run_ids in traces:
-        with rec.span("refund.request") as root:
-            for i, run_id in enumerate(run_ids):
-                with rec.span(f"execute_tool t{i}", tool_attributes(f"t{i}", {}, run_id=run_id), parent=root):
-                    pass
-    spans = rec.spans()
+    spans = _traces_drawing_run_ids(traces)
     rng = random.Random(seed)
     rng.shuffle(spans)
     folder = tmp_path_factory.mktemp("e")
