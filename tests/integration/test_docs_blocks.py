@@ -730,6 +730,13 @@ def configure_arguments(block: Block, tmp_path: Path) -> None:
     assert headers["host"] == "signoz-host:4318"
 
 
+def _framework_test(needle: str, heading: str) -> Check:
+    """A frameworks.md block its framework's test runs as written (``framework_helpers_docs.doc_snippet``)."""
+    return Check(
+        "docs/frameworks.md", needle, elsewhere=_other_test("framework_helpers_docs", "doc_snippet", heading)
+    )
+
+
 CHECKS = [
     Check("README.md", "# One run, one trace", elsewhere=_other_test("test_readme_snippet", "_snippet")),
     Check("README.md", 'op.configure(service_name="refund-agent"', configure_defaults),
@@ -738,26 +745,10 @@ CHECKS = [
     Check("docs/frameworks.md", "from agents import function_tool", agents_sdk, needs=("agents",)),
     Check("docs/frameworks.md", "ToolException", langchain, needs=("langchain_core",)),
     Check("docs/frameworks.md", "ToolFailed", pydantic_ai, needs=("pydantic_ai",)),
-    Check(
-        "docs/frameworks.md",
-        "ToolCallingAgent",
-        elsewhere=_other_test("framework_helpers_docs", "doc_snippet", "smolagents"),
-    ),
-    Check(
-        "docs/frameworks.md",
-        "google.adk",
-        elsewhere=_other_test("framework_helpers_docs", "doc_snippet", "Google ADK"),
-    ),
-    Check(
-        "docs/frameworks.md",
-        "from strands",
-        elsewhere=_other_test("framework_helpers_docs", "doc_snippet", "Strands Agents"),
-    ),
-    Check(
-        "docs/frameworks.md",
-        "autogen_agentchat",
-        elsewhere=_other_test("framework_helpers_docs", "doc_snippet", "Microsoft AutoGen AgentChat"),
-    ),
+    _framework_test("ToolCallingAgent", "smolagents"),
+    _framework_test("google.adk", "Google ADK"),
+    _framework_test("from strands", "Strands Agents"),
+    _framework_test("autogen_agentchat", "Microsoft AutoGen AgentChat"),
     Check("docs/guard.md", 'op.configure(contract="contract.yaml")', guard_contract, needs=("yaml",)),
     Check(
         "docs/guard.md",

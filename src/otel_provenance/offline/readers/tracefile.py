@@ -280,32 +280,24 @@ class TraceFile:
         index then follows (``offline.linked_runs``)."""
         if unit.signal != _TRACES:
             return set(), False
-        if unit.kind == JSON_RAW and rawindex.escapes_a_name(unit.payload):
-            parsed = self._parsed_index(unit, run_attribute)
-            if parsed is not None:
-                return parsed
-        if unit.kind == JSON_RAW:
-            if run_attribute == semconv.RUN_ID:
-                return rawindex.raw_index(unit.payload)
-            linked = rawindex.LINKS_MEMBER in unit.payload
-            spans = self.spans(unit)
-        else:
+        if unit.kind != JSON_RAW:
             spans = self.spans(unit)
             linked = any(span.links for span in spans)
-        return {(span.trace_id, run_value(span, run_attribute)) for span in spans}, linked
-
-    def _parsed_index(
-        self, unit: Unit, run_attribute: str
-    ) -> tuple[set[tuple[str, str | None]], bool] | None:
-        """:meth:`index` of a raw line whose names or ids may be spelt with escapes, from its parsed
-        spans; None when it cannot be parsed: the byte scan indexes it, and the conversion pass names
-        its problem where it always has (the report counts what that pass reads)."""
-        try:
+        elif rawindex.escapes_a_name(unit.payload):  # names or ids the byte scan cannot see: parsed
+            try:
+                spans = self.spans(unit)
+            except TraceReadError:
+                if run_attribute != semconv.RUN_ID:
+                    raise
+                # the byte scan indexes it; the conversion pass names its problem where it always has
+                return rawindex.raw_index(unit.payload)
+            linked = any(span.links for span in spans)
+        elif run_attribute == semconv.RUN_ID:
+            return rawindex.raw_index(unit.payload)
+        else:
+            linked = rawindex.LINKS_MEMBER in unit.payload
             spans = self.spans(unit)
-        except TraceReadError:
-            return None
-        pairs = {(span.trace_id, run_value(span, run_attribute)) for span in spans}
-        return pairs, any(span.links for span in spans)
+        return {(span.trace_id, run_value(span, run_attribute)) for span in spans}, linked
 
 
 def _cut_message(compression: str) -> str:
