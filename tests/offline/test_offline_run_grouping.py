@@ -277,3 +277,139 @@ def test_escaped_names_and_ids_group_runs_as_the_plain_spelling(tmp_path_factory
     streamed = sorted(iter_runs([escaped]), key=lambda r: r.run_id)
     assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == expected
     assert streamed == group_runs(read_spans([escaped])) == group_runs(read_spans([plain]))
+
+
+# Where a run id sits in a line: the run index pairs a span's agent.run.id with that span's trace,
+# and nothing else with any — a span's attributes written before its trace id, or an agent.run.id
+# among a scope's or a resource's attributes (which name no run: only a span's own do), were paired
+# with the trace of the span before them, and two runs were read as one.
+def _compact(request: dict) -> str:
+    return json.dumps(request, separators=(",", ":"))
+
+
+def _attributes_first(span: dict) -> dict:
+    return {"attributes": span["attributes"], **span}
+
+
+def _scopes(*scopes: tuple[list[dict], list[dict]], resource: list[dict] | None = None) -> dict:
+    """One resource's spans, one scope per (scope attributes, spans)."""
+    scope_spans = [{"scope": {"name": "s", "attributes": attrs}, "spans": spans} for attrs, spans in scopes]
+    return {"resource": {"attributes": resource or []}, "scopeSpans": scope_spans}
+
+
+@pytest.mark.parametrize(
+    ("request_", "runs"),
+    [
+        pytest.param(  # the second span's attributes first, the span before it in the same line
+            {
+                "resourceSpans": [
+                    _scopes(
+                        (
+                            [],
+                            [
+                                _tool(_A, "00f067aa0ba902b7", "r1"),
+                                _attributes_first(_tool(_C, "00f067aa0ba902b8", "r2")),
+                            ],
+                        )
+                    )
+                ]
+            },
+            [("r1", [_A]), ("r2", [_C])],
+            id="attributes-before-trace-id",
+        ),
+        pytest.param(  # a later scope's attributes, the span before it carrying no run id
+            {
+                "resourceSpans": [
+                    _scopes(
+                        ([], [_tool(_A, "00f067aa0ba902b7")]),
+                        (_kv(**{"agent.run.id": "r2"}), [_tool(_C, "00f067aa0ba902b8", "r1")]),
+                    )
+                ]
+            },
+            [("r1", [_C]), (_A, [_A])],
+            id="later-scope",
+        ),
+        pytest.param(  # the same, the scope with no span of its own, at the line's end
+            {
+                "resourceSpans": [
+                    _scopes(([], [_tool(_A, "00f067aa0ba902b7")]), (_kv(**{"agent.run.id": "r2"}), []))
+                ]
+            },
+            [(_A, [_A])],
+            id="trailing-scope",
+        ),
+        pytest.param(  # a later resource's attributes
+            {
+                "resourceSpans": [
+                    _scopes(([], [_tool(_A, "00f067aa0ba902b7")])),
+                    _scopes(
+                        ([], [_tool(_C, "00f067aa0ba902b8", "r1")]), resource=_kv(**{"agent.run.id": "r2"})
+                    ),
+                ]
+            },
+            [("r1", [_C]), (_A, [_A])],
+            id="later-resource",
+        ),
+    ],
+)
+def test_a_run_id_outside_its_spans_attributes_is_paired_with_no_other_trace(tmp_path, request_, runs):
+    """Compactly written, as every known writer does (the index's substring search reads such lines)."""
+    path = tmp_path / "t.jsonl"
+    path.write_text(_compact(request_) + "\n")
+    streamed, whole = _grouped(path)
+    assert streamed == whole == sorted(runs)
+
+
+def _rearranged(line: str, rng: random.Random) -> str:
+    """One line of the official exporter, re-cut: its spans' members in a random order, each span in a
+    scope or resource of its own or not, scopes and resources carrying run ids of their own, compact."""
+    request = json.loads(line)
+    spans = [span for rs in request["resourceSpans"] for ss in rs["scopeSpans"] for span in ss["spans"]]
+    resources: list[dict] = []
+    for span in spans:
+        items = list(span.items())
+        if rng.random() < 0.4:
+            rng.shuffle(items)
+        span = dict(items)
+        if not resources or rng.random() < 0.3:
+            resources.append({"resource": {"attributes": []}, "scopeSpans": []})
+            if rng.random() < 0.5:
+                resources[-1]["resource"]["attributes"] = _kv(
+                    **{"agent.run.id": rng.choice(["run-a", "run-x"])}
+                )
+        scopes = resources[-1]["scopeSpans"]
+        if not scopes or rng.random() < 0.3:
+            attrs = _kv(**{"agent.run.id": rng.choice(["run-b", "run-y"])}) if rng.random() < 0.5 else []
+            scopes.append({"scope": {"name": "s", "attributes": attrs}, "spans": []})
+        scopes[-1]["spans"].append(span)
+    if rng.random() < 0.3:  # a scope with no spans, after the last
+        resources[-1]["scopeSpans"].append(
+            {"scope": {"attributes": _kv(**{"agent.run.id": "run-z"})}, "spans": []}
+        )
+    return _compact({"resourceSpans": resources})
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    traces=st.lists(
+        st.lists(st.sampled_from([None, "run-a", "run-b", "run-c"]), min_size=1, max_size=3),
+        min_size=1,
+        max_size=4,
+    ),
+    batch=st.integers(1, 5),
+    seed=st.integers(0, 10_000),
+)
+def test_run_ids_wherever_written_group_runs_as_the_parsed_spans_do(tmp_path_factory, traces, batch, seed):
+    """Files of the official exporter, re-cut so that run ids sit where no span's attributes are and
+    spans write their members in any order: the runs streamed are those of the parsed spans, which
+    are those of the plain file (a scope's or a resource's run id names no run)."""
+    spans = _traces_drawing_run_ids(traces)
+    rng = random.Random(seed)
+    rng.shuffle(spans)
+    folder = tmp_path_factory.mktemp("r")
+    plain = write_jsonl(spans, folder / "plain.jsonl", batch=batch)
+    rearranged = folder / "rearranged.jsonl"
+    rearranged.write_text("".join(_rearranged(line, rng) + "\n" for line in plain.read_text().splitlines()))
+    streamed = sorted(iter_runs([rearranged]), key=lambda r: r.run_id)
+    assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == _expected_runs(spans)
+    assert streamed == group_runs(read_spans([rearranged]))

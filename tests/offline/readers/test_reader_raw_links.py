@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from otel_provenance.offline.readers.rawindex import (
     _MENTIONS,
-    _compact_index,
     _links_by_position,
     _scanned_index,
+    compact_index,
     raw_index,
 )
 
@@ -163,7 +163,7 @@ def test_a_line_says_whether_it_may_hold_span_links() -> None:
     assert raw_index(json.dumps(linked).encode()) == ({(T1, None), (T2, None), (T1, "r1")}, True)
 
 
-# The compact line's substring search (``rawindex._compact_index``) must give what the scan gives, on
+# The compact line's substring search (``rawindex.compact_index``) must give what the scan gives, on
 # lines built to trip it: names and values that begin with "trace" or hold a run id key, escapes, a
 # run id key twice in a span (an event's), spans without a run id, a second trace id spelling.
 _tricky_text = st.sampled_from(  # mostly plain, so that many lines take the compact search
@@ -242,15 +242,15 @@ def test_the_compact_search_pairs_as_the_scan(spans: list[dict], resource: list[
     if any(span.get("links") for span in spans):
         assert linked
     else:
-        assert linked == scanned_linked or _compact_index(line) is not None
+        assert linked == scanned_linked or compact_index(line) is not None
 
 
 def test_the_usual_compact_line_is_read_by_the_substring_search() -> None:
     """The benchmark's and the SDK's lines take the fast path (a line it cannot vouch for is scanned)."""
     spans = [_span(T1, _attr("tool", "x"), _attr("agent.run.id", "r1")), _span(T2, _attr("tool", "y"))]
     line = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, separators=(",", ":")).encode()
-    assert _compact_index(line) == {(T1, None), (T2, None), (T1, "r1")}
-    assert _compact_index(line.replace(b'"traceId":"', b'"traceId": "')) is None  # spelt otherwise
+    assert compact_index(line) == {(T1, None), (T2, None), (T1, "r1")}
+    assert compact_index(line.replace(b'"traceId":"', b'"traceId": "')) is None  # spelt otherwise
 
 
 def test_a_trace_id_of_another_length_is_left_to_the_scan() -> None:
@@ -268,7 +268,7 @@ def test_a_trace_id_of_another_length_is_left_to_the_scan() -> None:
     ).encode()
     quote_at = line.index(b'"traceId":"') + len(b'"traceId":"') + 32  # a 32-character id's end
     assert line[quote_at : quote_at + 1] == b'"'
-    assert _compact_index(line) is None
+    assert compact_index(line) is None
     assert raw_index(line) == _scanned_index(line) == ({(T1, None), (T1, "r1")}, False)
 
 
@@ -309,7 +309,7 @@ def test_a_compact_line_whose_run_id_holds_an_escape_is_left_to_the_scan(run: st
     generated lines above hold such a run id in a compact line about once in a thousand.)"""
     line = _compact(_span(T2), _span(T1, _attr("tool", "x"), _attr("agent.run.id", run)))
     assert b"\\" in line
-    assert _compact_index(line) is None
+    assert compact_index(line) is None
     assert raw_index(line) == _scanned_index(line) == ({(T2, None), (T1, None), (T1, run)}, False)
 
 
@@ -324,7 +324,7 @@ def test_a_compact_trace_id_of_32_characters_holding_an_escape_is_left_to_the_sc
         b"ESCAPED", escaped.encode()
     )
     assert json.loads(line)["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["traceId"] == T1[:27]
-    assert _compact_index(line) is None
+    assert compact_index(line) is None
     assert raw_index(line) == _scanned_index(line)
 
 
@@ -339,5 +339,5 @@ def test_a_compact_trace_id_of_32_characters_holding_an_escape_is_left_to_the_sc
 def test_a_broken_line_cut_into_an_empty_or_bare_segment_is_left_to_the_scan(line: bytes) -> None:
     """The index reads lines before they are parsed, broken ones too: a '"trace' right after another,
     or one after a lone '{', gives the compact search a segment it cannot read — the scan reads the line."""
-    assert _compact_index(line) is None
+    assert compact_index(line) is None
     assert raw_index(line) == _scanned_index(line)

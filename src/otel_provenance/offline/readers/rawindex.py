@@ -1,7 +1,9 @@
-"""The run index's scan of a raw OTLP JSON line: which (trace id, ``agent.run.id``) pairs it mentions,
-and whether it may hold span links — found in its bytes, without parsing it (pass 1 of
-``readers.iter_runs``; on a Dask cluster, the only thing a worker sends back for a partition). The
-index is checked against the parsed spans when the line is converted (``readers._hold``)."""
+"""The run index's search of a raw OTLP JSON line: which (trace id, ``agent.run.id``) pairs it holds
+— found in its bytes, without parsing it, for a line in the compact spelling every known writer uses
+(pass 1 of ``readers.iter_runs``; on a Dask cluster, the only thing a worker sends back for a
+partition). Any other line is indexed from its parsed spans (``TraceFile.index``): only the spans
+can say which span a run id is written in. The scan by regular expression (:func:`raw_index`)
+indexes a line that cannot be parsed, whose error the conversion pass then reports."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ _MENTIONS: Final = re.compile(
     + re.escape(_RUN_ID_KEY[1:])
     + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?|links")'
 )
-# The compact spelling every known writer uses, found by C's substring search (see _compact_index).
+# The compact spelling every known writer uses, found by C's substring search (see compact_index).
 _TRACE_ANY: Final = b'"trace'
 _TRACE_REST: Final = b'Id":"'  # after '"trace': the compact trace id member, '"traceId":"'
 _ID_AT: Final = len(_TRACE_REST)
@@ -48,6 +50,9 @@ _QUOTE: Final = b'"'
 _BACKSLASH: Final = b"\\"
 _RUN_ID_MEMBER: Final = _RUN_ID_KEY + _RUN_VALUE_AFTER_KEY  # the key, then its value: compact
 _VALUE_AT: Final = len(_RUN_ID_MEMBER)  # a run id's first byte, from its key's
+# A scope's or a resource's member: a run id key after one, in a segment, is not its span's (see
+# compact_index). Only the spellings the reader reads (no escapes: those lines are parsed).
+_BEYOND_THE_SPAN: Final = re.compile(rb'"(?:scope|resource|instrumentationLibrary)"\s*:')
 # An ASCII letter, digit, "_" or "." written as a \u escape, which JSON reads as the character itself.
 _ESCAPED_NAME_CHARACTER: Final = re.compile(rb"\\u00(?:3[0-9]|[46][1-9a-fA-F]|[57][0-9aA]|5[fF]|2[eE])")
 
@@ -72,19 +77,19 @@ def raw_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
     index built from this is checked against the parsed spans (see ``readers.iter_runs``).
 
     A line in the compact spelling every known writer uses is read by substring search
-    (:func:`_compact_index`); any other by one regular-expression scan (:func:`_scanned_index`),
+    (:func:`compact_index`); any other by one regular-expression scan (:func:`_scanned_index`),
     which gives the same pairs on the compact lines too."""
-    compact = _compact_index(line)
+    compact = compact_index(line)
     if compact is not None:
         return compact, False
     return _scanned_index(line)
 
 
-def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
+def compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     """:func:`raw_index`'s pairs for a line in the compact spelling (each span's object opening with
     ``{"traceId":"…"``, the run id key first and ``,"value":{"stringValue":"…"}`` right after it, no
     span link), found by C's substring search instead of a regular expression tried at every quote;
-    None when the line is spelt otherwise or holds a link, and :func:`_scanned_index` reads it.
+    None when the line is spelt otherwise or holds a link, and its parsed spans are its index.
 
     Cut at each ``"trace``, the line is a head and one segment per trace id, each starting with the
     rest of ``"traceId":"`` and that id: a segment starting otherwise is another spelling (or a
@@ -104,7 +109,11 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     the segment's end (``rpartition``: the key sits among the attributes, nearer a span's end than
     its start); as many run id keys in the line as segments holding one (none written otherwise,
     none before the first trace id, none twice in a segment: then the last is the only one), and no
-    run id holding a backslash (the scan's escapes) — or the line goes to the scan.
+    run id holding a backslash (the scan's escapes) — or the line goes to the scan. A segment that
+    ends the line or runs into another scope's first span holds that scope's (and resource's)
+    members too: a run id after a ``"scope":`` or ``"resource":`` member there is not its span's, and
+    the line is left to its parsed spans. (Open: a run id in an event's attributes, a nested
+    key-value list or an unknown member of a span carrying none is still paired; docs/offline.md.)
 
     This runs once per span, and a method call on bytes with more than one argument parses them
     (~600 instructions): per segment, one search for the run id and one for its end, neither with a
@@ -118,16 +127,21 @@ def _compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     open_ends = 0  # segments ending with '{': all but the last, the line's end
     try:
         for segment in islice(chunks, 1, None):  # one per span: copies of the ids and a segment's tail
+            boundary = True  # the line's end, or another scope's first span: its members come first
             if segment[-1] == _BRACE:
                 open_ends += 1
                 before = segment[-2]
-                if before != _COMMA and not (before == _BRACKET and segment.endswith(_SPANS_OPEN)):
+                if before == _COMMA:
+                    boundary = False  # the next span of the same scope follows
+                elif not (before == _BRACKET and segment.endswith(_SPANS_OPEN)):
                     return None  # an array's first object but a scope's first span: a span's links
             trace = segment[:_TRACE_CUT]
-            _, key, rest = segment.rpartition(_RUN_ID_MEMBER)
+            head, key, rest = segment.rpartition(_RUN_ID_MEMBER)
             if not key:
                 traces.add(trace)  # the others are in pairs (added below)
                 continue
+            if boundary and _BEYOND_THE_SPAN.search(head) is not None:
+                return None  # the run id may be another scope's or resource's: the parsed spans say
             stop = rest.find(_QUOTE)
             if stop < 0:
                 return None

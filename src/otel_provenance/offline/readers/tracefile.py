@@ -59,6 +59,14 @@ class Unit:
     signal: str = _TRACES
 
 
+def _pairs(spans: list[Span], run_attribute: str) -> set[tuple[str, str | None]]:
+    """The index's pairs from parsed spans, as the byte scans give them: each trace alone, and with
+    each run value its spans carry."""
+    pairs = {(span.trace_id, run_value(span, run_attribute)) for span in spans}
+    pairs.update([(trace_id, None) for trace_id, _ in pairs])
+    return pairs
+
+
 class TraceFile:
     """One input file: its format, and its records ("units") for either pass."""
 
@@ -282,22 +290,20 @@ class TraceFile:
             return set(), False
         if unit.kind != JSON_RAW:
             spans = self.spans(unit)
-            linked = any(span.links for span in spans)
-        elif rawindex.escapes_a_name(unit.payload):  # names or ids the byte scan cannot see: parsed
-            try:
+        elif run_attribute != semconv.RUN_ID:
+            return _pairs(self.spans(unit), run_attribute), rawindex.LINKS_MEMBER in unit.payload
+        else:
+            line = unit.payload
+            if not rawindex.escapes_a_name(line):  # names or ids spelt so are ones the search cannot see
+                compact = rawindex.compact_index(line)
+                if compact is not None:
+                    return compact, False
+            try:  # spelt otherwise: which span a run id is written in is the parsed spans' to say
                 spans = self.spans(unit)
             except TraceReadError:
-                if run_attribute != semconv.RUN_ID:
-                    raise
                 # the byte scan indexes it; the conversion pass names its problem where it always has
-                return rawindex.raw_index(unit.payload)
-            linked = any(span.links for span in spans)
-        elif run_attribute == semconv.RUN_ID:
-            return rawindex.raw_index(unit.payload)
-        else:
-            linked = rawindex.LINKS_MEMBER in unit.payload
-            spans = self.spans(unit)
-        return {(span.trace_id, run_value(span, run_attribute)) for span in spans}, linked
+                return rawindex.raw_index(line)
+        return _pairs(spans, run_attribute), any(span.links for span in spans)
 
 
 def _cut_message(compression: str) -> str:
