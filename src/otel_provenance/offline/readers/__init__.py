@@ -77,9 +77,13 @@ __all__ = [
 _EMITTED: Final = -1
 
 
-def _convert_unit(tf: TraceFile, unit: Unit, report: ReadReport | None, keep) -> list[Span]:
+def _convert_unit(
+    tf: TraceFile, unit: Unit, report: ReadReport | None, keep, run_attribute: str | None = None
+) -> list[Span]:
+    """The unit's spans, counted into ``report``; with ``run_attribute``, read as the second pass of
+    the run index reads them (``TraceFile.run_spans``)."""
     before, beside = _convert.unknown_values, otlp_json.beside.copy()
-    spans = tf.spans(unit, keep)
+    spans = tf.spans(unit, keep) if run_attribute is None else tf.run_spans(unit, keep, run_attribute)
     if report is not None:
         report.spans += len(spans)
         report.unknown_values += _convert.unknown_values - before
@@ -244,7 +248,7 @@ def iter_runs(
             report.files += 1
         for unit in tf.units(report, f"reading {tf.source}", limit=count):
             ordinal += 1
-            spans = _convert_unit(tf, unit, report, shard_keep)
+            spans = _convert_unit(tf, unit, report, shard_keep, run_attribute)
             _hold(spans, keys, run_attribute, pending, last_mention, ends_at, tf.source, unit.line)
             for key in sorted(ends_at.pop(ordinal, ())):
                 last_mention[key] = _EMITTED

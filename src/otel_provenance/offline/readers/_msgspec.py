@@ -148,6 +148,15 @@ class _Unvouched(Exception):
 def spans(raw: bytes, keep: Callable[[str], bool] | None = None) -> list[Span] | None:
     """The spans of one OTLP JSON request line, as the strict reader gives them; None when msgspec
     is not installed or the line needs the strict reader (see the module docstring)."""
+    read = decoded(raw, keep)
+    return None if read is None else read[0]
+
+
+def decoded(raw: bytes, keep: Callable[[str], bool] | None = None) -> tuple[list[Span], bool] | None:
+    """:func:`spans`, and whether the line held only typed members: no event, link, key-value list,
+    scope attribute or entity ref — and, decoded here, no member the structs do not know (another
+    signal's, an unknown one). Then an attribute key can sit only in a span's or a resource's
+    attributes, as the run index's byte search assumes (``TraceFile.run_spans`` checks the others)."""
     if msgspec is None:
         return None
     unknown = c.unknown_values
@@ -164,7 +173,7 @@ def spans(raw: bytes, keep: Callable[[str], bool] | None = None) -> list[Span] |
     except (_Unvouched, c._Bad, *_NOT_OURS):
         c.unknown_values = unknown  # counted again when read strictly
         return None
-    return out
+    return out, not converted.untyped
 
 
 def _is_line_of(encoded: bytes, raw: bytes) -> bool:

@@ -213,7 +213,7 @@ def split_partition(
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
                 unit = dataclasses.replace(unit, line=unit.line + first_line)
-            spans = tf.spans(unit)
+            spans = tf.run_spans(unit, None, run_attribute)
             split.spans += len(spans)
             for span in spans:
                 trace = span.trace_id

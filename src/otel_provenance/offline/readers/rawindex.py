@@ -20,20 +20,20 @@ _Bad = c._Bad
 
 # Pass-1 index (see readers.iter_runs): the run keys a raw line mentions, found without parsing it.
 _TRACE_ID_RE: Final = re.compile(rb'"trace(?:Id|_id)"\s*:\s*"([^"\\]*)"')
-_RUN_ID_KEY: Final = b'"' + semconv.RUN_ID.encode() + b'"'
+RUN_ID_KEY: Final = b'"' + semconv.RUN_ID.encode() + b'"'
 _STR = rb'"((?:[^"\\]|\\.)*)"'
 _RUN_ID_THEN_VALUE: Final = re.compile(
-    re.escape(_RUN_ID_KEY) + rb'\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*' + _STR
+    re.escape(RUN_ID_KEY) + rb'\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*' + _STR
 )
 _VALUE_THEN_RUN_ID: Final = re.compile(
-    rb'"stringValue"\s*:\s*' + _STR + rb'\s*\}\s*,\s*"key"\s*:\s*' + re.escape(_RUN_ID_KEY)
+    rb'"stringValue"\s*:\s*' + _STR + rb'\s*\}\s*,\s*"key"\s*:\s*' + re.escape(RUN_ID_KEY)
 )
 LINKS_MEMBER: Final = b'"links"'  # a span's links, in OTLP/JSON and proto3 JSON alike
 # All in one scan, in order: a trace id (group 1), a run id written key first (group 2) — each with
 # its closing quote, so never empty — or (both empty) the run id key written otherwise or "links".
 _MENTIONS: Final = re.compile(
     rb'"(?:trace(?:Id|_id)"\s*:\s*"([^"\\]*")|'
-    + re.escape(_RUN_ID_KEY[1:])
+    + re.escape(RUN_ID_KEY[1:])
     + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?|links")'
 )
 # The compact spelling every known writer uses, found by C's substring search (see compact_index).
@@ -48,7 +48,7 @@ _COMMA: Final = b","[0]  # or an array's next object
 _RUN_VALUE_AFTER_KEY: Final = b',"value":{"stringValue":"'
 _QUOTE: Final = b'"'
 _BACKSLASH: Final = b"\\"
-_RUN_ID_MEMBER: Final = _RUN_ID_KEY + _RUN_VALUE_AFTER_KEY  # the key, then its value: compact
+_RUN_ID_MEMBER: Final = RUN_ID_KEY + _RUN_VALUE_AFTER_KEY  # the key, then its value: compact
 _VALUE_AT: Final = len(_RUN_ID_MEMBER)  # a run id's first byte, from its key's
 # A scope's or a resource's member: a run id key after one, in a segment, is not its span's (see
 # compact_index). Only the spellings the reader reads (no escapes: those lines are parsed).
@@ -112,8 +112,9 @@ def compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     run id holding a backslash (the scan's escapes) — or the line goes to the scan. A segment that
     ends the line or runs into another scope's first span holds that scope's (and resource's)
     members too: a run id after a ``"scope":`` or ``"resource":`` member there is not its span's, and
-    the line is left to its parsed spans. (Open: a run id in an event's attributes, a nested
-    key-value list or an unknown member of a span carrying none is still paired; docs/offline.md.)
+    the line is left to its parsed spans. A run id this search cannot place — an event's, a nested
+    list's, an unknown member's, another signal's — is caught when the line is converted
+    (``TraceFile.run_spans``): an error, not a link.
 
     This runs once per span, and a method call on bytes with more than one argument parses them
     (~600 instructions): per segment, one search for the run id and one for its end, neither with a
@@ -152,7 +153,7 @@ def compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     if open_ends != len(chunks) - 2:
         return None  # a trace id that opens no object (a link's, written after another member)
     traces.update([trace for trace, _ in pairs])
-    if line.count(_RUN_ID_KEY) != found:
+    if line.count(RUN_ID_KEY) != found:
         return None  # a run id key written otherwise, a second one in a span, or one before any trace id
     for trace in traces:  # the line's distinct trace ids: a '"trace' that begins '"traceId":"' and
         if not (trace.startswith(_TRACE_REST) and trace.endswith(_QUOTE)):  # an id of 32 characters
@@ -212,7 +213,7 @@ def _scanned_index(line: bytes) -> tuple[set[tuple[str, str | None]], bool]:
                     pairs.add((current, raw_run))
             else:
                 others += 1  # "links", or the run id key not followed by its value
-        if others and line.count(_RUN_ID_KEY) != runs:
+        if others and line.count(RUN_ID_KEY) != runs:
             return _links_by_position(line), LINKS_MEMBER in line
         linked = others > 0
     return _read(traces, pairs, 1), linked
@@ -223,7 +224,7 @@ def _links_by_position(line: bytes) -> set[tuple[str, str | None]]:
     {"stringValue": ...}}``: run ids written value first are found too, and paired by position."""
     traces = [(m.start(), m.group(1)) for m in _TRACE_ID_RE.finditer(line)]
     found = [(m.start(), m.group(1)) for m in _RUN_ID_THEN_VALUE.finditer(line)]
-    if len(found) < line.count(_RUN_ID_KEY):
+    if len(found) < line.count(RUN_ID_KEY):
         found += [(m.start(), m.group(1)) for m in _VALUE_THEN_RUN_ID.finditer(line)]
     starts = [pos for pos, _ in traces]
     pairs = set()

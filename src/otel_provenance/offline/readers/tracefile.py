@@ -240,27 +240,69 @@ class TraceFile:
             self.incomplete(report, None, f"the data ends inside the record at byte {exc.offset}")
 
     def spans(self, unit: Unit, keep: Callable[[str], bool] | None = None) -> list[Span]:
+        return self._read(unit, keep)[0]
+
+    def run_spans(
+        self, unit: Unit, keep: Callable[[str], bool] | None = None, run_attribute: str = semconv.RUN_ID
+    ) -> list[Span]:
+        """:meth:`spans`, read after :meth:`index` read the same unit: a run id the index's byte
+        search paired with a trace none of whose spans here carries it is an error, never two runs
+        silently read as one. The search reads a compact line's run ids as its spans' own; what else
+        can hold one — an event, a link, a nested list, a scope's attributes, a member the reader
+        does not know, another signal's records — is seen here (the fast decoder takes none of them
+        as typed), and such a line is checked when it names the run id key more often than its spans
+        carry it."""
+        spans, typed = self._read(unit, keep)
+        if not typed and unit.kind == JSON_RAW and run_attribute == semconv.RUN_ID:
+            self._confirm(unit, spans, keep)
+        return spans
+
+    def _confirm(self, unit: Unit, spans: list[Span], keep: Callable[[str], bool] | None) -> None:
+        line = unit.payload
+        carried = sum(1 for span in spans if semconv.RUN_ID in span.attributes)
+        if line.count(rawindex.RUN_ID_KEY) <= carried or rawindex.escapes_a_name(line):
+            return  # every run id key is a span's own, or the index read this line's parsed spans
+        found = rawindex.compact_index(line)
+        if found is None:
+            return  # the index read its parsed spans
+        if keep is not None:  # another shard's spans are not converted here: all of them, to compare
+            spans = self._read(unit, None)[0]
+        told = _pairs(spans, semconv.RUN_ID)
+        for trace_id, run_id in sorted((t, r) for t, r in found - told if r is not None):
+            raise TraceReadError(
+                self.source,
+                f"agent.run.id {run_id!r} is written outside the attributes of trace {trace_id}'s spans "
+                "(in an event, a link, a nested list, a scope, another signal's record or a member this "
+                "reader does not know), where the run index, which reads a compact line by its bytes, "
+                "takes it for theirs: the runs it would join cannot be told apart. Write the run id on "
+                "spans only, or the line with blanks between members (such lines are parsed whole)",
+                unit.line,
+            )
+
+    def _read(self, unit: Unit, keep: Callable[[str], bool] | None) -> tuple[list[Span], bool]:
+        """The unit's spans, and whether they came typed throughout (``_msgspec.decoded``): true of
+        every unit but a JSON line the fast decoder did not read so."""
         try:
             if unit.kind == PB_RECORD:
-                return otlp_proto.spans_from_record(unit.payload, keep)
+                return otlp_proto.spans_from_record(unit.payload, keep), True
             if unit.kind == SKIP:
-                return []
+                return [], True
             doc = unit.payload
             if unit.kind == JSON_RAW:
-                decoded = _msgspec.spans(doc, keep)
+                decoded = _msgspec.decoded(doc, keep)
                 if decoded is not None:
                     return decoded
                 fast = _json.loads_fast(doc)
                 if fast is not None:
                     unknown = _convert.unknown_values
                     try:
-                        return self._request_spans(fast, unit, keep)
+                        return self._request_spans(fast, unit, keep), False
                     except _convert._Bad:  # parsed again strictly below: the same error, same words
                         _convert.unknown_values = unknown
                 strict = _json.loads(doc)
                 otlp_json.refuse_lone_surrogates(doc, strict)  # orjson refuses them: only here
-                return self._request_spans(strict, unit, keep)
-            return otlp_json.spans_from_request(doc, keep)
+                return self._request_spans(strict, unit, keep), False
+            return otlp_json.spans_from_request(doc, keep), True
         except _convert._Bad as exc:
             problem = (
                 str(exc)
