@@ -229,3 +229,25 @@ def reference_runs(release: str = "v1") -> tuple[list[ReadableSpan], list[Readab
 def write_reference(directory: Path) -> tuple[Path, Path]:
     good, bad = reference_runs()
     return write_jsonl(good, directory / "good.jsonl"), write_jsonl(bad, directory / "bad.jsonl")
+
+
+def json_kv(**values: str) -> list[dict]:
+    """OTLP JSON attributes of string values, written by hand: ``{"key": k, "value": {"stringValue": v}}``."""
+    return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
+
+
+def json_tool_span(trace_id: str, span_id: str, run_id: str | None = None, **extra: object) -> dict:
+    """An OTLP JSON tool span written by hand, with ``agent.run.id`` when given; ``extra`` members last."""
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x"}
+    if run_id is not None:
+        attributes["agent.run.id"] = run_id
+    return {
+        "traceId": trace_id,
+        "spanId": span_id,
+        "name": "execute_tool x",
+        "kind": 1,
+        "startTimeUnixNano": "2",
+        "endTimeUnixNano": "3",
+        "attributes": json_kv(**attributes),
+        **extra,
+    }

@@ -9,12 +9,15 @@ from __future__ import annotations
 import json
 import random
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from offline_helpers import Recorder, tool_attributes, write_jsonl, write_proto
+from offline_helpers import json_kv as _kv
+from offline_helpers import json_tool_span as _tool
 from otel_provenance import semconv
 from otel_provenance.offline.readers import iter_runs, read_spans
 from otel_provenance.offline.runs import group_runs
@@ -151,26 +154,6 @@ def test_a_trace_carrying_two_run_ids_joins_their_runs_streamed_or_not(tmp_path_
 _A, _C = "0af7651916cd43dd8448eb211c80319c", "5b8efff798038103d269b633813fc60c"
 
 
-def _kv(**values: str) -> list[dict]:
-    return [{"key": k, "value": {"stringValue": v}} for k, v in values.items()]
-
-
-def _tool(trace_id: str, span_id: str, run_id: str | None = None, **extra: object) -> dict:
-    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "x"}
-    if run_id is not None:
-        attributes["agent.run.id"] = run_id
-    return {
-        "traceId": trace_id,
-        "spanId": span_id,
-        "name": "execute_tool x",
-        "kind": 1,
-        "startTimeUnixNano": "2",
-        "endTimeUnixNano": "3",
-        "attributes": _kv(**attributes),
-        **extra,
-    }
-
-
 def _request(*spans: dict) -> str:
     return json.dumps(
         {"resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}]}
@@ -252,31 +235,42 @@ def _escape_some(text: str, rng: random.Random) -> str:
     return _ESCAPABLE.sub(escape, text)
 
 
-@settings(max_examples=40, deadline=None)
-@given(
-    traces=st.lists(
+# The official exporter's files of traces drawing run ids, each line re-spelt (see _respelt).
+_RESPELLINGS = {
+    "traces": st.lists(
         st.lists(st.sampled_from([None, "run-a", "run-b", "run-c"]), min_size=1, max_size=3),
         min_size=1,
         max_size=4,
     ),
-    batch=st.integers(1, 5),
-    seed=st.integers(0, 10_000),
-)
-def test_escaped_names_and_ids_group_runs_as_the_plain_spelling(tmp_path_factory, traces, batch, seed):
-    """Files of the official exporter, some of their trace ids and member names re-spelt with escapes:
-    the runs, streamed or grouped whole, are those of the plain file."""
+    "batch": st.integers(1, 5),
+    "seed": st.integers(0, 10_000),
+}
+
+
+def _respelt(folder, traces, batch: int, seed: int, respell) -> tuple[Path, Path]:
+    """Write the traces with the official exporter, re-spell each line with ``respell(line, rng)``,
+    and hold the runs streamed from the re-spelt file to those drawn and to the parsed spans'; the
+    re-spelt file and the plain one."""
     spans = _traces_drawing_run_ids(traces)
     rng = random.Random(seed)
     rng.shuffle(spans)
-    folder = tmp_path_factory.mktemp("e")
     plain = write_jsonl(spans, folder / "plain.jsonl", batch=batch)
-    escaped = folder / "escaped.jsonl"
-    escaped.write_text(_escape_some(plain.read_text(), rng))
+    respelt = folder / "respelt.jsonl"
+    respelt.write_text("".join(respell(line, rng) + "\n" for line in plain.read_text().splitlines()))
+    streamed = sorted(iter_runs([respelt]), key=lambda r: r.run_id)
+    assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == _expected_runs(spans)
+    assert streamed == group_runs(read_spans([respelt]))
+    return respelt, plain
+
+
+@settings(max_examples=40, deadline=None)
+@given(**_RESPELLINGS)
+def test_escaped_names_and_ids_group_runs_as_the_plain_spelling(tmp_path_factory, traces, batch, seed):
+    """Files of the official exporter, some of their trace ids and member names re-spelt with escapes:
+    the runs, streamed or grouped whole, are those of the plain file."""
+    escaped, plain = _respelt(tmp_path_factory.mktemp("e"), traces, batch, seed, _escape_some)
     event("escapes: " + ("some" if "\\u00" in escaped.read_text() else "none"))
-    expected = _expected_runs(spans)
-    streamed = sorted(iter_runs([escaped]), key=lambda r: r.run_id)
-    assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == expected
-    assert streamed == group_runs(read_spans([escaped])) == group_runs(read_spans([plain]))
+    assert group_runs(read_spans([escaped])) == group_runs(read_spans([plain]))
 
 
 # Where a run id sits in a line: the run index pairs a span's agent.run.id with that span's trace,
@@ -390,26 +384,9 @@ def _rearranged(line: str, rng: random.Random) -> str:
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    traces=st.lists(
-        st.lists(st.sampled_from([None, "run-a", "run-b", "run-c"]), min_size=1, max_size=3),
-        min_size=1,
-        max_size=4,
-    ),
-    batch=st.integers(1, 5),
-    seed=st.integers(0, 10_000),
-)
+@given(**_RESPELLINGS)
 def test_run_ids_wherever_written_group_runs_as_the_parsed_spans_do(tmp_path_factory, traces, batch, seed):
     """Files of the official exporter, re-cut so that run ids sit where no span's attributes are and
     spans write their members in any order: the runs streamed are those of the parsed spans, which
     are those of the plain file (a scope's or a resource's run id names no run)."""
-    spans = _traces_drawing_run_ids(traces)
-    rng = random.Random(seed)
-    rng.shuffle(spans)
-    folder = tmp_path_factory.mktemp("r")
-    plain = write_jsonl(spans, folder / "plain.jsonl", batch=batch)
-    rearranged = folder / "rearranged.jsonl"
-    rearranged.write_text("".join(_rearranged(line, rng) + "\n" for line in plain.read_text().splitlines()))
-    streamed = sorted(iter_runs([rearranged]), key=lambda r: r.run_id)
-    assert {run.run_id: sorted(s.span_id for s in run.spans) for run in streamed} == _expected_runs(spans)
-    assert streamed == group_runs(read_spans([rearranged]))
+    _respelt(tmp_path_factory.mktemp("r"), traces, batch, seed, _rearranged)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from offline_helpers import json_kv, json_tool_span
 from otel_provenance.cli import run as cli_run
 from otel_provenance.errors import OtelProvenanceError, TraceReadError
 from otel_provenance.offline.engines import FileSource, PoolSource, fingerprint_fold
@@ -25,26 +26,6 @@ from otel_provenance.offline.runs import group_runs
 A, B = "0af7651916cd43dd8448eb211c80319c", "5b8efff798038103d269b633813fc60c"
 
 
-def _kv(key: str, value: str) -> list[dict]:
-    return [{"key": key, "value": {"stringValue": value}}]
-
-
-def _span(trace_id: str, span_id: str, run_id: str | None = None, **extra: object) -> dict:
-    attributes = _kv("gen_ai.operation.name", "execute_tool") + (
-        _kv("agent.run.id", run_id) if run_id else []
-    )
-    return {
-        "traceId": trace_id,
-        "spanId": span_id,
-        "name": "execute_tool x",
-        "kind": 1,
-        "startTimeUnixNano": "2",
-        "endTimeUnixNano": "3",
-        "attributes": attributes,
-        **extra,
-    }
-
-
 def _request(*spans: dict, **beside: object) -> dict:
     return {
         "resourceSpans": [{"resource": {}, "scopeSpans": [{"scope": {}, "spans": list(spans)}]}],
@@ -52,29 +33,32 @@ def _request(*spans: dict, **beside: object) -> dict:
     }
 
 
-_R2 = _kv("agent.run.id", "r2")
-_OTHER = _span(B, "00f067aa0ba902b8", "r2")  # the run the misplaced id would join A's trace to
+_R2 = json_kv(**{"agent.run.id": "r2"})
+_OTHER = json_tool_span(B, "00f067aa0ba902b8", "r2")  # the run the misplaced id would join A's trace to
 CASES = {
     "event": _request(
-        _span(A, "00f067aa0ba902b7", events=[{"timeUnixNano": "2", "name": "e", "attributes": _R2}]), _OTHER
+        json_tool_span(A, "00f067aa0ba902b7", events=[{"timeUnixNano": "2", "name": "e", "attributes": _R2}]),
+        _OTHER,
     ),
     "nested-list": _request(
-        _span(A, "00f067aa0ba902b7", attributes=[{"key": "x", "value": {"kvlistValue": {"values": _R2}}}]),
+        json_tool_span(
+            A, "00f067aa0ba902b7", attributes=[{"key": "x", "value": {"kvlistValue": {"values": _R2}}}]
+        ),
         _OTHER,
     ),
-    "unknown-span-member": _request(_span(A, "00f067aa0ba902b7", xExtra={"values": _R2}), _OTHER),
+    "unknown-span-member": _request(json_tool_span(A, "00f067aa0ba902b7", xExtra={"values": _R2}), _OTHER),
     "log-record": _request(
         _OTHER,
-        _span(A, "00f067aa0ba902b7"),
+        json_tool_span(A, "00f067aa0ba902b7"),
         resourceLogs=[{"scopeLogs": [{"logRecords": [{"attributes": _R2}]}]}],
     ),
     "log-record-with-trace-id": _request(  # cut like a span of the same scope: '},{"traceId"'
         _OTHER,
-        _span(A, "00f067aa0ba902b7"),
+        json_tool_span(A, "00f067aa0ba902b7"),
         resourceLogs=[{"scopeLogs": [{"logRecords": [{}, {"traceId": A, "attributes": _R2}]}]}],
     ),
     "unknown-request-member": {
-        **_request(_OTHER, _span(A, "00f067aa0ba902b7")),
+        **_request(_OTHER, json_tool_span(A, "00f067aa0ba902b7")),
         "xExtra": {"attributes": _R2},
     },
 }
@@ -109,8 +93,8 @@ def test_the_same_line_spelt_with_blanks_is_read_as_its_spans_say(tmp_path: Path
 
 def test_a_misplaced_run_id_that_names_the_spans_own_run_is_read(tmp_path: Path) -> None:
     """An event repeating its span's own run id joins nothing: no error."""
-    event = {"timeUnixNano": "2", "name": "e", "attributes": _kv("agent.run.id", "r1")}
-    request = _request(_span(A, "00f067aa0ba902b7", "r1", events=[event]), _OTHER)
+    event = {"timeUnixNano": "2", "name": "e", "attributes": json_kv(**{"agent.run.id": "r1"})}
+    request = _request(json_tool_span(A, "00f067aa0ba902b7", "r1", events=[event]), _OTHER)
     path = _write(tmp_path / "t.jsonl", request, compact=True)
     assert _shape(iter_runs([path])) == sorted([("r1", [A]), ("r2", [B])])
 
@@ -120,7 +104,7 @@ def test_jobs_and_the_older_way_report_it_as_one_process_does(tmp_path: Path) ->
     read the older way, each process keeping its share of the runs (the check then converts the
     whole line, the other shares' spans too). Both stop, as one process does."""
     lines = [
-        json.dumps(_request(_span(f"{n:032x}", f"{n:016x}", f"r{n}")), separators=(",", ":"))
+        json.dumps(_request(json_tool_span(f"{n:032x}", f"{n:016x}", f"r{n}")), separators=(",", ":"))
         for n in range(1, 9)
     ]
     lines.insert(4, json.dumps(CASES["event"], separators=(",", ":")))
