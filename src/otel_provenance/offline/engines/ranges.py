@@ -34,6 +34,7 @@ from ..linked_runs import TraceLinks, join_linked_traces
 from ..model import Run, Span
 from ..readers import ReadLimits, ReadReport, locations, partitions
 from ..readers.partitions import Failed, Indexed, Partition, plan, split_partition
+from ..readers.tracefile import Unconfirmed, judge
 from ..runs import RunKeys, by_attribute, in_release, make_run
 from ..sessions import SessionCheck, overlaps
 from .fold import RunFold
@@ -111,14 +112,24 @@ class RangePart:
     unknown_values: int
     beside: Counter[str]
     missed: set[Link]  # links the index did not have: the answer is not used (the round is run again)
+    unconfirmed: dict[str, list[Unconfirmed]] = field(default_factory=dict)  # of the crossing runs
 
 
-def fold_runs(groups: dict[str, list[Span]], source_of: Callable[[str], str], job: Job) -> Folded:
+def fold_runs(
+    groups: dict[str, list[Span]],
+    source_of: Callable[[str], str],
+    job: Job,
+    unconfirmed: dict[str, list[Unconfirmed]] | None = None,
+) -> Folded:
     """Whole runs from their spans, validated and folded as ``FileSource`` folds them: every run is
     checked for overlapping traces (with another run attribute), the agent runs of the release are
-    folded. ``source_of(run key)`` names the file an invalid run is reported in."""
+    folded. ``source_of(run key)`` names the file an invalid run is reported in; ``unconfirmed``
+    holds, per run, the pairs of the index its spans must carry (``readers.tracefile.judge``)."""
     folded = Folded(None)
     custom = job.run_attribute != semconv.RUN_ID
+    doubts = unconfirmed or {}
+    for key in sorted(doubts):
+        judge(doubts[key], groups.get(key, []))
 
     def runs() -> Iterator[Run]:  # one run at a time: the evaluator's check of it is then a cache hit
         for key in sorted(groups):
@@ -144,12 +155,15 @@ def fold_range(part: Partition, share: Assigned, job: Job) -> RangePart | Failed
         return split
     if split.missed:
         return RangePart(None, {}, 0, 0, Counter(), split.missed)
+    owned = split.buckets.get(_OWNED, {})
+    doubts = {key: pairs for key, pairs in split.unconfirmed.items() if owners.get(key) != _CROSSING}
     try:
-        folded = fold_runs(split.buckets.get(_OWNED, {}), lambda _: part.source, job)
+        folded = fold_runs(owned, lambda _: part.source, job, doubts)
     except OtelProvenanceError as exc:
         return Failed(str(exc))
     pieces = split.buckets.get(_CROSSING, {})
-    return RangePart(folded, pieces, split.spans, split.unknown_values, split.beside, set())
+    crossing_doubts = {key: pairs for key, pairs in split.unconfirmed.items() if owners.get(key) == _CROSSING}
+    return RangePart(folded, pieces, split.spans, split.unknown_values, split.beside, set(), crossing_doubts)
 
 
 def join_runs(
@@ -226,7 +240,11 @@ def fold_partitions(
     else:
         raise OtelProvenanceError("internal error: run keys still unresolved after joining missed links")
     groups = _gather_crossing(answers)
-    rest = fold_runs(groups, lambda run: parts[last[run]].source, job)
+    doubts: dict[str, list[Unconfirmed]] = defaultdict(list)
+    for answer in answers:
+        for key, pairs in answer.unconfirmed.items():
+            doubts[key].extend(pairs)
+    rest = fold_runs(groups, lambda run: parts[last[run]].source, job, doubts)
     value = rest.value
     for answer in answers:
         assert answer.folded is not None  # only a missed link leaves a partition unfolded

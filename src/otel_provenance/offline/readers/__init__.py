@@ -57,7 +57,7 @@ from . import _convert, otlp_json
 from ._compressed import ReadLimits
 from .otlp_json import SIGNAL_TRACES
 from .report import IncompleteFile, Progress, ReadReport, SkippedRecords, check_signals, not_runs_note
-from .tracefile import DECODERS, DEFAULT_LIMITS, Decoder, TraceFile, Unit, sniff_format
+from .tracefile import DECODERS, DEFAULT_LIMITS, Decoder, TraceFile, Unconfirmed, Unit, judge, sniff_format
 
 __all__ = [
     "DECODERS",
@@ -79,16 +79,19 @@ _EMITTED: Final = -1
 
 def _convert_unit(
     tf: TraceFile, unit: Unit, report: ReadReport | None, keep, run_attribute: str | None = None
-) -> list[Span]:
+) -> tuple[list[Span], set[tuple[str, str]]]:
     """The unit's spans, counted into ``report``; with ``run_attribute``, read as the second pass of
-    the run index reads them (``TraceFile.run_spans``)."""
+    the run index reads them, with the pairs no span here carries (``TraceFile.run_spans``)."""
     before, beside = _convert.unknown_values, otlp_json.beside.copy()
-    spans = tf.spans(unit, keep) if run_attribute is None else tf.run_spans(unit, keep, run_attribute)
+    if run_attribute is None:
+        spans, unconfirmed = tf.spans(unit, keep), set()
+    else:
+        spans, unconfirmed = tf.run_spans(unit, keep, run_attribute)
     if report is not None:
         report.spans += len(spans)
         report.unknown_values += _convert.unknown_values - before
         report.beside.update(otlp_json.beside - beside)
-    return spans
+    return spans, unconfirmed
 
 
 def read_spans(
@@ -104,7 +107,7 @@ def read_spans(
         if report is not None:
             report.files += 1
         for unit in tf.units(report, f"reading {tf.source}", count=True):
-            yield from _convert_unit(tf, unit, report, keep)
+            yield from _convert_unit(tf, unit, report, keep)[0]
 
 
 def _late_link(
@@ -114,6 +117,7 @@ def _late_link(
     pending: dict[str, list[Span]],
     last_mention: dict[str, int],
     ends_at: dict[int, list[str]],
+    unconfirmed: dict[str, list[Unconfirmed]],
 ) -> str | None:
     """Join ``trace_id``'s run and ``run_id``'s run, neither yet emitted; the joined run's name."""
     a, b = keys.run_of(trace_id), keys.resolve(run_id)
@@ -124,6 +128,9 @@ def _late_link(
     members = pending.pop(a, []) + pending.pop(b, [])
     if members:
         pending[joined] = members
+    doubts = unconfirmed.pop(a, []) + unconfirmed.pop(b, [])
+    if doubts:
+        unconfirmed[joined] = doubts
     ends = [last_mention.pop(k) for k in (a, b) if k in last_mention]
     for where in ends:
         ends_at[where] = [k for k in ends_at[where] if k not in (a, b)]
@@ -142,6 +149,7 @@ def _hold(
     ends_at: dict[int, list[str]],
     source: str,
     line: int | None,
+    unconfirmed: dict[str, list[Unconfirmed]],
 ) -> None:
     """One unit's spans, each onto the list of its run in ``pending``. A run is looked up once per
     trace and run value in the unit: the spans of a trace sit in few units, many to a unit."""
@@ -155,7 +163,7 @@ def _hold(
         key = keys.run_of(span.trace_id)
         if own and keys.resolve(own) != key:
             # The byte scan missed this link (an unusual key order): join the two runs now.
-            key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at)
+            key = _late_link(keys, span.trace_id, own, pending, last_mention, ends_at, unconfirmed)
             if key is None:
                 raise TraceReadError(
                     source,
@@ -242,22 +250,34 @@ def iter_runs(
     emit_keep = keep if custom else None
 
     pending: dict[str, list[Span]] = {}
+    unconfirmed: dict[str, list[Unconfirmed]] = {}  # run -> pairs its spans must carry (tracefile.judge)
     ordinal = 0
     for tf, count in zip(files, unit_counts, strict=True):
         if report is not None:
             report.files += 1
         for unit in tf.units(report, f"reading {tf.source}", limit=count):
             ordinal += 1
-            spans = _convert_unit(tf, unit, report, shard_keep, run_attribute)
-            _hold(spans, keys, run_attribute, pending, last_mention, ends_at, tf.source, unit.line)
+            spans, doubts = _convert_unit(tf, unit, report, shard_keep, run_attribute)
+            for trace_id, run_id in doubts:
+                key = keys.run_of(trace_id)
+                if keep is None or keep(key):  # another process's run is judged there
+                    unconfirmed.setdefault(key, []).append((trace_id, run_id, tf.source, unit.line))
+            _hold(
+                spans, keys, run_attribute, pending, last_mention, ends_at, tf.source, unit.line, unconfirmed
+            )
             for key in sorted(ends_at.pop(ordinal, ())):
                 last_mention[key] = _EMITTED
                 members = pending.pop(key, None)
+                doubted = unconfirmed.pop(key, None)
+                if doubted:
+                    judge(doubted, members or [])
                 if members:
                     run = make_run(key, members, tf.source)
                     if in_release(run, release) and (emit_keep is None or emit_keep(key)):
                         _check_session(check, run)
                         yield run
+    for key in sorted(unconfirmed):  # runs without a span here (the pairs name span-less traces)
+        judge(unconfirmed.pop(key), pending.get(key, []))
     for key in sorted(pending):  # keys the index did not see: held to the end
         run = make_run(key, pending.pop(key), files[-1].source if files else None)
         if in_release(run, release) and (emit_keep is None or emit_keep(key)):

@@ -38,7 +38,7 @@ from ._compressed import GZIP_MAGIC, ReadLimits
 from ._zstd_frames import starts_zstd
 from .otlp_json import SIGNAL_EMPTY, SIGNAL_TRACES
 from .report import IncompleteFile, ReadReport, SkippedRecords, check_signals
-from .tracefile import FORMAT_JSONL, TraceFile, Unit
+from .tracefile import FORMAT_JSONL, TraceFile, Unconfirmed, Unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +70,8 @@ class Split:
     buckets: dict[int, dict[str, list[Span]]] = field(default_factory=dict)  # bucket -> run key -> spans
     spans: int = 0
     missed: set[tuple[str, str | None]] = field(default_factory=set)  # links the index did not have
+    # run key -> pairs the index made that no span on their line carries (``tracefile.judge``)
+    unconfirmed: dict[str, list[Unconfirmed]] = field(default_factory=dict)
     unknown_values: int = 0  # attribute values of a kind the reader does not know, left out
     beside: Counter[str] = field(default_factory=Counter)  # other signals held beside spans, left out
 
@@ -213,7 +215,10 @@ def split_partition(
         for unit in _units(tf, part, ReadReport(), units):
             if unit.line is not None and first_line:
                 unit = dataclasses.replace(unit, line=unit.line + first_line)
-            spans = tf.run_spans(unit, None, run_attribute)
+            spans, doubts = tf.run_spans(unit, None, run_attribute)
+            for trace_id, run_id in doubts:
+                doubted = run_of.get(trace_id, trace_id)
+                split.unconfirmed.setdefault(doubted, []).append((trace_id, run_id, tf.source, unit.line))
             split.spans += len(spans)
             for span in spans:
                 trace = span.trace_id

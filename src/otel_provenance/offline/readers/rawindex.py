@@ -38,6 +38,7 @@ _MENTIONS: Final = re.compile(
 )
 # The compact spelling every known writer uses, found by C's substring search (see compact_index).
 _TRACE_ANY: Final = b'"trace'
+TRACE_MENTION: Final = _TRACE_ANY  # where the compact search cuts a line: one cut per span it reads
 _TRACE_REST: Final = b'Id":"'  # after '"trace': the compact trace id member, '"traceId":"'
 _ID_AT: Final = len(_TRACE_REST)
 _TRACE_CUT: Final = _ID_AT + 32 + 1  # a segment's trace id as cut: 'Id":"', 32 characters, '"'

@@ -67,6 +67,27 @@ def _pairs(spans: list[Span], run_attribute: str) -> set[tuple[str, str | None]]
     return pairs
 
 
+Unconfirmed = tuple[str, str, str, "int | None"]  # trace id, run id, source, line
+
+
+def judge(unconfirmed: list[Unconfirmed], members: list[Span]) -> None:
+    """A run is whole: each pair the index's byte search made for one of its traces (``run_spans``)
+    must be carried by one of its spans, or the search joined runs the spans keep apart — an error
+    naming the line, never two runs read as one."""
+    told = {(span.trace_id, run_value(span)) for span in members}
+    for trace_id, run_id, source, line in sorted(unconfirmed, key=lambda u: (u[2], u[3] or 0, u[0], u[1])):
+        if (trace_id, run_id) not in told:
+            raise TraceReadError(
+                source,
+                f"agent.run.id {run_id!r} is written outside the attributes of trace {trace_id}'s spans "
+                "(in an event, a link, a nested list, a scope, another signal's record or a member this "
+                "reader does not know), where the run index, which reads a compact line by its bytes, "
+                "takes it for theirs: the runs it would join cannot be told apart. Write the run id on "
+                "spans only, or the line with blanks between members (such lines are parsed whole)",
+                line,
+            )
+
+
 class TraceFile:
     """One input file: its format, and its records ("units") for either pass."""
 
@@ -244,40 +265,33 @@ class TraceFile:
 
     def run_spans(
         self, unit: Unit, keep: Callable[[str], bool] | None = None, run_attribute: str = semconv.RUN_ID
-    ) -> list[Span]:
-        """:meth:`spans`, read after :meth:`index` read the same unit: a run id the index's byte
-        search paired with a trace none of whose spans here carries it is an error, never two runs
-        silently read as one. The search reads a compact line's run ids as its spans' own; what else
-        can hold one — an event, a link, a nested list, a scope's attributes, a member the reader
-        does not know, another signal's records — is seen here (the fast decoder takes none of them
-        as typed), and such a line is checked when it names the run id key more often than its spans
-        carry it."""
+    ) -> tuple[list[Span], set[tuple[str, str]]]:
+        """:meth:`spans`, read after :meth:`index` read the same unit, and the (trace, run id) pairs
+        the index's byte search made here that no span here carries: each must be carried by a span
+        of that trace's run, judged when the run is whole (:func:`judge`). The search reads a compact
+        line's run ids as its spans' own; what else can hold one — an event, a link, a nested list,
+        a scope's attributes, a member the reader does not know, another signal's records — the fast
+        decoder takes as untyped (or leaves to the strict reader), and only such lines are compared."""
         spans, typed = self._read(unit, keep)
-        if not typed and unit.kind == JSON_RAW and run_attribute == semconv.RUN_ID:
-            self._confirm(unit, spans, keep)
-        return spans
+        if typed or unit.kind != JSON_RAW or run_attribute != semconv.RUN_ID:
+            return spans, set()
+        return spans, self._unconfirmed(unit.payload, spans, keep)
 
-    def _confirm(self, unit: Unit, spans: list[Span], keep: Callable[[str], bool] | None) -> None:
-        line = unit.payload
-        carried = sum(1 for span in spans if semconv.RUN_ID in span.attributes)
-        if line.count(rawindex.RUN_ID_KEY) <= carried or rawindex.escapes_a_name(line):
-            return  # every run id key is a span's own, or the index read this line's parsed spans
+    @staticmethod
+    def _unconfirmed(
+        line: bytes, spans: list[Span], keep: Callable[[str], bool] | None
+    ) -> set[tuple[str, str]]:
+        if keep is None and line.count(rawindex.TRACE_MENTION) == len(spans):
+            carried = sum(1 for span in spans if semconv.RUN_ID in span.attributes)
+            if line.count(rawindex.RUN_ID_KEY) <= carried:
+                return set()  # one span per cut, every run id key a span's own: each in its span's cut
+        if rawindex.escapes_a_name(line):
+            return set()  # the index read this line's parsed spans
         found = rawindex.compact_index(line)
         if found is None:
-            return  # the index read its parsed spans
-        if keep is not None:  # another shard's spans are not converted here: all of them, to compare
-            spans = self._read(unit, None)[0]
+            return set()  # the index read this line's parsed spans
         told = _pairs(spans, semconv.RUN_ID)
-        for trace_id, run_id in sorted((t, r) for t, r in found - told if r is not None):
-            raise TraceReadError(
-                self.source,
-                f"agent.run.id {run_id!r} is written outside the attributes of trace {trace_id}'s spans "
-                "(in an event, a link, a nested list, a scope, another signal's record or a member this "
-                "reader does not know), where the run index, which reads a compact line by its bytes, "
-                "takes it for theirs: the runs it would join cannot be told apart. Write the run id on "
-                "spans only, or the line with blanks between members (such lines are parsed whole)",
-                unit.line,
-            )
+        return {(trace_id, run_id) for trace_id, run_id in found - told if run_id is not None}
 
     def _read(self, unit: Unit, keep: Callable[[str], bool] | None) -> tuple[list[Span], bool]:
         """The unit's spans, and whether they came typed throughout (``_msgspec.decoded``): true of
