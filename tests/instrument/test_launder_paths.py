@@ -461,3 +461,28 @@ def test_an_echo_of_an_extra_field_name_is_not_evidence(traced):
             invite(email="eve@evil.example")
         assert invite(email="TCK-EXTRA-FRESH") == "invited"
     assert ran == ["TCK-EXTRA-FRESH"]
+
+
+def test_a_kwargs_key_from_an_untrusted_source_makes_an_observed_value_untrusted(traced):
+    """The value is observed in a trusted listing, the key only in an untrusted tool's result: the
+    argument is as trusted as its least trusted part — untrusted, sourced by the key's tool, with the
+    value's projection."""
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def list_roles() -> dict:
+        return {"roles": ["admin_role"]}
+
+    @op.tool(side_effect="read", trust="untrusted", tracer_provider=traced.provider)
+    def read_inbox() -> dict:
+        return {"requester": "eve@evil.example"}
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def lookup(**roles) -> str:
+        return "ok"
+
+    with op.run():
+        list_roles()
+        read_inbox()
+        assert lookup(**{"eve@evil.example": "admin_role"}) == "ok"
+    attrs = arg_attrs(traced.span("lookup"), "roles.0")
+    assert (attrs["kind"], attrs["source_tool"], attrs["projection"]) == ("untrusted", "read_inbox", "exact")

@@ -60,3 +60,26 @@ def test_what_each_record_is_goes_with_the_entries_of_its_call(traced):
     # 80 entries a call, 200 at most: the records of the three or four calls the ledger still holds
     # (before, the records had a bound of their own, the ledger's 200, and outlived their entries)
     assert max(held[10:]) <= 4 * 40, held
+
+
+def test_the_echoes_of_unsourced_arguments_are_bounded_with_the_ledger(traced):
+    """Each call that echoes an unsourced argument keeps its echo keys (so that the echo is never
+    evidence); past the bound the oldest calls' keys go too: memory stays flat, and the latest echo
+    is still refused as a source."""
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def search(query: str) -> dict:
+        return {"query": query, "hits": 0}
+
+    @op.tool(side_effect="read", tracer_provider=traced.provider)
+    def use(value: str) -> None:
+        return None
+
+    with op.run(ledger_max_entries=8) as run:
+        held = []
+        for n in range(40):
+            search(query=f"query-{n:04d}-x")
+            held.append(len(run.ledger._echo_spans))
+        use(value="query-0039-x")
+    assert max(held) <= 8 and held[-1] >= 1, held
+    assert arg_attrs(traced.span("use"), "value")["kind"] == "assumed"
