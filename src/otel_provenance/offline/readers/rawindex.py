@@ -37,8 +37,7 @@ _MENTIONS: Final = re.compile(
     + rb'(?:\s*,\s*"value"\s*:\s*\{\s*"stringValue"\s*:\s*"([^"\\]*(?:\\.[^"\\]*)*"))?|links")'
 )
 # The compact spelling every known writer uses, found by C's substring search (see compact_index).
-_TRACE_ANY: Final = b'"trace'
-TRACE_MENTION: Final = _TRACE_ANY  # where the compact search cuts a line: one cut per span it reads
+TRACE_MENTION: Final = b'"trace'  # where the compact search cuts a line: one cut per span it reads
 _TRACE_REST: Final = b'Id":"'  # after '"trace': the compact trace id member, '"traceId":"'
 _ID_AT: Final = len(_TRACE_REST)
 _TRACE_CUT: Final = _ID_AT + 32 + 1  # a segment's trace id as cut: 'Id":"', 32 characters, '"'
@@ -120,7 +119,7 @@ def compact_index(line: bytes) -> set[tuple[str, str | None]] | None:
     This runs once per span, and a method call on bytes with more than one argument parses them
     (~600 instructions): per segment, one search for the run id and one for its end, neither with a
     second argument; the other checks index bytes, or run on the few distinct ids and the whole line."""
-    chunks = line.split(_TRACE_ANY)
+    chunks = line.split(TRACE_MENTION)
     if len(chunks) == 1 or not chunks[0].endswith(_SPANS_OPEN):
         return None
     traces: set[bytes] = set()  # each as cut: 'Id":"', 32 characters, '"' (checked below)

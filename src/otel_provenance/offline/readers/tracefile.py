@@ -74,7 +74,7 @@ def judge(unconfirmed: list[Unconfirmed], members: list[Span]) -> None:
     """A run is whole: each pair the index's byte search made for one of its traces (``run_spans``)
     must be carried by one of its spans, or the search joined runs the spans keep apart — an error
     naming the line, never two runs read as one."""
-    told = {(span.trace_id, run_value(span)) for span in members}
+    told = _pairs(members, semconv.RUN_ID)
     for trace_id, run_id, source, line in sorted(unconfirmed, key=lambda u: (u[2], u[3] or 0, u[0], u[1])):
         if (trace_id, run_id) not in told:
             raise TraceReadError(
