@@ -46,7 +46,7 @@ HAS_DIGIT = re.compile(r"\d").search  # every date and number form has one
 class Observation:
     """One remembered leaf: where it came from and its text before normalisation."""
 
-    __slots__ = ("field", "kind", "span_id", "text", "tool", "via", "vouched")
+    __slots__ = ("field", "kind", "parent", "span_id", "text", "tool", "via", "vouched")
 
     def __init__(
         self,
@@ -57,6 +57,7 @@ class Observation:
         kind: int,
         via: tuple[str, ...] = (),
         vouched: bool = True,
+        parent: tuple | None = None,
     ) -> None:
         self.tool = tool
         self.span_id = span_id
@@ -67,6 +68,9 @@ class Observation:
         # its source is trusted word for word (the request, the inputs, a ``trusted`` tool, a vouched
         # record), not only as whole values: the name-based matches of short values need that
         self.vouched = vouched
+        # the path of the container that held it, as remembered (None: a list item, a derived value):
+        # what a record holding an ``id`` is, is looked up by it (:meth:`.ledger.Ledger.record_words`)
+        self.parent = parent
 
     @property
     def field_name(self) -> str:
@@ -269,12 +273,12 @@ def words_of(name: str) -> frozenset[str]:
     return frozenset(words | {w[:-1] for w in words if len(w) > 3 and w.endswith("s")})
 
 
-def record_words(tool: str, path: tuple, record: Any) -> frozenset[str]:
-    """What a record is, by the most specific name known: its class (a dataclass, a pydantic model, an
-    object — not a plain dict), else the field that holds it (``files.3`` -> ``files``), else the
-    tool that returned it (``list_files``)."""
-    if not isinstance(record, Mapping):
-        return words_of(type(record).__name__)
+def record_words(tool: str, path: tuple, record_type: type) -> frozenset[str]:
+    """What a record of ``record_type`` at ``path`` is, by the most specific name known: its class (a
+    dataclass, a pydantic model, an object — not a plain dict), else the field that holds it
+    (``files.3`` -> ``files``), else the tool that returned it (``list_files``)."""
+    if not issubclass(record_type, Mapping):
+        return words_of(record_type.__name__)
     for segment in reversed(path):
         if isinstance(segment, str) and segment.isidentifier():
             return words_of(segment)

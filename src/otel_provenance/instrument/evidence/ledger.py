@@ -90,8 +90,9 @@ class Ledger(Remembering, Reading):
         self._attempts: dict[tuple, int] = {}
         self._flags: dict[tuple[str, bool], tuple] = {}  # (field name, bool) -> (tool, span, path, key)
         self._names: dict[Any, tuple] = {}  # field name of a result -> (tool, span, path)
-        # (span id, field path of a record with an ``id``) -> what the record is (:func:`record_words`)
-        self._records: dict[tuple[str, str], frozenset[str]] = {}
+        # (span id, path of a record with an ``id``) -> its type (what it is: :func:`record_words`)
+        self._records: dict[tuple[str, tuple], type] = {}
+        self._noted: set[str] = set()  # per walk: :meth:`.remembering.Remembering._walk`
         self._echo_spans: dict[str, frozenset[str]] = {}  # span id -> echo keys of its unsourced arguments
         self._lock = threading.Lock()
         self._texts = TextIndex(max_entries)  # tokens and date/number forms, read lazily
@@ -218,6 +219,9 @@ class Ledger(Remembering, Reading):
                 self._echo_spans[span_id] = echo.keys
                 if len(self._echo_spans) > self.max_entries:
                     drop_older_half(self._echo_spans)
+            # field names this walk noted (each is noted once per result, at the first container
+            # using it; an identifier is never data, so a container of noted names has no data key)
+            self._noted = set()
             with contextlib.suppress(Exception):  # an exotic container: keep what was indexed
                 if not trust.trusted:
                     room = self._walk_fields(
@@ -246,6 +250,8 @@ class Ledger(Remembering, Reading):
             if len(self._flags) > self.max_entries:
                 drop_older_half(self._flags)
                 self.evicted += 1
+            if len(self._records) > self.max_entries:
+                drop_older_half(self._records)
             if len(self._names) > self.max_entries:  # a name lost makes a mapping key unsourced: fails closed
                 drop_older_half(self._names)
         if outsiders:  # fields an outsider writes, in records the system made: the untrusted ledger's

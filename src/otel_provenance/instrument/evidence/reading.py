@@ -50,10 +50,10 @@ class Reading:
         tool, span_id, parent, leaf_key, text, kind = entry
         field = field_path(parent, leaf_key)
         if kind <= KIND_BITS:
-            return Observation(tool, span_id, field, key if text is None else text, kind)
+            return Observation(tool, span_id, field, key if text is None else text, kind, parent=parent)
         text = key if text is None else text
         return Observation(
-            tool, span_id, field, text, kind & KIND_BITS, via_names(kind), not kind & UNVOUCHED
+            tool, span_id, field, text, kind & KIND_BITS, via_names(kind), not kind & UNVOUCHED, parent
         )
 
     def flag(self, name: str, value: bool) -> Observation | None:
@@ -62,7 +62,9 @@ class Reading:
         if entry is None:
             return self.parent.flag(name, value) if self.parent is not None else None
         tool, span_id, parent, key = entry
-        return Observation(tool, span_id, field_path(parent, key), "true" if value else "false", pj.TEXT)
+        return Observation(
+            tool, span_id, field_path(parent, key), "true" if value else "false", pj.TEXT, parent=parent
+        )
 
     def match_flag(self, name: str, value: bool) -> Match | None:
         """:meth:`flag` through the trusted sources, then the untrusted ones (``Match.trusted``)."""
@@ -82,7 +84,7 @@ class Reading:
         if entry is None:
             return self.parent.name(name) if self.parent is not None else None
         tool, span_id, parent = entry
-        return Observation(tool, span_id, field_path(parent, name), str(name), pj.TEXT)
+        return Observation(tool, span_id, field_path(parent, name), str(name), pj.TEXT, parent=parent)
 
     def match_name(self, name: Any) -> Match | None:
         """:meth:`name` through the trusted sources, then the untrusted ones (``Match.trusted``)."""

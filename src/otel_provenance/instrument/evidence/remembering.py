@@ -30,7 +30,7 @@ from .entries import (
     needs_normalising,
     record_words,
 )
-from .fieldpaths import MAX_DEPTH, children, safe_segment
+from .fieldpaths import MAX_DEPTH, children
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -64,7 +64,7 @@ class Remembering:
         if t is dict:
             items: Any = value.items()
             keyed = True
-            names = value.keys()
+            names = value  # its keys (iterated, tested with ``in``), without making a keys view
         elif t is list or t is tuple:
             if (
                 echo is None
@@ -101,10 +101,15 @@ class Remembering:
         else:
             return room - self._leaf(tool, span_id, value, path[:-1], path[-1] if path else "", echo, via)
         room -= 1
+        noted = self._noted  # names this walk noted (all identifiers): the common key, passed over
         if names is not None:
-            self._note_names(names, (tool, span_id, path), echo)
+            if echo is not None:  # the names it withholds are not noted
+                self._note_names(value.keys() if names is value else names, (tool, span_id, path), echo)
+            elif not keyed and not noted.issuperset(names):  # fields: a dataclass's, a model's
+                self._names.update(dict.fromkeys(names, (tool, span_id, path)))
+                noted.update(name for name in names if type(name) is str and name.isidentifier())
             if "id" in names or "id_" in names:
-                self._note_record(tool, span_id, path, value)
+                self._records[(span_id, path)] = t  # what it is: asked only when an id is looked up
         index = self._index
         normalise = pj.normalise
         text_kind = pj.TEXT | via
@@ -112,11 +117,19 @@ class Remembering:
         max_len = pj.MAX_TEXT_LENGTH
         uuid_length = pj.UUID_LENGTH
         for key, item in items:
-            if keyed and type(key) is str and not key.isidentifier() and 0 < len(key) <= max_len:
-                norm = normalise(key)
-                if echo is None or not echo.withholds(norm):
-                    index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
-                room -= 1
+            if keyed and key not in noted:  # a mapping key this walk has not seen
+                if type(key) is str and key.isidentifier():
+                    if echo is None:  # a field name, noted once per walk (at its first container)
+                        self._names[key] = (tool, span_id, path)
+                        noted.add(key)
+                else:
+                    if echo is None:
+                        self._names[key] = (tool, span_id, path)
+                    if type(key) is str and 0 < len(key) <= max_len:  # a key that is data: a value too
+                        norm = normalise(key)
+                        if echo is None or not echo.withholds(norm):
+                            index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
+                        room -= 1
             ti = type(item)
             if ti is str:
                 size = len(item)
@@ -163,22 +176,23 @@ class Remembering:
                 break
         return room
 
-    def _note_record(self, tool: str, span_id: str, path: tuple, record: Any) -> None:
-        """Remember what a record with an ``id`` is (a file, an event), so that its id sources only
-        the id of the same kind of thing (``file_id``: :meth:`record_words`)."""
-        self._records[(span_id, ".".join(map(safe_segment, path)))] = record_words(tool, path, record)
-        if len(self._records) > self.max_entries:
-            drop_older_half(self._records)
+    def _note_record(self, span_id: str, path: tuple, record: Any) -> None:
+        """Remember that the container at ``path`` is a record with an ``id`` and its type; what it is
+        (a file, an event: :func:`.entries.record_words`) is worked out when one of its ids is looked
+        up, so that its id sources only the id of the same kind of thing (``file_id``)."""
+        self._records[(span_id, path)] = type(record)
 
     def record_words(self, observation: Observation) -> frozenset[str]:
         """What the record holding an ``id`` observation is (``{"file"}``, ``{"calendar", "event"}``),
         empty when unknown; asked of the ledger that remembered it, and of the enclosing runs'."""
-        key = (observation.span_id, observation.field.rpartition(".")[0])
+        if observation.parent is None:
+            return frozenset()
+        key = (observation.span_id, observation.parent)
         ledger: Ledger | None = self
         while ledger is not None:
             for source in (ledger, ledger._untrusted):
-                if source is not None and (words := source._records.get(key)) is not None:
-                    return words
+                if source is not None and (record_type := source._records.get(key)) is not None:
+                    return record_words(observation.tool, observation.parent, record_type)
             ledger = ledger.parent
         return frozenset()
 
@@ -301,7 +315,7 @@ class Remembering:
         if not isinstance(value, list | tuple | set | frozenset):
             self._note_names(kept, (tool, span_id, path), echo)
             if "id" in kept or "id_" in kept:
-                self._note_record(tool, span_id, path, value)
+                self._note_record(span_id, path, value)
         return room
 
     def _bulk(self, tool: str, span_id: str, values: Any, path: tuple, vouched: bool = True) -> bool:
