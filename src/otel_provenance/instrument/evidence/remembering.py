@@ -109,7 +109,7 @@ class Remembering:
                 self._names.update(dict.fromkeys(names, (tool, span_id, path)))
                 noted.update(name for name in names if type(name) is str and name.isidentifier())
             if "id" in names or "id_" in names:
-                self._records[(span_id, path)] = t  # what it is: asked only when an id is looked up
+                self._note_record(span_id, path, value)
         index = self._index
         normalise = pj.normalise
         text_kind = pj.TEXT | via
@@ -118,18 +118,16 @@ class Remembering:
         uuid_length = pj.UUID_LENGTH
         for key, item in items:
             if keyed and key not in noted:  # a mapping key this walk has not seen
+                if echo is None:  # (with an echo, its names were noted above)
+                    self._names[key] = (tool, span_id, path)
                 if type(key) is str and key.isidentifier():
-                    if echo is None:  # a field name, noted once per walk (at its first container)
-                        self._names[key] = (tool, span_id, path)
+                    if echo is None:  # a field name: noted once per walk, at its first container
                         noted.add(key)
-                else:
-                    if echo is None:
-                        self._names[key] = (tool, span_id, path)
-                    if type(key) is str and 0 < len(key) <= max_len:  # a key that is data: a value too
-                        norm = normalise(key)
-                        if echo is None or not echo.withholds(norm):
-                            index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
-                        room -= 1
+                elif type(key) is str and 0 < len(key) <= max_len:  # a key that is data: a value too
+                    norm = normalise(key)
+                    if echo is None or not echo.withholds(norm):
+                        index[norm] = (tool, span_id, path, key, None if norm is key else key, KEY | via)
+                    room -= 1
             ti = type(item)
             if ti is str:
                 size = len(item)
