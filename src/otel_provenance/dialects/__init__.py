@@ -96,6 +96,8 @@ TOOL_SPAN_KEYS: Final = _unique(
     (*(d.kind_key for d in _DECISIVE), *(key for d in _TOOL_SPEAKERS for key, _ in d.tool_marks))
 )
 
+_TOOL_SPAN_KEY_SET: Final = frozenset(TOOL_SPAN_KEYS)
+
 
 def _deciding_tool_key() -> str | None:
     first = _TOOL_SPEAKERS[0] if _TOOL_SPEAKERS else None
@@ -114,6 +116,8 @@ def is_tool_span(attributes: Mapping[str, Any]) -> bool:
     """A tool call's span, as both halves read it: the first row with something to say decides
     (``gen_ai.operation.name = execute_tool``; without an operation name, a span OpenInference,
     OpenLLMetry or logfire marks as a tool call)."""
+    if type(attributes) is dict and _TOOL_SPAN_KEY_SET.isdisjoint(attributes):
+        return False  # none of the keys a row reads: every row is silent (an HTTP span; asked in C)
     for dialect in _TOOL_SPEAKERS:
         said = dialect.says_tool(attributes)
         if said is not None:

@@ -49,7 +49,7 @@ from opentelemetry.trace import StatusCode, format_span_id
 
 from .. import semconv
 from .spans.foreign_calls import ABSENT, GENAI, ForeignToolCall, foreign_tool_call
-from .spans.span_transforms import OWN_SCOPE
+from .spans.span_transforms import OWN_SCOPE, plain_attributes
 
 MAX_TRACE_LEDGERS: Final = 256
 #: Byte budgets of the per-trace ledgers (outside ``op.run``): one trace, and all traces together.
@@ -205,7 +205,7 @@ class ForeignToolClassifier:
         it) or in a branch of its own (OpenInference's LangChain instrumentation): see
         :meth:`_claims_own_call` and ``offline.model.mark_echoes``, which applies the same rule offline.
         """
-        attributes = span.attributes
+        attributes = plain_attributes(span)
         if not attributes or semconv.SIDE_EFFECT not in attributes:
             if not self.watching and _foreign(span):
                 self.watching = True  # a span not of ours ended (its start was not seen here)
@@ -247,7 +247,7 @@ class ForeignToolClassifier:
         if context is None or span.start_time is None:
             return False
         start, end = span.start_time, span.end_time or span.start_time
-        call_id = (span.attributes or {}).get(semconv.GEN_AI_TOOL_CALL_ID)
+        call_id = (plain_attributes(span) or {}).get(semconv.GEN_AI_TOOL_CALL_ID)
         with self._lock:
             calls = self._own_calls.get(context.trace_id)
             if not calls:
@@ -289,7 +289,7 @@ class ForeignToolClassifier:
     def _provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
         if self._note_own_call(span):
             return None
-        call = foreign_tool_call(span.name, span.attributes, self._argument_names)
+        call = foreign_tool_call(span.name, plain_attributes(span), self._argument_names)
         if call is None or self._claims_own_call(span, call.tool):
             return None
         from .call.current import current_run

@@ -27,6 +27,7 @@ are cheap to check (one pass over the keys with ``str.startswith`` on a tuple).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from typing import Any, Final
 
 from ... import dialects
@@ -55,6 +56,16 @@ def ai_scope(name: str | None) -> bool:
     """Whether an instrumentation scope of this name belongs to an AI library."""
     if not name:
         return False
+    return _ai_scope_name(name) if type(name) is str else _judge_scope(name)
+
+
+@lru_cache(maxsize=1024)
+def _ai_scope_name(name: str) -> bool:
+    """:func:`ai_scope`, once per scope name: a process has a few scopes and every span asks (#45)."""
+    return _judge_scope(name)
+
+
+def _judge_scope(name: str) -> bool:
     lowered = name.lower()
     return lowered in AI_SCOPE_NAMES or any(word in lowered for word in AI_SCOPE_WORDS)
 
@@ -63,8 +74,23 @@ def ai_keys(attributes: Mapping[str, Any] | None) -> bool:
     """Whether any attribute key is one only an AI instrumentation writes."""
     if not attributes:
         return False
+    if _NOT_AI_KEYS.issuperset(attributes):  # every key already judged: the usual span, in C (#45)
+        return False
     prefixes, keys = AI_KEY_PREFIXES, AI_KEYS
-    return any(key.startswith(prefixes) or key in keys for key in attributes if isinstance(key, str))
+    for key in attributes:
+        if isinstance(key, str):
+            if key.startswith(prefixes) or key in keys:
+                return True
+            if type(key) is str and len(key) <= _NOTED_KEY_LENGTH and len(_NOT_AI_KEYS) < _NOTED_KEYS:
+                _NOT_AI_KEYS.add(key)
+    return False
+
+
+#: Keys judged not an AI instrumentation's (a pure test of the key: never wrong once noted), bounded
+#: in number and length — an HTTP or database span repeats its keys span after span.
+_NOT_AI_KEYS: set[str] = set()
+_NOTED_KEYS: Final = 4096
+_NOTED_KEY_LENGTH: Final = 256
 
 
 def made_by_ai(

@@ -75,7 +75,7 @@ class SpanData:
 
     def __init__(self, span: ReadableSpan) -> None:
         self.span = span
-        self.attributes: Mapping[str, Any] = _span_attributes(span)
+        self.attributes: Mapping[str, Any] = plain_attributes(span)
         self.events: Sequence[Event] = span.events
         self.links: Sequence[Link] = span.links
         self.status: Status = span.status
@@ -373,7 +373,7 @@ def holds_only_its_own(span: ReadableSpan, options: StripOptions) -> bool:
     scope = span.instrumentation_scope
     if scope is None or scope.name != OWN_SCOPE or options.custom_forbidden or span.links:
         return False
-    attributes = _span_attributes(span)
+    attributes = plain_attributes(span)
     if options.max_key_length < _KNOWN_LENGTH or not all(map(_KNOWN_OWN.__contains__, attributes)):
         longest = options.max_key_length
         for key in attributes:
@@ -416,7 +416,9 @@ def _plain(attributes: Any) -> Any:
     return inner if type(inner) is dict and isinstance(attributes, BoundedAttributes) else attributes
 
 
-def _span_attributes(span: ReadableSpan) -> Any:
+def plain_attributes(span: ReadableSpan) -> Any:
+    """A finished span's attributes as the plain ``dict`` under the SDK's read-only proxy (:func:`_plain`),
+    for reading only: looked up in C, not through the ``Mapping`` ABC one Python call per key."""
     own = getattr(span, "_attributes", None)  # what ReadableSpan.attributes wraps in a read-only proxy
     if isinstance(own, BoundedAttributes):
         return _plain(own)
@@ -432,6 +434,7 @@ __all__ = [
     "clean_shared_objects",
     "content_transforms",
     "cut_status_description",
+    "plain_attributes",
     "scrub_exception_details",
     "strip_attribute_keys",
     "strip_event_content",
