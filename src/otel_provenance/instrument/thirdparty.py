@@ -195,7 +195,7 @@ class ForeignToolClassifier:
             while sum(self._bytes.values()) > self._max_bytes and len(self._ledgers) > 1:
                 self._release_oldest()
 
-    def _note_own_call(self, span: ReadableSpan) -> bool:
+    def _note_own_call(self, span: ReadableSpan, attributes: Mapping[str, Any]) -> bool:
         """Remember an ``@op.tool`` span (it always writes ``agent.side_effect``) that just ended.
 
         A framework's own span of the same call ends after it, and is the same call: it must get no
@@ -205,7 +205,6 @@ class ForeignToolClassifier:
         it) or in a branch of its own (OpenInference's LangChain instrumentation): see
         :meth:`_claims_own_call` and ``offline.model.mark_echoes``, which applies the same rule offline.
         """
-        attributes = plain_attributes(span)
         if not attributes or semconv.SIDE_EFFECT not in attributes:
             if not self.watching and _foreign(span):
                 self.watching = True  # a span not of ours ended (its start was not seen here)
@@ -287,9 +286,10 @@ class ForeignToolClassifier:
                 self.release(span.context.trace_id)
 
     def _provenance(self, span: ReadableSpan) -> dict[str, Any] | None:
-        if self._note_own_call(span):
+        attributes = plain_attributes(span)  # read once, in C: every span the wrapper hands on asks
+        if self._note_own_call(span, attributes):
             return None
-        call = foreign_tool_call(span.name, plain_attributes(span), self._argument_names)
+        call = foreign_tool_call(span.name, attributes, self._argument_names)
         if call is None or self._claims_own_call(span, call.tool):
             return None
         from .call.current import current_run

@@ -56,16 +56,12 @@ def ai_scope(name: str | None) -> bool:
     """Whether an instrumentation scope of this name belongs to an AI library."""
     if not name:
         return False
-    return _ai_scope_name(name) if type(name) is str else _judge_scope(name)
+    return _ai_scope_name(name if type(name) is str else str(name))
 
 
 @lru_cache(maxsize=1024)
 def _ai_scope_name(name: str) -> bool:
     """:func:`ai_scope`, once per scope name: a process has a few scopes and every span asks (#45)."""
-    return _judge_scope(name)
-
-
-def _judge_scope(name: str) -> bool:
     lowered = name.lower()
     return lowered in AI_SCOPE_NAMES or any(word in lowered for word in AI_SCOPE_WORDS)
 
