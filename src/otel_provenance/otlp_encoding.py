@@ -14,7 +14,8 @@ the Collector's file exporter do, so neither needs that package nor its exact SD
   ``"NaN"`` / ``"Infinity"`` / ``"-Infinity"``;
 - one compact ``json.dumps`` line (ASCII escapes), as the official exporter writes it.
 
-``google.protobuf.json_format`` is not used because it orders fields by number (``flags``, field 16
+The fields present come from protobuf's ``ListFields`` (in C), each message type's layout is worked
+out once. ``google.protobuf.json_format`` is not used because it orders fields by number (``flags``, field 16
 of ``Span``, would move to the end) and writes ids as base64.
 """
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+from collections.abc import Callable
 from typing import Any, Final
 
 from google.protobuf.descriptor import FieldDescriptor
@@ -41,6 +43,34 @@ _INT64_TYPES: Final = frozenset(
 _FLOAT_TYPES: Final = frozenset({FieldDescriptor.TYPE_DOUBLE, FieldDescriptor.TYPE_FLOAT})
 
 
+def _base64(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+def _double(value: float) -> float | str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def _converter(field: FieldDescriptor) -> Callable[[Any], Any] | None:
+    """How one value of ``field`` is written; None: as it is (strings, booleans, 32-bit integers)."""
+    kind = field.type
+    if kind == FieldDescriptor.TYPE_MESSAGE:
+        return message_to_dict
+    if kind == FieldDescriptor.TYPE_BYTES:
+        return bytes.hex if field.name in _HEX_ID_FIELDS else _base64
+    if kind in _INT64_TYPES:
+        return str
+    if kind in _FLOAT_TYPES:
+        return _double
+    if kind == FieldDescriptor.TYPE_ENUM:
+        return int
+    return None
+
+
 def _is_repeated(field: FieldDescriptor) -> bool:
     is_repeated = getattr(field, "is_repeated", None)  # protobuf >= 6; ``label`` is deprecated there
     if is_repeated is not None:
@@ -48,49 +78,44 @@ def _is_repeated(field: FieldDescriptor) -> bool:
     return field.label == FieldDescriptor.LABEL_REPEATED
 
 
-def _has_presence(field: FieldDescriptor) -> bool:
-    has_presence = getattr(field, "has_presence", None)
-    if has_presence is not None:
-        return bool(has_presence)
-    return field.type == FieldDescriptor.TYPE_MESSAGE or field.containing_oneof is not None
+class _Layout:
+    """What is known of a message type before any message of it is written: each field's JSON name,
+    whether it repeats and how a value is written, and the declaration order where it differs from
+    the field numbers' (``ListFields`` gives the fields present in number order)."""
+
+    __slots__ = ("fields", "position")
+
+    def __init__(self, descriptor: Any) -> None:
+        self.fields = {f.number: (f.json_name, _is_repeated(f), _converter(f)) for f in descriptor.fields}
+        declared = [f.number for f in descriptor.fields]
+        self.position = None if declared == sorted(declared) else {n: i for i, n in enumerate(declared)}
 
 
-def _scalar(field: FieldDescriptor, value: Any) -> Any:
-    kind = field.type
-    if kind == FieldDescriptor.TYPE_BYTES:
-        if field.name in _HEX_ID_FIELDS:
-            return value.hex()
-        return base64.b64encode(value).decode("ascii")
-    if kind in _INT64_TYPES:
-        return str(value)
-    if kind in _FLOAT_TYPES:
-        if math.isnan(value):
-            return "NaN"
-        if math.isinf(value):
-            return "Infinity" if value > 0 else "-Infinity"
-        return value
-    if kind == FieldDescriptor.TYPE_ENUM:
-        return int(value)
-    return value
-
-
-def _value(field: FieldDescriptor, value: Any) -> Any:
-    return message_to_dict(value) if field.type == FieldDescriptor.TYPE_MESSAGE else _scalar(field, value)
+_LAYOUTS: dict[Any, _Layout] = {}
 
 
 def message_to_dict(message: Message) -> dict[str, Any]:
-    """One OTLP protobuf message as its OTLP/JSON object (see the module docstring for the rules)."""
+    """One OTLP protobuf message as its OTLP/JSON object (see the module docstring for the rules).
+
+    ``ListFields`` (in C) names the fields present — repeated ones when non-empty, message and
+    ``oneof`` fields when set, plain scalars when not the default — the rule above; each message
+    type's layout is worked out once (:class:`_Layout`)."""
+    descriptor = message.DESCRIPTOR
+    layout = _LAYOUTS.get(descriptor)
+    if layout is None:
+        layout = _LAYOUTS[descriptor] = _Layout(descriptor)
+    present = message.ListFields()
+    position = layout.position
+    if position is not None:
+        present.sort(key=lambda item: position[item[0].number])
+    fields = layout.fields
     out: dict[str, Any] = {}
-    for field in message.DESCRIPTOR.fields:  # declaration order, as the official encoder writes
-        value = getattr(message, field.name)
-        if _is_repeated(field):
-            if len(value):
-                out[field.json_name] = [_value(field, item) for item in value]
-        elif _has_presence(field):
-            if message.HasField(field.name):
-                out[field.json_name] = _value(field, value)
-        elif value:
-            out[field.json_name] = _scalar(field, value)
+    for field, value in present:
+        name, repeated, convert = fields[field.number]
+        if repeated:
+            out[name] = list(value) if convert is None else [convert(item) for item in value]
+        else:
+            out[name] = value if convert is None else convert(value)
     return out
 
 
