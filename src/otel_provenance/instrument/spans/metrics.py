@@ -30,7 +30,9 @@ Instruments (the list, with the question each answers, is in ``docs/metrics.md``
 =============================  =========  ==========  ==============================================
 
 The counters are observable counters fed from sums kept in the process (:class:`_Tally`): a call
-adds to a dictionary instead of making an SDK measurement per counter. The duration histogram follows the GenAI semantic conventions' tool metric as
+adds to a dictionary instead of making an SDK measurement per counter.
+
+The duration histogram follows the GenAI semantic conventions' tool metric as
 open-telemetry/semantic-conventions-genai defines it (``gen_ai.execute_tool.duration``, unit ``s``,
 no ``gen_ai.operation.name``; the buckets ``opentelemetry-util-genai`` uses). It is
 not recorded here for spans made by ``opentelemetry-util-genai``, which records it itself.
