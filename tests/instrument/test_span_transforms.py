@@ -25,6 +25,7 @@ from otel_provenance.instrument.processor import strip_span
 from otel_provenance.instrument.spans.allowlist import is_type_name
 from otel_provenance.instrument.spans.redaction import (
     DEFAULT_CONTENT_EVENTS,
+    EXCEPTION_DETAIL_KEYS,
     EXCEPTION_EVENT,
     EXCEPTION_TYPE,
     StripOptions,
@@ -149,7 +150,8 @@ def full_rebuild(span: ReadableSpan, options: StripOptions, extra: Mapping[str, 
     scope_name = span.instrumentation_scope.name if span.instrumentation_scope is not None else None
     options = options.for_item(raw, scope_name, [event.name for event in span.events])
     scrub = scrubs_exception_details(raw, options)
-    attributes = strip_attributes(raw, options)
+    # exception details go from the span's own attributes too (a library may record them there)
+    attributes = strip_attributes(raw, options, drop=EXCEPTION_DETAIL_KEYS if scrub else ())
     if scrub and not is_type_name(attributes.get(semconv.ERROR_TYPE, "")):  # a message there goes (#50)
         attributes = {k: v for k, v in attributes.items() if k != semconv.ERROR_TYPE}
     events, exception_types = [], []

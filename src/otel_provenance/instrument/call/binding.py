@@ -54,7 +54,7 @@ class ArgumentBinder:
             try:
                 signature = _signature(wrapped)
             except (TypeError, ValueError):  # no introspectable signature (some builtins, C extensions)
-                return {f"args.{i}": v for i, v in enumerate(args)} | dict(kwargs)
+                return {f"args.{i}": v for i, v in enumerate(args)} | safe_names(kwargs, "kwargs")
             simple = all(
                 p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in signature.parameters.values()
             )

@@ -32,8 +32,10 @@ from typing import Any
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
 
+from ... import semconv
 from ..base._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
 from ..base.internal_errors import reraise_own_bug_under_pytest
+from .allowlist import is_type_name
 from .fanout import OnceLog, checked_fanout
 from .leaks import warn_leaks
 from .redaction import (
@@ -74,6 +76,9 @@ def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> An
     genai = name is not None and name.startswith("gen_ai.")
     drop = EXCEPTION_DETAIL_KEYS if genai or options.exception_scope == "all" else ()
     attributes = strip_attributes(source.attributes, options, drop=drop)
+    error_type = attributes.get(semconv.ERROR_TYPE) if drop and attributes else None
+    if error_type is not None and not is_type_name(error_type):  # a message there, as on spans (#50)
+        attributes = {k: v for k, v in attributes.items() if k != semconv.ERROR_TYPE}
     dropped = record.dropped_attributes
     resource = record.resource
     if resource is not None and has_forbidden_key(resource.attributes, shared_options):

@@ -88,7 +88,7 @@ DEFAULT_STRIP_MODE: Final[StripMode] = "hybrid"
 
 
 @functools.lru_cache(maxsize=_CACHE_LIMIT)  # the same few keys on every span
-def _is_own_key(key: str) -> bool:
+def is_own_key(key: str) -> bool:
     return key in _OWN_KEYS or semconv.split_arg_attr(key) is not None
 
 
@@ -227,7 +227,7 @@ class StripOptions:
             return False, 0
         if len(path) > self.max_key_length:
             return True, 0
-        if _is_own_key(path):
+        if is_own_key(path):
             return False, 0
         # Below an allowed key, judge only the part under it (its children can still be content).
         below_allowed = False
@@ -315,7 +315,7 @@ def strip_attributes(
             value = clean_value(semconv.GEN_AI_TOOL_NAME, value)  # an identifier, never a paragraph
             if value is DROP:
                 continue
-        elif allowlist and key not in options.allow and not _is_own_key(key):
+        elif allowlist and key not in options.allow and not is_own_key(key):
             value = clean_value(key, value)  # a known key keeps only a value of its kind
             if value is DROP:
                 continue

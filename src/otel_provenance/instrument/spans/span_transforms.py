@@ -51,6 +51,7 @@ from .redaction import (
     EXCEPTION_TYPE,
     StripOptions,
     has_forbidden_key,
+    is_own_key,
     normalised,
     reduced_status_description,
     scrubs_exception_details,
@@ -140,14 +141,21 @@ def add_attributes(extra: Mapping[str, Any], data: SpanData) -> None:
 
 def scrub_exception_details(options: StripOptions, data: SpanData) -> None:
     """Decide whether this span's exception details go and, if so, take them off its exception events
-    — and take off an ``error.type`` that is a message, not a type's name (a library that put
-    ``str(error)`` there, #50: it can quote the call's arguments)."""
+    and off the span itself (``exception.message`` / ``exception.stacktrace`` set as span attributes,
+    as some libraries record an error) — and take off an ``error.type`` that is a message, not a
+    type's name (a library that put ``str(error)`` there, #50: it can quote the call's arguments)."""
     scrub = data.scrub_exceptions = scrubs_exception_details(data.attributes, options)
     if scrub:
         _replace_events(data, _without_exception_details)
-        error_type = (data.attributes or {}).get(semconv.ERROR_TYPE)
-        if error_type is not None and not is_type_name(error_type):
-            data.attributes = {k: v for k, v in data.attributes.items() if k != semconv.ERROR_TYPE}
+        attributes = data.attributes or {}
+        error_type = attributes.get(semconv.ERROR_TYPE)
+        drop_type = error_type is not None and not is_type_name(error_type)
+        if drop_type or not EXCEPTION_DETAIL_KEYS.isdisjoint(attributes):
+            data.attributes = {
+                k: v
+                for k, v in attributes.items()
+                if k not in EXCEPTION_DETAIL_KEYS and not (drop_type and k == semconv.ERROR_TYPE)
+            }
 
 
 def strip_attribute_keys(options: StripOptions, data: SpanData) -> None:
@@ -377,20 +385,19 @@ def holds_only_its_own(span: ReadableSpan, options: StripOptions) -> bool:
     if options.max_key_length < _KNOWN_LENGTH or not all(map(_KNOWN_OWN.__contains__, attributes)):
         longest = options.max_key_length
         for key in attributes:
-            if len(key) > longest or not (key.startswith("agent.") or key in OWN_KEYS):
-                return False
+            if len(key) > longest or not (key in OWN_KEYS or is_own_key(key)):
+                return False  # a key the body set (``agent.input``): the stripping judges it
             if len(_KNOWN_OWN) < 4096 and len(key) <= _KNOWN_LENGTH:
                 _KNOWN_OWN.add(key)  # argument names repeat call after call: judged once each
     for event in span.events:
         allowed = _OWN_EVENT_KEYS.get(event.name)
         if allowed is None or not allowed.issuperset(_plain(event.attributes) or ()):
             return False
+    error_type = attributes.get(semconv.ERROR_TYPE)
+    if error_type is not None and not is_type_name(error_type):
+        return False  # the body put a message there: the exception scrub takes it off
     description = span.status.description
-    if description is not None:
-        error_type = attributes.get(semconv.ERROR_TYPE)
-        if not isinstance(error_type, str) or not error_type.endswith(description):
-            return False
-    return True
+    return description is None or (isinstance(error_type, str) and error_type.endswith(description))
 
 
 def bounded_attributes(attributes: Mapping[str, Any], dropped: int) -> BoundedAttributes:
