@@ -547,13 +547,13 @@ def test_leak_mcp_argument_name_that_is_data(sink, mode):
     assert_absent([key], blobs)
 
 
-# LEAK: an MCP tool name is the model's output too; a name the server never listed (what an injected
+# WAS A LEAK (fixed with this hunt), before the fix:
+# an MCP tool name is the model's output too; a name the server never listed (what an injected
 # model would use to smuggle data out: ``call_tool("<secret>", {})``) becomes the span name
 # ``execute_tool <name>`` and ``gen_ai.tool.name``, in every strip mode (span names are never stripped),
 # although the session knows from ``list_tools`` that no such tool exists.
-@known_leak("an MCP tool name the server never listed becomes the span name and gen_ai.tool.name")
 @pytest.mark.parametrize("mode", MODES)
-def test_leak_mcp_unlisted_tool_name(sink, mode):
+def test_was_leak_mcp_unlisted_tool_name(sink, mode):
     pytest.importorskip("mcp")
     s = sink(mode)
     secret = new_canary()
@@ -567,7 +567,7 @@ def test_leak_mcp_unlisted_tool_name(sink, mode):
     with op.run(tracer_provider=s.provider):
         asyncio.run(agent())
     blobs = s.blobs()
-    assert_present(["execute_tool lookup"], blobs)
+    assert_present(["execute_tool lookup", "execute_tool _unlisted"], blobs)
     assert_absent([secret], blobs)
 
 

@@ -349,8 +349,10 @@ def test_a_tool_missing_from_the_listing_is_a_write(record):
     result = run(record, agent, tracer_provider=out.provider)
     assert is_error(result) and "table=assumed" in result.content[0].text
     assert received(record) == []
-    (span,) = out.tool_spans("drop_table")
+    # exported as _unlisted: a name no tool of the server carries is the model's output, maybe a value
+    (span,) = out.tool_spans("_unlisted")
     assert span.attributes["agent.side_effect"] == "write"
+    assert out.tool_spans("drop_table") == []
 
 
 @pytest.mark.parametrize("on_blocked", ["error_result", "raise"])

@@ -56,6 +56,10 @@ _log = logging.getLogger("otel_provenance")
 ON_BLOCKED = ("error_result", "raise")
 READ_ONLY_HINT = ("read_only_hint", "readOnlyHint")  # mcp 2.x attribute name, then 1.x
 _MAX_RELISTED = 256
+#: The tool name a call is exported under (span name, ``gen_ai.tool.name``, metrics) when the server's
+#: listing does not hold the name it was called by: that name is the model's output — an injected
+#: text can make it anything, a value included — and no tool of the server carries it.
+UNLISTED_TOOL = "_unlisted"
 #: the first MCP revision without sessions (revisions are dates: later ones compare greater)
 SESSIONLESS_FROM = "2026-07-28"
 
@@ -182,8 +186,17 @@ class _ProvenanceSession(wrapt.ObjectProxy):
             known[tool.name] = side_effect_of(tool)
         self._self_side_effects = known
         self._self_specs = {
-            n: s for n, s in self._self_specs.items() if s.side_effect == self._self_side_effect_now(n)
+            n: s
+            for n, s in self._self_specs.items()
+            if s.side_effect == self._self_side_effect_now(n) and s.name == self._self_label(n)
         }
+
+    def _self_label(self, name: str) -> str:
+        """The name a call of ``name`` is exported under: its own when a policy names it, when the
+        server's listing holds it or when no listing could be read; else :data:`UNLISTED_TOOL`."""
+        if name in self._self_policies or self._self_side_effects is None or name in self._self_side_effects:
+            return name
+        return UNLISTED_TOOL
 
     async def _self_list_all(self) -> None:
         """List every page once. A server that cannot list leaves every tool at ``write``."""
@@ -236,7 +249,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         if spec is None:
             approval = needs_approval_check(policy.needs_approval, f"ToolPolicy({name})")
             spec = ToolSpec(
-                name,
+                self._self_label(name),
                 side_effect=self._self_side_effect_now(name),
                 data_domain=policy.data_domain,
                 budget=policy.budget,
