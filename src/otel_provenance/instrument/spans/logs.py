@@ -32,16 +32,14 @@ from typing import Any
 from opentelemetry.sdk._logs import LogRecordProcessor
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, SimpleLogRecordProcessor
 
-from ... import semconv
 from ..base._sdkcompat import ReadWriteLogRecord, require_current_logs_sdk
 from ..base.internal_errors import reraise_own_bug_under_pytest
-from .allowlist import is_type_name
 from .fanout import OnceLog, checked_fanout
 from .leaks import warn_leaks
 from .redaction import (
     DEFAULT_OPTIONS,
-    EXCEPTION_DETAIL_KEYS,
     StripOptions,
+    exception_detail_keys,
     has_forbidden_key,
     strip_attributes,
     strip_log_body,
@@ -74,11 +72,9 @@ def strip_log_record(record: Any, options: StripOptions = DEFAULT_OPTIONS) -> An
     inner = copy.copy(source)
     inner.body = strip_log_body(source.body, options)
     genai = name is not None and name.startswith("gen_ai.")
-    drop = EXCEPTION_DETAIL_KEYS if genai or options.exception_scope == "all" else ()
+    scrub = genai or options.exception_scope == "all"
+    drop = exception_detail_keys(source.attributes) if scrub else ()  # as on spans
     attributes = strip_attributes(source.attributes, options, drop=drop)
-    error_type = attributes.get(semconv.ERROR_TYPE) if drop and attributes else None
-    if error_type is not None and not is_type_name(error_type):  # a message there, as on spans (#50)
-        attributes = {k: v for k, v in attributes.items() if k != semconv.ERROR_TYPE}
     dropped = record.dropped_attributes
     resource = record.resource
     if resource is not None and has_forbidden_key(resource.attributes, shared_options):

@@ -52,7 +52,7 @@ from typing import Any, Final, Literal
 from ... import dialects, semconv
 from ...errors import ConfigurationError
 from .ai_spans import made_by_ai
-from .allowlist import DROP, clean_value, is_allowed_key
+from .allowlist import DROP, clean_value, is_allowed_key, is_type_name
 from .denylist import (  # noqa: F401  (re-exported: the default set's public home stays here too)
     DEFAULT_CONTENT_EVENTS,
     DEFAULT_FORBIDDEN_KEYS,
@@ -66,6 +66,16 @@ EXCEPTION_TYPE: Final = "exception.type"
 #: Removed from the events of spans whose exception details go (any event name): both can quote
 #: argument values.
 EXCEPTION_DETAIL_KEYS: Final = frozenset({"exception.message", "exception.stacktrace"})
+_DETAILS_AND_TYPE: Final = EXCEPTION_DETAIL_KEYS | {semconv.ERROR_TYPE}
+
+
+def exception_detail_keys(attributes: Mapping[str, Any] | None) -> frozenset[str]:
+    """The keys a span's or log record's exception details go by: ``exception.message`` and
+    ``exception.stacktrace``, and ``error.type`` when it holds a message, not a type's name (a
+    library that put ``str(error)`` there, #50: it can quote the call's arguments)."""
+    error_type = attributes.get(semconv.ERROR_TYPE) if attributes else None
+    return EXCEPTION_DETAIL_KEYS if error_type is None or is_type_name(error_type) else _DETAILS_AND_TYPE
+
 
 #: Deeper nesting than this is not walked; the whole attribute is removed instead (safe default).
 MAX_DEPTH: Final = 32

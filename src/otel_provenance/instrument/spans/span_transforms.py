@@ -50,6 +50,7 @@ from .redaction import (
     EXCEPTION_EVENT,
     EXCEPTION_TYPE,
     StripOptions,
+    exception_detail_keys,
     has_forbidden_key,
     is_own_key,
     normalised,
@@ -147,15 +148,10 @@ def scrub_exception_details(options: StripOptions, data: SpanData) -> None:
     scrub = data.scrub_exceptions = scrubs_exception_details(data.attributes, options)
     if scrub:
         _replace_events(data, _without_exception_details)
-        attributes = data.attributes or {}
-        error_type = attributes.get(semconv.ERROR_TYPE)
-        drop_type = error_type is not None and not is_type_name(error_type)
-        if drop_type or not EXCEPTION_DETAIL_KEYS.isdisjoint(attributes):
-            data.attributes = {
-                k: v
-                for k, v in attributes.items()
-                if k not in EXCEPTION_DETAIL_KEYS and not (drop_type and k == semconv.ERROR_TYPE)
-            }
+        attributes = data.attributes
+        gone = exception_detail_keys(attributes)
+        if attributes and not gone.isdisjoint(attributes):
+            data.attributes = {k: v for k, v in attributes.items() if k not in gone}
 
 
 def strip_attribute_keys(options: StripOptions, data: SpanData) -> None:
