@@ -200,6 +200,8 @@ def test_on_lines_the_strict_reader_accepts_the_fast_path_agrees(spans, shard: b
         '{"key":"a","key":"b","value":{"stringValue":"x"}}',
         '{"key":"a","value":{"arrayValue":{"values":[{"stringValue":"x","boolValue":true}]}}}',
         '{"key":"a","value":{"arrayValue":{"values":[{}]}}}',
+        '{"key":"a","value":{"arrayValue":{"values":[{"stringValue":"x","stringValue":"y"}]}}}',
+        '{"key":"a","value":{"stringValue":"x"},"value":{"stringValue":"x"}}',
         # a dropped member's colon made up for by an escaped one: the colon counts alone would agree
         '{"key":"a\\u003a","value":{"stringValue":"x","stringValue":"y"}}',
     ],
@@ -307,3 +309,70 @@ def test_a_skipped_spans_event_never_makes_up_for_a_kept_value_of_two_types() ->
     raw = _shard_line({"stringValue": "x", "intValue": "1"}, {"events": [event]})
     assert _msgspec.spans(raw, _odd) is None
     assert _strict(raw, _odd) == "error"
+
+
+class _Object(list):
+    """An object as its members in order, so that a name can be written twice (a hand-edited line)."""
+
+
+def _members(node):
+    if isinstance(node, dict):
+        return _Object((name, _members(value)) for name, value in node.items())
+    return [_members(item) for item in node] if isinstance(node, list) else node
+
+
+def _objects(node):
+    """Every object of ``node`` that has a member, outermost first."""
+    if isinstance(node, _Object):
+        yield from [node] if node else []
+        for _, value in node:
+            yield from _objects(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _objects(item)
+
+
+def _write(node, comma: str, colon: str) -> str:
+    if isinstance(node, _Object):
+        return "{" + comma.join(json.dumps(k) + colon + _write(v, comma, colon) for k, v in node) + "}"
+    if isinstance(node, list):
+        return "[" + comma.join(_write(item, comma, colon) for item in node) + "]"
+    return json.dumps(node)
+
+
+layouts = st.sampled_from([(",", ":"), (", ", ": "), (" ,", " :"), ("\n,\t", "\r\n:\n")])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(valid_span, min_size=1, max_size=3), st.data(), layouts, st.booleans())
+def test_a_member_written_twice_anywhere_is_left_to_the_strict_reader(
+    spans, data, layout, shard: bool
+) -> None:
+    """msgspec keeps the last of two equal member names; the fast path must prove none was dropped.
+    Any member of any object of a line the strict reader accepts — a span's, a key-value's, a value's
+    type member, the resource's, the status's — written twice with the same value, in any layout
+    (blanks around separators, a newline before a colon): the strict reader refuses the line, and
+    the fast path leaves it to it, with or without a shard's run filter."""
+    tree = _members(json.loads(_line(spans, False, False)))
+    target = data.draw(st.sampled_from(list(_objects(tree))))
+    name, value = data.draw(st.sampled_from(target))
+    target.insert(data.draw(st.integers(0, len(target))), (name, value))
+    raw = _write(tree, *layout).encode()
+    keep = _odd if shard else None
+    unknown = _convert.unknown_values
+    assert _strict(raw, keep) == "error"
+    _convert.unknown_values = unknown
+    assert _msgspec.spans(raw, keep) is None
+    assert _convert.unknown_values == unknown
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(valid_span, min_size=1, max_size=3), layouts, st.booleans())
+def test_a_line_in_any_layout_agrees_with_the_strict_reader(spans, layout, shard: bool) -> None:
+    raw = _write(_members(json.loads(_line(spans, False, False))), *layout).encode()
+    keep = _odd if shard else None
+    unknown = _convert.unknown_values
+    strict = _strict(raw, keep)
+    _convert.unknown_values = unknown
+    fast = _msgspec.spans(raw, keep)
+    assert fast is None or repr(fast) == strict != "error"
