@@ -973,15 +973,14 @@ def test_leak_input_key_that_is_data_in_a_structured_argument(sink):
     assert_absent([user], blobs)
 
 
-# LEAK: the allow-list keeps ``gen_ai.security.decision.reason`` (any printable line up to 4,096
-# characters) and ``gen_ai.security.risk.metadata`` (up to 64 printable lines) on *any* producer's span,
-# because this package writes its own decision there. A guardrail library under the same provider that
-# explains its decision by quoting what it matched — the prompt, the tool argument, the PII it found —
-# exports that text in the default mode and in allow-list mode (its span is an AI span: the allow-list
-# judges it by default). (The deny-list keeps unlisted keys on every span: documented, not counted.)
-@known_leak("the allow-list keeps any producer's gen_ai.security.decision.reason and risk.metadata text")
+# Was a leak (closed): the allow-list kept ``gen_ai.security.decision.reason`` (any printable line up to
+# 4,096 characters) and ``gen_ai.security.risk.metadata`` on *any* producer's span, because this package
+# writes its own decision there. A guardrail library under the same provider that explains its
+# decision by quoting what it matched exported that text in the default mode and in allow-list mode.
+# Both keys are now kept only on spans this package made or adopted. (The deny-list keeps unlisted
+# keys on every span: documented, not counted.)
 @pytest.mark.parametrize("mode", ["hybrid", "allowlist"])
-def test_leak_another_guardrails_reason_quoting_content(sink, mode):
+def test_another_guardrails_reason_quoting_content_goes(sink, mode):
     s = sink(mode)
     c = [new_canary() for _ in range(2)]
     with s.tracer.start_as_current_span(

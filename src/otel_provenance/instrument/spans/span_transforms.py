@@ -16,6 +16,10 @@ The content transforms, in the order they run (:func:`content_transforms`):
   before any key is removed;
 * :func:`strip_attribute_keys`, :func:`strip_event_content`, :func:`strip_link_keys` — forbidden keys
   go (nested ones too), content events go whole (:mod:`.redaction` decides which);
+* :func:`drop_foreign_decision_text` — under the allow-list, a span this package neither made nor
+  adopted loses ``gen_ai.security.decision.reason`` and its events' ``gen_ai.security.risk.metadata``:
+  free text this package writes only on its own spans (rule names), where a guardrail may quote what
+  it matched;
 * :func:`cut_status_description` — on those same spans the status description, which may quote an
   argument, is cut to the last exception's type;
 * :func:`clean_shared_objects` — the Resource and instrumentation scope, shared by many spans, are
@@ -180,6 +184,34 @@ def strip_link_keys(options: StripOptions, data: SpanData) -> None:
         data.links = cleaned
 
 
+#: Keys the allow-list keeps for this package's own decision only (:func:`drop_foreign_decision_text`).
+_OWN_DECISION_TEXT = frozenset({semconv.SECURITY_DECISION_REASON, semconv.SECURITY_RISK_METADATA})
+
+
+def drop_foreign_decision_text(options: StripOptions, data: SpanData) -> None:
+    """The allow-list keeps ``gen_ai.security.decision.reason`` and ``gen_ai.security.risk.metadata``
+    because this package writes its decision there — rule and argument names. Any other producer's
+    free text under those keys (a guardrail explaining its decision by quoting the prompt, the
+    argument, the PII it matched) is not held to that: on a span this package neither made nor
+    adopted (a framework's tool span it annotates carries its ``agent.side_effect``), both go from the
+    span and its events, unless the user named them in ``allow``."""
+    scope = data.scope
+    if (scope is not None and scope.name == OWN_SCOPE) or semconv.SIDE_EFFECT in (data.attributes or ()):
+        return
+    gone = _OWN_DECISION_TEXT.difference(options.allow)
+    attributes = data.attributes
+    if attributes and not gone.isdisjoint(attributes):
+        data.attributes = {k: v for k, v in attributes.items() if k not in gone}
+
+    def clean(event: Event) -> Event:
+        attributes = _plain(event.attributes)
+        if not attributes or gone.isdisjoint(attributes):
+            return event
+        return _with_attributes(event, {k: v for k, v in attributes.items() if k not in gone})
+
+    _replace_events(data, clean)
+
+
 def cut_status_description(data: SpanData) -> None:
     """On a span whose exception details go, the status description says at most the last exception's
     type (of the events left, else ``error.type``): the SDK writes ``"<Type>: <message>"`` there."""
@@ -225,6 +257,7 @@ def _fixed_transforms(options: StripOptions, shared: SharedObjectCleaner) -> tup
         partial(strip_attribute_keys, options),
         partial(strip_event_content, options),
         partial(strip_link_keys, options),
+        *((partial(drop_foreign_decision_text, options),) if options.allowlist else ()),
         cut_status_description,
         partial(clean_shared_objects, shared),
     )
