@@ -25,6 +25,7 @@ import http.server
 import json
 import logging
 import secrets
+import string
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -574,31 +575,59 @@ def test_was_leak_mcp_unlisted_tool_name(sink, mode):
 # --- errors other libraries write -----------------------------------------------------------------
 
 
-# LEAK: ``error.type`` holding ``str(error)`` is removed only when the message is not shaped like a
-# type name; a one-token message — a file path, an account number, a user id, which is exactly what a
-# lookup error quotes — passes the *type name* rule (letters, digits, ``_ . $ : < > [ ] / -``) and is
-# exported, in every strip mode; the status description is then cut *to* that value too.
-@known_leak("allowlist._TYPE_NAME takes a one-token message (a path, an id) for a type name")
-@pytest.mark.parametrize("mode", MODES)
-def test_leak_error_type_holding_a_one_token_message(sink, mode):
-    s = sink(mode)
-    path = f"/srv/reports/{new_canary()}.pdf"
+# WAS A LEAK (closed): ``error.type`` holding ``str(error)`` is removed only when the message is not
+# shaped like a type name; a one-token message — a file path, an account number, which is exactly what
+# a lookup error quotes — passed the *type name* rule (then letters, digits, ``_ . $ : < > [ ] / -``) and
+# was exported, in every strip mode; the status description was then cut *to* that value too. The rule
+# now takes neither a ``/`` nor a run of six digits.
+def _path_message() -> str:
+    return f"/srv/reports/{new_canary()}.pdf"
 
+
+def _account_message() -> str:
+    return f"acct_{secrets.randbelow(10**10):010d}"
+
+
+def _word_message() -> str:
+    """A one-token message of letters only (a user name): no rule on the token's shape can tell it
+    from a short code."""
+    return "".join(secrets.choice(string.ascii_lowercase) for _ in range(16))
+
+
+def _one_token_error(s, message: str) -> list[bytes]:
     @op.tool(side_effect="read", tracer_provider=s.provider)
     def read_report(path: str) -> str:
         with s.tracer.start_as_current_span("storage.get") as span:  # a client library's span
             try:
-                raise LookupError(path)
+                raise LookupError(message)
             except LookupError as error:
                 span.set_attribute("error.type", str(error))  # the #50 pattern: str(error) as error.type
                 span.set_status(Status(StatusCode.ERROR, str(error)))
         return "ok"
 
-    with op.run(inputs={"path": path}, tracer_provider=s.provider):
-        read_report(path)
-    blobs = s.blobs()
+    with op.run(inputs={"path": message}, tracer_provider=s.provider):
+        read_report(message)
+    return s.blobs()
+
+
+@pytest.mark.parametrize("message", [_path_message, _account_message], ids=["path", "account"])
+@pytest.mark.parametrize("mode", MODES)
+def test_was_leak_error_type_holding_a_one_token_message(sink, mode, message):
+    s = sink(mode)
+    value = message()
+    blobs = _one_token_error(s, value)
     assert_present(["storage.get"], blobs)
-    assert_absent([path], blobs)
+    assert_absent([value], blobs)
+
+
+@known_leak("a one-token error.type message of letters only passes allowlist._TYPE_NAME as a short code")
+@pytest.mark.parametrize("mode", MODES)
+def test_leak_error_type_holding_a_one_word_message(sink, mode):
+    s = sink(mode)
+    value = _word_message()
+    blobs = _one_token_error(s, value)
+    assert_present(["storage.get"], blobs)
+    assert_absent([value], blobs)
 
 
 @pytest.mark.parametrize("mode", MODES)

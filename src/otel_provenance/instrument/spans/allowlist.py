@@ -48,16 +48,20 @@ def _identifier(value: Any) -> Any:
 
 #: A type's name (``ValueError``, ``openai.RateLimitError``, ``java.net.SocketTimeoutException``,
 #: ``Net::ReadTimeout``, ``mod.Outer.<locals>.Inner``) or a short code (``500``, ``timeout``,
-#: ``_OTHER``): one token of identifier characters — never a message (#50: an error message in a foreign
-#: ``error.type`` quoted the call's arguments).
-_TYPE_NAME: Final = re.compile(r"[\w.$:<>\[\]/-]{1,256}")
+#: ``_OTHER``, ``E11000``): one token of identifier characters — never a message (#50: an error message
+#: in a foreign ``error.type`` quoted the call's arguments). Neither a ``/`` (a path or a URL — what a
+#: lookup error quotes — is no type's name) nor a run of six digits (an account, order or phone number
+#: is no code): what ``str(error)`` gives for ``LookupError(path)`` or ``KeyError(account)``.
+_TYPE_NAME: Final = re.compile(r"(?!.*\d{6})[\w.$:<>\[\]-]{1,256}")
+#: A code given as a whole number: short, as above (``500``, a gRPC code, an errno).
+_MAX_CODE: Final = 999_999
 
 
 def is_type_name(value: Any) -> bool:
     """Whether ``value`` is a type's name or a short code (a whole number: ``500``), not a message
     (:data:`_TYPE_NAME`)."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return True
+        return -_MAX_CODE <= value <= _MAX_CODE
     return isinstance(value, str) and _TYPE_NAME.fullmatch(value) is not None
 
 
