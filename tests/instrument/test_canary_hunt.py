@@ -24,8 +24,10 @@ import dataclasses
 import http.server
 import json
 import logging
+import os
 import secrets
 import string
+import sys
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -468,61 +470,67 @@ def test_leak_result_key_that_is_data(sink, mode):
 # --- MCP ------------------------------------------------------------------------------------------
 
 
-class _FakeMcpSession:
-    """What ``provenance_session`` needs of an ``mcp.ClientSession``: a server with one read tool and one
-    write tool, answering with real ``mcp.types`` results (an unknown tool is an ``isError`` result, as
-    the MCP SDK's server answers it)."""
+BILLING_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_billing" / "billing_server.py"
 
-    def __init__(self, reply: dict) -> None:
-        self.reply = reply
-        self.sent: list[tuple[str, Any]] = []
 
-    async def list_tools(self, *args: Any, **kwargs: Any):
-        from mcp import types
+def _with_billing_server(tmp_path: Path, provider: TracerProvider, agent) -> Any:
+    """``agent(session)`` against docs/mcp.md's billing server — the MCP SDK's own server over stdio,
+    its real listing and results — through a ``ClientSession`` wrapped by ``provenance_session``. The
+    server appends every call it receives to ``received.jsonl``."""
+    import anyio
+    from mcp import ClientSession, StdioServerParameters, stdio_client
 
-        schema = {"type": "object", "properties": {"q": {"type": "string"}}}
-        return types.ListToolsResult.model_validate(
-            {
-                "tools": [
-                    {"name": "lookup", "inputSchema": schema, "annotations": {"readOnlyHint": True}},
-                    {"name": "update", "inputSchema": {"type": "object"}},
-                ]
-            }
-        )
+    record = tmp_path / "received.jsonl"
+    params = StdioServerParameters(
+        command=sys.executable, args=[str(BILLING_SERVER)], env={**os.environ, "BILLING_RECORD": str(record)}
+    )
 
-    async def call_tool(self, name: str, arguments: Any = None, *args: Any, **kwargs: Any):
-        from mcp import types
+    async def main() -> Any:
+        with open(tmp_path / "server.stderr", "w") as errlog:  # pytest's stderr may have no descriptor
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as raw,
+            ):
+                await raw.initialize()
+                return await agent(op.provenance_session(raw, tracer_provider=provider))
 
-        self.sent.append((name, arguments))
-        if name not in ("lookup", "update"):
-            return types.CallToolResult.model_validate(
-                {"content": [{"type": "text", "text": f"Unknown tool: {name}"}], "isError": True}
-            )
-        return types.CallToolResult.model_validate(
-            {"content": [{"type": "text", "text": json.dumps(self.reply)}], "isError": False}
-        )
+    return anyio.run(main)
+
+
+def _received(tmp_path: Path) -> str:
+    record = tmp_path / "received.jsonl"
+    return record.read_text() if record.exists() else ""
+
+
+def _is_error(result: Any) -> bool:
+    """``CallToolResult.is_error`` (mcp 2.x) or ``isError`` (1.x)."""
+    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_mcp_values_hold(sink, mode):
+def test_mcp_values_hold(sink, tmp_path, mode):
     pytest.importorskip("mcp")
     s = sink(mode)
-    c = [new_canary() for _ in range(4)]
-    session = op.provenance_session(
-        _FakeMcpSession({"rows": [{"id": c[1], "text": c[2]}]}), tracer_provider=s.provider
-    )
+    reason, invented, nested = new_canary(), new_canary(), new_canary()
 
-    async def agent():
-        await session.call_tool("lookup", {"q": c[0]})
-        await session.call_tool("update", {"id": c[1]})  # observed
-        blocked = await session.call_tool("update", {"id": c[3], "nested": {"x": [c[3]]}})
-        assert blocked.isError if hasattr(blocked, "isError") else blocked.is_error
+    async def agent(session):
+        listed = await session.call_tool("list_invoices", {"customer": "acme"})
+        assert not _is_error(listed)
+        ok = await session.call_tool(
+            "refund_invoice", {"invoice_id": "INV-4521", "reason": reason}
+        )  # observed
+        assert not _is_error(ok)
+        blocked = await session.call_tool(
+            "refund_invoice", {"invoice_id": invented, "reason": reason, "nested": {"x": [nested]}}
+        )
+        assert _is_error(blocked)
 
-    with op.run(inputs={"q": c[0]}, tracer_provider=s.provider):
-        asyncio.run(agent())
+    with op.run(inputs={"customer": "acme"}, tracer_provider=s.provider):
+        _with_billing_server(tmp_path, s.provider, agent)
+    assert invented not in _received(tmp_path)  # the blocked call never reached the server
     blobs = s.blobs()
-    assert_absent(c, blobs)
-    assert_present([sc.SECURITY_FINDING_EVENT, "execute_tool update"], blobs)
+    assert_absent([reason, invented, nested, "INV-4521", "INV-4522"], blobs)
+    assert_present([sc.SECURITY_FINDING_EVENT, "execute_tool refund_invoice"], blobs)
 
 
 # LEAK: an MCP argument name is the model's choice; an identifier-like one that is data
@@ -532,17 +540,16 @@ def test_mcp_values_hold(sink, mode):
 # (docs/stripping.md, "Argument names are exported only when the tool's schema names them").
 @known_leak("an identifier-like MCP argument name the schema does not declare is exported (mcp safe_names)")
 @pytest.mark.parametrize("mode", MODES)
-def test_leak_mcp_argument_name_that_is_data(sink, mode):
+def test_leak_mcp_argument_name_that_is_data(sink, tmp_path, mode):
     pytest.importorskip("mcp")
     s = sink(mode)
     key = ident_canary()
-    session = op.provenance_session(_FakeMcpSession({}), tracer_provider=s.provider)
 
-    async def agent():
-        await session.call_tool("update", {key: "admin"})
+    async def agent(session):
+        await session.call_tool("tag_invoice", {"invoice_id": "INV-4521", "label": "x", key: "admin"})
 
     with op.run(tracer_provider=s.provider):
-        asyncio.run(agent())
+        _with_billing_server(tmp_path, s.provider, agent)
     blobs = s.blobs()
     assert_present([sc.SECURITY_FINDING_EVENT], blobs)
     assert_absent([key], blobs)
@@ -554,21 +561,19 @@ def test_leak_mcp_argument_name_that_is_data(sink, mode):
 # ``execute_tool <name>`` and ``gen_ai.tool.name``, in every strip mode (span names are never stripped),
 # although the session knows from ``list_tools`` that no such tool exists.
 @pytest.mark.parametrize("mode", MODES)
-def test_was_leak_mcp_unlisted_tool_name(sink, mode):
+def test_was_leak_mcp_unlisted_tool_name(sink, tmp_path, mode):
     pytest.importorskip("mcp")
     s = sink(mode)
     secret = new_canary()
-    fake = _FakeMcpSession({})
-    session = op.provenance_session(fake, tracer_provider=s.provider)
 
-    async def agent():
-        await session.call_tool("lookup", {"q": "x"})
+    async def agent(session):
+        await session.call_tool("list_invoices", {"customer": "acme"})
         return await session.call_tool(secret, {})
 
     with op.run(tracer_provider=s.provider):
-        asyncio.run(agent())
+        assert _is_error(_with_billing_server(tmp_path, s.provider, agent))
     blobs = s.blobs()
-    assert_present(["execute_tool lookup", "execute_tool _unlisted"], blobs)
+    assert_present(["execute_tool list_invoices", "execute_tool _unlisted"], blobs)
     assert_absent([secret], blobs)
 
 
