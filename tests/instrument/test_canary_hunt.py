@@ -533,14 +533,13 @@ def test_mcp_values_hold(sink, tmp_path, mode):
     assert_present([sc.SECURITY_FINDING_EVENT, "execute_tool refund_invoice"], blobs)
 
 
-# LEAK: an MCP argument name is the model's choice; an identifier-like one that is data
-# (``{"jsmith_078051120": "admin"}``) is exported as ``agent.arg.<name>.*`` (and in the violations and
-# the finding event), in every strip mode, even though the tool's ``inputSchema`` (known from
-# ``list_tools``) does not declare it. Foreign tool spans export such names by position
-# (docs/stripping.md, "Argument names are exported only when the tool's schema names them").
-@known_leak("an identifier-like MCP argument name the schema does not declare is exported (mcp safe_names)")
+# WAS A LEAK (closed): an MCP argument name is the model's choice; an identifier-like one that is data
+# (``{"jsmith_078051120": "admin"}``) was exported as ``agent.arg.<name>.*`` (and in the violations and
+# the finding event), in every strip mode, although the tool's ``inputSchema`` (known from
+# ``list_tools``) does not declare it. Now, as for foreign tool spans (docs/stripping.md, "Argument
+# names are exported only when the tool's schema names them"), such a name goes by position.
 @pytest.mark.parametrize("mode", MODES)
-def test_leak_mcp_argument_name_that_is_data(sink, tmp_path, mode):
+def test_was_leak_mcp_argument_name_that_is_data(sink, tmp_path, mode):
     pytest.importorskip("mcp")
     s = sink(mode)
     key = ident_canary()
@@ -551,7 +550,9 @@ def test_leak_mcp_argument_name_that_is_data(sink, tmp_path, mode):
     with op.run(tracer_provider=s.provider):
         _with_billing_server(tmp_path, s.provider, agent)
     blobs = s.blobs()
-    assert_present([sc.SECURITY_FINDING_EVENT], blobs)
+    assert_present(
+        [sc.SECURITY_FINDING_EVENT, "agent.arg.invoice_id.kind", "agent.arg.arguments.2.kind"], blobs
+    )
     assert_absent([key], blobs)
 
 

@@ -347,11 +347,13 @@ def test_a_tool_missing_from_the_listing_is_a_write(record):
             return await session.call_tool("drop_table", {"table": "invoices"})
 
     result = run(record, agent, tracer_provider=out.provider)
-    assert is_error(result) and "table=assumed" in result.content[0].text
+    # its argument names too go by position: no schema of the server declares them
+    assert is_error(result) and "arguments.0=assumed" in result.content[0].text
     assert received(record) == []
     # exported as _unlisted: a name no tool of the server carries is the model's output, maybe a value
     (span,) = out.tool_spans("_unlisted")
     assert span.attributes["agent.side_effect"] == "write"
+    assert span.attributes["agent.arg.arguments.0.kind"] == "assumed"
     assert out.tool_spans("drop_table") == []
 
 
@@ -386,3 +388,25 @@ def test_a_refused_mcp_call_leaves_no_cycle_behind(record, on_blocked):
     assert ours(garbage) == []
     assert [s.attributes["agent.tool.status"] for s in out.tool_spans("refund_invoice")] == ["blocked"] * 21
     assert [c["tool"] for c in received(record)] == ["list_invoices"]  # no refused call was sent
+
+
+def test_argument_names_the_schema_does_not_declare_go_by_position_unless_a_policy_names_them(record):
+    """The names in a call are the model's choice and can be data: a name the tool's listed input
+    schema declares (``invoice_id``) or its ``ToolPolicy`` names (``callback``, an egress argument) is
+    exported as it is; any other goes by position (``arguments.<i>``), as on foreign tool spans."""
+    out = Exported()
+    data_name = "jsmith_" + secrets.token_hex(4)
+
+    async def agent(session):
+        with op.run():
+            arguments = {"invoice_id": "INV-1", "label": "x", "callback": "https://e.example", data_name: "y"}
+            return await session.call_tool("tag_invoice", arguments)
+
+    result = run(
+        record, agent, tracer_provider=out.provider, tools={"tag_invoice": ToolPolicy(egress={"callback"})}
+    )
+    assert is_error(result)  # assumed arguments of a write: refused before it was sent
+    (span,) = out.tool_spans("tag_invoice")
+    for name in ("invoice_id", "label", "callback", "arguments.3"):
+        assert f"agent.arg.{name}.kind" in span.attributes, name
+    assert_absent([data_name], exported_bytes(out.exporter.get_finished_spans()))

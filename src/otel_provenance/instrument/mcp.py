@@ -43,6 +43,7 @@ import wrapt
 from opentelemetry import trace
 
 from .. import semconv as sc
+from ..dialects.calls import named_by_schema
 from ..errors import ConfigurationError, ProvenanceError
 from .call.approval import needs_approval_check
 from .call.budget import Budget
@@ -170,6 +171,7 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         self._self_session_id = session_id
         self._self_tracer_provider = tracer_provider
         self._self_side_effects: dict[str, str] | None = None  # tool name -> side effect, from listing
+        self._self_declared: dict[str, frozenset[str]] = {}  # tool name -> its input schema's names
         self._self_relisted: set[str] = set()
         self._self_specs: dict[str, ToolSpec] = {}
 
@@ -182,9 +184,12 @@ class _ProvenanceSession(wrapt.ObjectProxy):
 
     def _self_absorb(self, listed: Iterable[Any], *, complete: bool) -> None:
         known = {} if complete or self._self_side_effects is None else dict(self._self_side_effects)
+        declared = {} if complete else dict(self._self_declared)
         for tool in listed:
             known[tool.name] = side_effect_of(tool)
+            declared[tool.name] = _schema_names(tool)
         self._self_side_effects = known
+        self._self_declared = declared
         self._self_specs = {
             n: s
             for n, s in self._self_specs.items()
@@ -272,6 +277,23 @@ class _ProvenanceSession(wrapt.ObjectProxy):
                 self._self_specs[name] = spec
         return spec
 
+    def _self_argument_names(self, name: str) -> frozenset[str] | None:
+        """The argument names a call of ``name`` exports as they are (any other goes by position,
+        ``arguments.<i>``): those the tool's listed input schema declares and those its policy names.
+        The names in a call are the model's choice and can be data; the server's schema says which
+        are parameters. None — identifier-like names kept — when no listing holds the tool and it is
+        not unlisted either (a server that cannot list, a tool only a policy names)."""
+        declared = self._self_declared.get(name)
+        if declared is None and self._self_label(name) != UNLISTED_TOOL:
+            return None
+        policy = self._self_policies.get(name, _DEFAULT_POLICY)
+        named = {
+            *policy.invented,
+            *policy.egress,
+            *((policy.idempotency_key,) if policy.idempotency_key else ()),
+        }
+        return (declared or frozenset()).union(named)
+
     def _self_span_attributes(self) -> dict[str, Any]:
         attributes: dict[str, Any] = {sc.MCP_METHOD_NAME: sc.MCP_TOOLS_CALL}
         version = getattr(self.__wrapped__, "protocol_version", None)
@@ -300,7 +322,8 @@ class _ProvenanceSession(wrapt.ObjectProxy):
     ) -> Any:
         """``ClientSession.call_tool``, gated by provenance before the request is sent."""
         spec = await self._self_spec(name)
-        call = ToolCall(spec, lambda: _named_arguments(arguments))
+        names = self._self_argument_names(name)
+        call = ToolCall(spec, lambda: _named_arguments(arguments, names))
         await call.ask_async()  # a person, when the policy asks for one; a denial blocks
         if call.blocked:
             if self._self_on_blocked == "raise":
@@ -316,12 +339,24 @@ class _ProvenanceSession(wrapt.ObjectProxy):
         return result
 
 
-def _named_arguments(arguments: Mapping[str, Any] | None) -> dict[str, Any]:
+def _named_arguments(arguments: Mapping[str, Any] | None, names: frozenset[str] | None) -> dict[str, Any]:
     if arguments is None:
         return {}
     if not isinstance(arguments, Mapping):
         raise TypeError("MCP tool arguments must be an object")
-    return safe_names(arguments, "arguments")
+    if names is None:
+        return safe_names(arguments, "arguments")
+    return named_by_schema(arguments, "arguments", names)
+
+
+def _schema_names(tool: Any) -> frozenset[str]:
+    """The parameter names a listed tool's input schema declares (``inputSchema`` in mcp 1.x,
+    ``input_schema`` in 2.x); none when it declares none."""
+    schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None)
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return frozenset()
+    return frozenset(name for name in properties if isinstance(name, str))
 
 
 def _flag(result: Any, *names: str) -> bool:
