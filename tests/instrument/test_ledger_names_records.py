@@ -36,6 +36,8 @@ def test_a_field_name_first_used_by_a_later_container_is_noted_and_every_data_ke
     )
     team = ledger.match_name("team")
     assert team is not None and team.observation.field == "1.team"
+    role = ledger.match_name("role")  # used again by later containers: still its first
+    assert role is not None and role.observation.field == "0.role"
     for position, address in ((2, "ann@example.com"), (3, "bob@example.com")):
         found = ledger.lookup(address)
         assert found is not None and found.observation.field == f"{position}.*"
@@ -110,3 +112,17 @@ def test_a_record_under_a_key_that_is_data_is_named_by_the_field_above_it(traced
         assert arg_attrs(traced.span("delete_file"), "file_id")["source_field"] == "files.*.id"
         with pytest.raises(op.ProvenanceError, match="file_id=assumed:short_value"):
             delete_file(file_id="13")
+
+
+@dataclasses.dataclass
+class Seat:
+    row: str
+    number: int
+
+
+def test_a_field_name_of_records_in_a_list_is_noted_at_the_first_record():
+    ledger = Ledger(1000)
+    ledger.remember("list_seats", [Seat("A", 1), Seat("B", 2)], "s1")
+    for name in ("row", "number"):
+        found = ledger.match_name(name)
+        assert found is not None and found.observation.field == f"0.{name}"
