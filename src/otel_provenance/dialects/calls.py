@@ -29,6 +29,14 @@ def parse(value: Any) -> Any:
     return value
 
 
+def property_names(schema: Any) -> frozenset[str] | None:
+    """The parameter names a JSON Schema object declares (its ``properties``); None when it has none."""
+    properties = schema.get("properties") if isinstance(schema, Mapping) else None
+    if not isinstance(properties, Mapping):
+        return None
+    return frozenset(name for name in properties if isinstance(name, str))
+
+
 def named_by_schema(values: Mapping[Any, Any], prefix: str, known: frozenset[str]) -> dict[str, Any]:
     """Argument names as they may be exported: a name the schema declares as it is, any other by
     position (``<prefix>.<i>``) — a name chosen by the model may itself be data."""
@@ -74,4 +82,5 @@ __all__ = [
     "langchain_output",
     "named_by_schema",
     "parse",
+    "property_names",
 ]

@@ -43,7 +43,7 @@ import wrapt
 from opentelemetry import trace
 
 from .. import semconv as sc
-from ..dialects.calls import named_by_schema
+from ..dialects.calls import named_by_schema, property_names
 from ..errors import ConfigurationError, ProvenanceError
 from .call.approval import needs_approval_check
 from .call.budget import Budget
@@ -353,10 +353,7 @@ def _schema_names(tool: Any) -> frozenset[str]:
     """The parameter names a listed tool's input schema declares (``inputSchema`` in mcp 1.x,
     ``input_schema`` in 2.x); none when it declares none."""
     schema = getattr(tool, "input_schema", None) or getattr(tool, "inputSchema", None)
-    properties = schema.get("properties") if isinstance(schema, Mapping) else None
-    if not isinstance(properties, Mapping):
-        return frozenset()
-    return frozenset(name for name in properties if isinstance(name, str))
+    return property_names(schema) or frozenset()
 
 
 def _flag(result: Any, *names: str) -> bool:

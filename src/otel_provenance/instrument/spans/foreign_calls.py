@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ... import dialects, semconv
-from ...dialects.calls import langchain_inputs, langchain_output, named_by_schema, parse
+from ...dialects.calls import langchain_inputs, langchain_output, named_by_schema, parse, property_names
 from ...dialects.dialect import ToolCallRecord
 
 #: The GenAI conventions' producer name (``ForeignToolCall.library``): spans whose calls are timed by
@@ -57,11 +57,11 @@ def schema_names(attributes: Mapping[str, Any]) -> frozenset[str]:
     for key in _SCHEMA_KEYS:
         schema = parse(attributes.get(key))
         if isinstance(schema, Mapping):
-            properties = schema.get("properties")
-            if not isinstance(properties, Mapping) and isinstance(schema.get("parameters"), Mapping):
-                properties = schema["parameters"].get("properties")
-            if isinstance(properties, Mapping):
-                return frozenset(name for name in properties if isinstance(name, str))
+            names = property_names(schema)
+            if names is None:
+                names = property_names(schema.get("parameters"))
+            if names is not None:
+                return names
             if schema and all(isinstance(v, Mapping) and "type" in v for v in schema.values()):
                 return frozenset(name for name in schema if isinstance(name, str))  # smolagents' inputs
     return frozenset()
