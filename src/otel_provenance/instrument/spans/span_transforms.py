@@ -152,10 +152,7 @@ def scrub_exception_details(options: StripOptions, data: SpanData) -> None:
     scrub = data.scrub_exceptions = scrubs_exception_details(data.attributes, options)
     if scrub:
         _replace_events(data, _without_exception_details)
-        attributes = data.attributes
-        gone = exception_detail_keys(attributes)
-        if attributes and not gone.isdisjoint(attributes):
-            data.attributes = {k: v for k, v in attributes.items() if k not in gone}
+        data.attributes = _without(data.attributes, exception_detail_keys(data.attributes))
 
 
 def strip_attribute_keys(options: StripOptions, data: SpanData) -> None:
@@ -199,17 +196,8 @@ def drop_foreign_decision_text(options: StripOptions, data: SpanData) -> None:
     if (scope is not None and scope.name == OWN_SCOPE) or semconv.SIDE_EFFECT in (data.attributes or ()):
         return
     gone = _OWN_DECISION_TEXT.difference(options.allow)
-    attributes = data.attributes
-    if attributes and not gone.isdisjoint(attributes):
-        data.attributes = {k: v for k, v in attributes.items() if k not in gone}
-
-    def clean(event: Event) -> Event:
-        attributes = _plain(event.attributes)
-        if not attributes or gone.isdisjoint(attributes):
-            return event
-        return _with_attributes(event, {k: v for k, v in attributes.items() if k not in gone})
-
-    _replace_events(data, clean)
+    data.attributes = _without(data.attributes, gone)
+    _replace_events(data, partial(_event_without, gone))
 
 
 def cut_status_description(data: SpanData) -> None:
@@ -280,11 +268,21 @@ def without_forbidden_keys(attributes: Mapping[str, Any] | None, options: StripO
     return attributes
 
 
-def _without_exception_details(event: Event) -> Event:
+def _without(attributes: Any, keys: frozenset[str]) -> Any:
+    """``attributes`` itself when it holds none of ``keys``; else a new dict without them."""
+    if not attributes or keys.isdisjoint(attributes):
+        return attributes
+    return {k: v for k, v in attributes.items() if k not in keys}
+
+
+def _event_without(keys: frozenset[str], event: Event) -> Event:
+    """``event`` itself when it holds none of ``keys``; else a new event without them."""
     attributes = _plain(event.attributes)
-    if not attributes or not any(key in attributes for key in EXCEPTION_DETAIL_KEYS):
-        return event
-    return _with_attributes(event, {k: v for k, v in attributes.items() if k not in EXCEPTION_DETAIL_KEYS})
+    cleaned = _without(attributes, keys)
+    return event if cleaned is attributes else _with_attributes(event, cleaned)
+
+
+_without_exception_details = partial(_event_without, EXCEPTION_DETAIL_KEYS)
 
 
 def _with_attributes(event: Event, attributes: Any) -> Event:
