@@ -24,10 +24,8 @@ import dataclasses
 import http.server
 import json
 import logging
-import os
 import secrets
 import string
-import sys
 import threading
 from pathlib import Path
 from typing import Any, ClassVar
@@ -470,41 +468,19 @@ def test_leak_result_key_that_is_data(sink, mode):
 # --- MCP ------------------------------------------------------------------------------------------
 
 
-BILLING_SERVER = Path(__file__).resolve().parents[2] / "examples" / "mcp_billing" / "billing_server.py"
-
-
 def _with_billing_server(tmp_path: Path, provider: TracerProvider, agent) -> Any:
     """``agent(session)`` against docs/mcp.md's billing server — the MCP SDK's own server over stdio,
-    its real listing and results — through a ``ClientSession`` wrapped by ``provenance_session``. The
-    server appends every call it receives to ``received.jsonl``."""
-    import anyio
-    from mcp import ClientSession, StdioServerParameters, stdio_client
+    its real listing and results — as ``test_mcp_session.py`` runs it (imported here, not at the top:
+    without the MCP SDK only these cases skip)."""
+    from test_mcp_session import run
 
-    record = tmp_path / "received.jsonl"
-    params = StdioServerParameters(
-        command=sys.executable, args=[str(BILLING_SERVER)], env={**os.environ, "BILLING_RECORD": str(record)}
-    )
-
-    async def main() -> Any:
-        with open(tmp_path / "server.stderr", "w") as errlog:  # pytest's stderr may have no descriptor
-            async with (
-                stdio_client(params, errlog=errlog) as (read, write),
-                ClientSession(read, write) as raw,
-            ):
-                await raw.initialize()
-                return await agent(op.provenance_session(raw, tracer_provider=provider))
-
-    return anyio.run(main)
-
-
-def _received(tmp_path: Path) -> str:
-    record = tmp_path / "received.jsonl"
-    return record.read_text() if record.exists() else ""
+    return run(tmp_path / "received.jsonl", agent, tracer_provider=provider)
 
 
 def _is_error(result: Any) -> bool:
-    """``CallToolResult.is_error`` (mcp 2.x) or ``isError`` (1.x)."""
-    return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
+    from test_mcp_session import is_error
+
+    return is_error(result)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -527,7 +503,9 @@ def test_mcp_values_hold(sink, tmp_path, mode):
 
     with op.run(inputs={"customer": "acme"}, tracer_provider=s.provider):
         _with_billing_server(tmp_path, s.provider, agent)
-    assert invented not in _received(tmp_path)  # the blocked call never reached the server
+    from test_mcp_session import received
+
+    assert invented not in json.dumps(received(tmp_path / "received.jsonl"))  # never reached the server
     blobs = s.blobs()
     assert_absent([reason, invented, nested, "INV-4521", "INV-4522"], blobs)
     assert_present([sc.SECURITY_FINDING_EVENT, "execute_tool refund_invoice"], blobs)
